@@ -171,9 +171,14 @@ static inline uint32_t baton_spsc_prod_reserve(struct baton_ring *r,
 		r->cached = __atomic_load_n(r->head, __ATOMIC_ACQUIRE) +
 			    r->slot_count;
 		free_slots = r->cached - r->local;
-		/* A scribbled head can claim more than the ring holds. */
-		if (free_slots > r->slot_count)
+		/*
+		 * A scribbled head can claim more than the ring holds:
+		 * believe none of it, and reload on the next call.
+		 */
+		if (free_slots > r->slot_count) {
+			r->cached = r->local;
 			free_slots = 0;
+		}
 		if (free_slots < n)
 			n = (uint32_t)free_slots;
 	}
@@ -212,9 +217,11 @@ static inline uint32_t baton_spsc_cons_peek(struct baton_ring *r, uint32_t n,
 		/* B, matches A: the slots are written before we read them. */
 		r->cached = __atomic_load_n(r->tail, __ATOMIC_ACQUIRE);
 		avail = r->cached - r->local;
-		/* A scribbled tail can claim more than the ring holds. */
-		if (avail > r->slot_count)
+		/* As in baton_spsc_prod_reserve(): a scribbled tail. */
+		if (avail > r->slot_count) {
+			r->cached = r->local;
 			avail = 0;
+		}
 		if (avail < n)
 			n = (uint32_t)avail;
 	}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libbaton internals: the backend operations table and the helpers that
+ * ring.c shares with the backends and park.c. Nothing here is exported:
+ * every symbol is hidden, and libbaton.map keeps the shared object's
+ * export list to the public API.
+ *
+ * A backend knows how to name, create, open and remove a ring and how to
+ * park and wake; it hands ring.c a validated layout (struct
+ * baton_ring_offsets) and an fd, and ring.c does the mapping, the
+ * handle's fast-path state and the teardown, the same way for all.
+ */
+#ifndef BATON_INTERNAL_H
+#define BATON_INTERNAL_H
+
+#include <stdint.h>
+
+#include "baton.h"
+
+#define BATON_HIDDEN __attribute__((visibility("hidden")))
+
+/* Region indices into struct baton_ring.map[]. */
+enum {
+	BATON_MAP_HDR = 0,
+	BATON_MAP_PROD = 1,
+	BATON_MAP_CONS = 2,
+	BATON_MAP_SLOTS = 3,
+};
+
+/* What a backend's create/open learned about a ring. */
+struct baton_ring_desc {
+	int fd;				/* the ring fd, O_CLOEXEC */
+	uint32_t kind;
+	uint32_t slot_count;
+	uint32_t slot_size;
+	uint64_t file_size;		/* memfd: bytes backing the file; kmod: 0 */
+	struct baton_ring_offsets off;
+};
+
+struct baton_backend_ops {
+	const char *name;
+	/* Create the ring and attach with role; fill *d. Negative errno. */
+	int (*create)(const char *name, const struct baton_ring_params *p,
+		      int role, struct baton_ring_desc *d);
+	/* Attach to an existing ring with role; fill *d. Negative errno. */
+	int (*open)(const char *name, int role, struct baton_ring_desc *d);
+	int (*unlink)(const char *name);
+	/*
+	 * Sleep while the ring is full (producer) or empty (consumer) as seen
+	 * from the caller's own index @expected. @deadline_ns is absolute
+	 * CLOCK_MONOTONIC, valid only when @has_deadline.
+	 */
+	int (*park)(struct baton_ring *r, uint64_t expected, int has_deadline,
+		    uint64_t deadline_ns);
+	/* Wake the other role after this side moved its index. */
+	int (*wake)(struct baton_ring *r);
+	int (*version)(uint32_t *abi_version, uint64_t *features);
+};
+
+BATON_HIDDEN extern const struct baton_backend_ops baton__kmod_ops;
+BATON_HIDDEN extern const struct baton_backend_ops baton__memfd_ops;
+
+/* ring.c */
+BATON_HIDDEN const struct baton_backend_ops *baton__ops(int backend);
+BATON_HIDDEN int baton__name_valid(const char *name);
+BATON_HIDDEN int baton__geometry_valid(uint32_t kind, uint32_t slot_count,
+				       uint32_t slot_size);
+BATON_HIDDEN int baton__offsets_valid(const struct baton_ring_offsets *off,
+				      uint32_t slot_count, uint32_t slot_size,
+				      uint64_t file_size);
+BATON_HIDDEN uint64_t baton__now_ns(void);
+
+/* Little-endian: the low half of a u64 sits at its address. */
+static inline uint32_t *baton__lo32(uint64_t *p)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return (uint32_t *)p + 1;
+#else
+	return (uint32_t *)p;
+#endif
+}
+
+/* The caller's own waiting flag and the index it waits on. */
+static inline uint32_t *baton__own_waiting(struct baton_ring *r)
+{
+	return r->role == BATON_ROLE_PRODUCER ? r->prod_waiting :
+						r->cons_waiting;
+}
+
+#endif /* BATON_INTERNAL_H */

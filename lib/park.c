@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libbaton parking: baton_ring_park(), the out-of-line wake call the
+ * inline fast path makes, and the blocking forms built on both.
+ *
+ * A blocking call first polls the ring r->spin_limit times with a CPU
+ * pause between polls (a peer that is running will usually answer within
+ * a few microseconds, far less than a park and wake round trip), then
+ * parks in a loop: park, re-check, until there is work, the deadline
+ * passes, or the backend reports the peer gone (-EPIPE, kmod only).
+ *
+ * The ordering argument lives with the backends (F, G, H) and the inline
+ * fast path (A..E); nothing here adds a barrier. A park returning 0 says
+ * only "look again": spurious returns are allowed, so every park is
+ * followed by a fresh look at the ring.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+/* timeout_ns < 0: no deadline. Saturates instead of wrapping. */
+static int deadline_from(int64_t timeout_ns, uint64_t *deadline)
+{
+	uint64_t now;
+
+	if (timeout_ns < 0)
+		return 0;
+	now = baton__now_ns();
+	*deadline = now + (uint64_t)timeout_ns < now ? UINT64_MAX :
+						       now + (uint64_t)timeout_ns;
+	return 1;
+}
+
+static int park_once(struct baton_ring *r, int has_deadline,
+		     uint64_t deadline)
+{
+	r->park_calls++;
+	return baton__ops(r->backend)->park(r, r->local, has_deadline,
+					    deadline);
+}
+
+int baton_ring_park(struct baton_ring *r, int64_t timeout_ns)
+{
+	uint64_t deadline = 0;
+	int has;
+
+	if (!r)
+		return -EINVAL;
+	has = deadline_from(timeout_ns, &deadline);
+	return park_once(r, has, deadline);
+}
+
+/*
+ * Called from baton_spsc_prod_submit()/cons_release() when they saw the
+ * peer's waiting flag (E). Errors are not reported: the only useful
+ * reaction would be to retry, and a parked peer re-checks on its own
+ * deadline anyway.
+ */
+void __baton_ring_wake_peer(struct baton_ring *r)
+{
+	r->wake_calls++;
+	(void)baton__ops(r->backend)->wake(r);
+}
+
+/* One poll of whichever side this handle is. */
+static inline uint32_t poll_ring(struct baton_ring *r, uint32_t n,
+				 uint64_t *idx)
+{
+	return r->role == BATON_ROLE_PRODUCER ?
+	       baton_spsc_prod_reserve(r, n, idx) :
+	       baton_spsc_cons_peek(r, n, idx);
+}
+
+static int wait_ring(struct baton_ring *r, uint32_t n, uint64_t *idx,
+		     int64_t timeout_ns)
+{
+	uint64_t deadline = 0;
+	uint32_t got, spins;
+	int has, ret;
+
+	if (!n)
+		return -EINVAL;
+	got = poll_ring(r, n, idx);
+	if (got)
+		return (int)got;
+	if (timeout_ns == 0)
+		return -ETIMEDOUT;
+	for (spins = r->spin_limit; spins; spins--) {
+		cpu_relax();
+		got = poll_ring(r, n, idx);
+		if (got)
+			return (int)got;
+	}
+	has = deadline_from(timeout_ns, &deadline);
+	for (;;) {
+		ret = park_once(r, has, deadline);
+		/* Work that raced with a timeout or EPIPE still counts. */
+		got = poll_ring(r, n, idx);
+		if (got)
+			return (int)got;
+		if (ret < 0)
+			return ret;
+	}
+}
+
+int baton_spsc_prod_reserve_wait(struct baton_ring *r, uint32_t n,
+				 uint64_t *idx, int64_t timeout_ns)
+{
+	if (!r || !idx || r->role != BATON_ROLE_PRODUCER)
+		return -EINVAL;
+	return wait_ring(r, n, idx, timeout_ns);
+}
+
+int baton_spsc_cons_peek_wait(struct baton_ring *r, uint32_t n, uint64_t *idx,
+			      int64_t timeout_ns)
+{
+	if (!r || !idx || r->role != BATON_ROLE_CONSUMER)
+		return -EINVAL;
+	return wait_ring(r, n, idx, timeout_ns);
+}
+
+/* Returns 1 (one slot moved) or a negative errno. */
+int baton_spsc_push(struct baton_ring *r, const void *msg, size_t len,
+		    int64_t timeout_ns)
+{
+	uint64_t idx;
+	int ret;
+
+	if (!r || r->role != BATON_ROLE_PRODUCER || len > r->slot_size)
+		return -EINVAL;
+	ret = wait_ring(r, 1, &idx, timeout_ns);
+	if (ret < 0)
+		return ret;
+	memcpy(baton_ring_slot(r, idx), msg, len);
+	baton_spsc_prod_submit(r, 1);
+	return ret;
+}
+
+/* Copies min(len, slot_size) bytes; returns 1 or a negative errno. */
+int baton_spsc_pop(struct baton_ring *r, void *msg, size_t len,
+		   int64_t timeout_ns)
+{
+	uint64_t idx;
+	int ret;
+
+	if (!r || r->role != BATON_ROLE_CONSUMER)
+		return -EINVAL;
+	if (len > r->slot_size)
+		len = r->slot_size;
+	ret = wait_ring(r, 1, &idx, timeout_ns);
+	if (ret < 0)
+		return ret;
+	memcpy(msg, baton_ring_slot(r, idx), len);
+	baton_spsc_cons_release(r, 1);
+	return ret;
+}
