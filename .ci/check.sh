@@ -1,0 +1,139 @@
+#!/bin/bash
+# .ci/check.sh: owns `make check`: every stage, its log, and the one verdict.
+#
+# Stages, in order: deps; build kmod, lib, selftests, bench (each a test);
+# host tests (selftests/host, TAP); the spin models (TAP); checkpatch lint
+# (TAP, a test per file); the VM selftests (TAP, plus "VM finished" and
+# "kernel log clean"). A later stage runs even when an earlier one failed, so
+# one report shows everything; only a failed `make deps` stops the run.
+#
+# Each stage leaves build/logs/<stage>.log (everything it printed) and
+# build/logs/<stage>.tap (its result lines). A stage that exits non-zero
+# without a "not ok", or that reports no result at all, gets a "not ok" of its
+# own: a crash is never zero tests. build/logs/summary.tap is every result as
+# one renumbered TAP stream. Last line: "N passed, N failed, N skipped".
+# Exit status is non-zero iff anything failed.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+MAKE=${MAKE:-make}
+logs=build/logs
+rm -rf "$logs"
+mkdir -p "$logs"
+t0=$SECONDS
+
+# stage NAME CMD...: run CMD with its output in NAME.log and its TAP in NAME.tap.
+stage() {
+	local name=$1 rc=0 start=$SECONDS
+	shift
+	local log="$logs/$name.log" tap="$logs/$name.tap"
+	echo "==> $name: $*"
+	"$@" >"$log" 2>&1 </dev/null || rc=$?
+	tap_of "$name" "$log" "$rc" >"$tap"
+	report "$name" "$tap" "$rc" $((SECONDS - start))
+}
+
+# tap_of NAME LOG RC: the result lines of LOG, plus a verdict on RC.
+tap_of() {
+	local name=$1 log=$2 rc=$3
+	grep -E '^(not )?ok( |$)' "$log" || true
+	if ((rc != 0)) && ! grep -qE '^not ok( |$)' "$log"; then
+		echo "not ok - $name: exit status $rc without a failing test (see $log)"
+	elif ((rc == 0)) && ! grep -qE '^(not )?ok( |$)' "$log"; then
+		echo "not ok - $name: no test results (see $log)"
+	fi
+}
+
+# A build is one test: it worked or it did not.
+build() {
+	local name=build-$1 rc=0 start=$SECONDS
+	shift
+	local log="$logs/$name.log" tap="$logs/$name.tap"
+	echo "==> $name: $*"
+	"$@" >"$log" 2>&1 </dev/null || rc=$?
+	if ((rc == 0)); then
+		echo "ok - $name" >"$tap"
+	else
+		echo "not ok - $name: exit status $rc (see $log)" >"$tap"
+	fi
+	report "$name" "$tap" "$rc" $((SECONDS - start))
+}
+
+report() {
+	local name=$1 tap=$2 rc=$3 secs=$4
+	printf '    %s: %d ok, %d not ok (exit %d, %ds)\n' "$name" \
+		"$(grep -c '^ok' "$tap" || true)" "$(grep -c '^not ok' "$tap" || true)" "$rc" "$secs"
+	grep '^not ok' "$tap" | head -n 20 | sed 's/^/    /' || true
+}
+
+echo "==> deps"
+if ! $MAKE --no-print-directory deps >"$logs/deps.log" 2>&1 </dev/null; then
+	tail -n 30 "$logs/deps.log"
+	echo "not ok - deps: make deps failed (see $logs/deps.log)" >"$logs/deps.tap"
+	echo "0 passed, 1 failed, 0 skipped"
+	exit 1
+fi
+tail -n 1 "$logs/deps.log" | sed 's/^/    /'
+
+build kmod $MAKE --no-print-directory kmod
+build lib $MAKE --no-print-directory lib
+# -k: one test file that does not compile must not keep the others out of the VM.
+build selftests $MAKE --no-print-directory -k selftests
+build bench $MAKE --no-print-directory bench
+
+stage host $MAKE --no-print-directory host-check
+stage models selftests/models/check.sh
+stage lint .ci/lint.sh
+
+# The VM runner writes its own vm-selftests.tap (job TAP + its verdicts);
+# it must exist, else the runner died before giving one.
+echo "==> vm-selftests: selftests/vm/run-vm.sh selftests"
+rc=0 start=$SECONDS
+selftests/vm/run-vm.sh selftests >"$logs/vm-selftests.run.log" 2>&1 </dev/null || rc=$?
+if [[ ! -s "$logs/vm-selftests.tap" ]]; then
+	echo "not ok - vm-selftests: runner exit status $rc and no results (see $logs/vm-selftests.run.log)" >"$logs/vm-selftests.tap"
+elif ((rc != 0)) && ! grep -q '^not ok' "$logs/vm-selftests.tap"; then
+	echo "not ok - vm-selftests: runner exit status $rc without a failing test" >>"$logs/vm-selftests.tap"
+fi
+report vm-selftests "$logs/vm-selftests.tap" "$rc" $((SECONDS - start))
+
+# One TAP stream: every result renumbered, prefixed with its stage.
+pass=0 fail=0 skip=0 n=0
+body=$(mktemp)
+trap 'rm -f "$body"' EXIT
+for tap in "$logs"/build-kmod.tap "$logs"/build-lib.tap "$logs"/build-selftests.tap \
+	"$logs"/build-bench.tap "$logs"/host.tap "$logs"/models.tap "$logs"/lint.tap \
+	"$logs"/vm-selftests.tap; do
+	st=$(basename "$tap" .tap)
+	[[ -f $tap ]] || echo "not ok - $st: the stage left no results" >"$tap"
+	while IFS= read -r line; do
+		n=$((n + 1))
+		if [[ $line =~ ^not\ ok ]]; then
+			res="not ok" rest=${line#not ok}
+		else
+			res="ok" rest=${line#ok}
+		fi
+		[[ $rest =~ ^[[:space:]]*[0-9]*[[:space:]]*-?[[:space:]]*(.*)$ ]] && rest=${BASH_REMATCH[1]}
+		if [[ ${rest,,} =~ \#[[:space:]]*skip ]]; then
+			skip=$((skip + 1))
+		elif [[ $res == ok ]]; then
+			pass=$((pass + 1))
+		else
+			fail=$((fail + 1))
+		fi
+		[[ $rest == "$st"* ]] || rest="$st: $rest"
+		echo "$res $n - $rest"
+	done <"$tap"
+done >"$body"
+{
+	echo "TAP version 13"
+	echo "1..$n"
+	cat "$body"
+} >"$logs/summary.tap"
+
+echo
+grep '^not ok' "$logs/summary.tap" || true
+echo "logs: $logs/ (summary.tap has every result), $((SECONDS - t0))s"
+echo "$pass passed, $fail failed, $skip skipped"
+((fail == 0 && n > 0))

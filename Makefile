@@ -1,0 +1,93 @@
+# Top-level Makefile: only delegates. Each directory builds itself; the glue
+# that is more than one command lives in .ci/ (deps, lint, check) and
+# selftests/vm/ (the test VM).
+#
+#   make deps        install the Debian packages baton needs (idempotent)
+#   make             build kmod/baton.ko, lib/libbaton.a, selftests, bench
+#   make check       deps, build, host tests, models, lint, VM selftests;
+#                    logs in build/logs/, last line "N passed, N failed, N skipped"
+#   make run         deps, build, boot the VM, run bench/pipeline_demo
+#   make vm-check    just the VM selftests     make host-check   just the host tests
+#   make models      the spin models           make lint         checkpatch --strict
+#   make install     module (extra/), library, udev rule, group, DKMS sources
+#   make clean
+#
+# The module is built for the kernel the VM boots (selftests/vm/kver.sh: the
+# installed Debian image that has matching headers), never for `uname -r`.
+
+# Recursive (=) on purpose: evaluated only by the targets that need it, so
+# `make deps` works on a machine with no kernel headers yet.
+KVER = $(shell selftests/vm/kver.sh)
+KMOD_ARGS = KVER=$(KVER) KDIR=/lib/modules/$(KVER)/build
+
+.PHONY: all kmod lib selftests bench deps check run install lint models \
+	vm-check host-check clean
+
+all: kmod lib selftests bench
+
+kmod:
+	$(MAKE) -C kmod $(KMOD_ARGS)
+
+lib:
+	$(MAKE) -C lib
+
+selftests: lib
+	$(MAKE) -C selftests
+
+bench: lib
+	$(MAKE) -C bench
+
+deps:
+	.ci/deps.sh
+
+check:
+	MAKE="$(MAKE)" .ci/check.sh
+
+run:
+	$(MAKE) deps
+	$(MAKE) kmod bench
+	selftests/vm/run-vm.sh demo
+
+vm-check: kmod selftests
+	selftests/vm/run-vm.sh selftests
+
+host-check: lib
+	$(MAKE) -C selftests/host check
+
+models:
+	selftests/models/check.sh
+
+lint:
+	.ci/lint.sh
+
+# The module's sources as DKMS gets them (Kbuild's generated *.mod.c excluded).
+DKMS_SRCS = $(filter-out %.mod.c,$(wildcard kmod/*.c)) $(wildcard kmod/*.h) \
+	kmod/Kbuild kmod/Makefile kmod/dkms.conf
+
+# Module under /lib/modules/<ver>/extra, library under PREFIX, the udev rule,
+# the group it names, and, when DKMS is installed, the module sources for it.
+install: kmod lib
+	$(MAKE) -C kmod $(KMOD_ARGS) install
+	$(MAKE) -C lib install
+	install -D -m 0644 kmod/99-baton.rules $(DESTDIR)/etc/udev/rules.d/99-baton.rules
+	@if [ -z "$(DESTDIR)" ]; then groupadd -f baton; \
+	else echo "install: DESTDIR set; not creating group baton on this host"; fi
+	@if command -v dkms >/dev/null; then \
+		ver=$$(sed -n 's/^PACKAGE_VERSION="\{0,1\}\([^"]*\)"\{0,1\}/\1/p' kmod/dkms.conf); \
+		test -n "$$ver" || { echo "install: no PACKAGE_VERSION in kmod/dkms.conf" >&2; exit 1; }; \
+		dst=$(DESTDIR)/usr/src/baton-$$ver; \
+		echo "install: DKMS sources in $$dst"; \
+		install -d $$dst/uapi/linux; \
+		install -m 0644 $(DKMS_SRCS) $$dst/; \
+		install -m 0644 uapi/linux/baton.h $$dst/uapi/linux/; \
+	else \
+		echo "install: dkms not installed; no DKMS sources"; \
+	fi
+
+clean:
+	-$(MAKE) -C kmod $(KMOD_ARGS) clean
+	-$(MAKE) -C lib clean
+	-$(MAKE) -C selftests clean
+	-$(MAKE) -C selftests/host clean
+	-$(MAKE) -C bench clean
+	rm -rf build

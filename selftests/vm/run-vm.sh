@@ -1,0 +1,212 @@
+#!/bin/bash
+# selftests/vm/run-vm.sh: owns one run of the baton test VM, from initramfs to
+# verdict. Boots the Debian kernel the module was built for under QEMU, loads
+# kmod/baton.ko, runs a job, and writes, under build/logs/:
+#   vm-<job>.log   the serial console (kernel log, init messages, dmesg dump)
+#   vm-<job>.out   the job's output (its own serial line, ttyS1)
+#   vm-<job>.tap   the TAP lines of the job plus the runner's own verdicts:
+#                  the run finished (end marker seen) and the kernel log is clean
+#
+# Usage: run-vm.sh [--no-module] [--timeout SECS] JOB [FILE...]
+#   JOB selftests  every program in build/selftests/ (helpers/ excluded)
+#       demo       bench/pipeline_demo; exit status is the demo's
+#       exec       FILE (the first one) with BATON_EXEC_ARGS; status is its own
+#   FILE...        extra static binaries, copied to /extra/ in the VM
+#   --no-module    boot without kmod/baton.ko if it is missing (smoke tests only)
+# Environment: BATON_VM_TIMEOUT (whole run, default 1200 s), BATON_TEST_TIMEOUT
+# (per test program, default 600 s), BATON_VM_ACCEL (kvm|tcg, default: probe),
+# BATON_KVER, BATON_DEMO_ARGS, BATON_EXEC_ARGS, BATON_VM_APPEND (extra kernel
+# command line).
+#
+# Exit status: 0 only if the end marker arrived, the kernel log is clean, the
+# job succeeded and no TAP line says "not ok".
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+srctree=$(cd "$here/../.." && pwd)
+module_optional=${BATON_VM_MODULE_OPTIONAL:-0}
+vm_timeout=${BATON_VM_TIMEOUT:-1200}
+
+while (($#)); do
+	case "$1" in
+	--no-module) module_optional=1; shift ;;
+	--timeout) vm_timeout=$2; shift 2 ;;
+	-h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	-*) echo "run-vm.sh: unknown option $1" >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+job=${1:-}
+[[ -n "$job" ]] || { echo "usage: run-vm.sh [--no-module] [--timeout SECS] selftests|demo|exec [FILE...]" >&2; exit 2; }
+shift
+extra=("$@")
+
+logs="$srctree/build/logs"
+mkdir -p "$logs" "$srctree/build/vm"
+# A private work directory: two runs in one tree must not share an image.
+work=$(mktemp -d "$srctree/build/vm/$job.XXXXXX")
+qpid="" tpid=""
+cleanup() {
+	[[ -z "$qpid" ]] || kill "$qpid" 2>/dev/null || true
+	[[ -z "$tpid" ]] || kill "$tpid" 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap "exit 130" INT TERM
+log="$logs/vm-$job.log" out="$logs/vm-$job.out" tap="$logs/vm-$job.tap"
+rm -f "$log" "$out" "$tap"
+
+# A runner that cannot even start still leaves a verdict behind.
+fail_early() {
+	echo "run-vm.sh: $*" >&2
+	echo "not ok - vm $job: $*" >"$tap"
+	exit 1
+}
+
+is_static() { ! ldd "$1" >/dev/null 2>&1; }
+
+case "$job" in
+selftests|demo) ;;
+exec) ((${#extra[@]})) || fail_early "exec needs a program" ;;
+*) fail_early "unknown job '$job' (selftests, demo, exec)" ;;
+esac
+
+for tool in qemu-system-x86_64 cpio gzip timeout modinfo; do
+	command -v "$tool" >/dev/null || fail_early "$tool not installed (make deps)"
+done
+kver=$("$here/kver.sh") || fail_early "no usable kernel (make deps)"
+kernel="/boot/vmlinuz-$kver"
+
+mk_args=(-o "$work/initramfs.cpio.gz" -j "$here/job-$job.sh" -e "$work/job.env")
+
+ko="$srctree/kmod/baton.ko"
+if [[ -f "$ko" ]]; then
+	# The module must be built for the kernel we boot, not the host's.
+	vermagic=$(modinfo -F vermagic "$ko" | awk '{ print $1 }')
+	[[ "$vermagic" == "$kver" ]] ||
+		fail_early "kmod/baton.ko is built for '$vermagic' but the VM boots $kver (make clean kmod)"
+	mk_args+=(-m "$ko")
+elif [[ "$module_optional" == 1 ]]; then
+	echo "run-vm.sh: kmod/baton.ko missing; booting without it (--no-module)" >&2
+else
+	fail_early "kmod/baton.ko missing (make kmod)"
+fi
+
+if [[ -d "$srctree/build/selftests" ]]; then
+	for f in "$srctree"/build/selftests/* "$srctree"/build/selftests/helpers/*; do
+		[[ -f "$f" && -x "$f" ]] || continue
+		is_static "$f" || fail_early "$f is not statically linked"
+	done
+	mk_args+=(-t "$srctree/build/selftests")
+elif [[ "$job" == selftests ]]; then
+	fail_early "build/selftests missing (make selftests)"
+fi
+
+demo=""
+for d in "$srctree/bench/pipeline_demo" "$srctree/build/bench/pipeline_demo"; do
+	[[ -x "$d" ]] && { demo=$d; break; }
+done
+if [[ -n "$demo" ]]; then
+	is_static "$demo" || fail_early "$demo is not statically linked"
+	mk_args+=(-d "$demo")
+elif [[ "$job" == demo ]]; then
+	fail_early "bench/pipeline_demo missing (make bench)"
+fi
+
+for f in "${extra[@]}"; do
+	[[ -f "$f" && -x "$f" ]] || fail_early "$f: not an executable file"
+	is_static "$f" || fail_early "$f is not statically linked"
+	mk_args+=(-x "$f")
+done
+
+# Values for /job.env, single-quoted for the VM's sh.
+shq() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
+{
+	echo "BATON_JOB=$(shq "$job")"
+	echo "BATON_MODULE_OPTIONAL=$(shq "$module_optional")"
+	echo "BATON_TEST_TIMEOUT=$(shq "${BATON_TEST_TIMEOUT:-600}")"
+	echo "BATON_DEMO_ARGS=$(shq "${BATON_DEMO_ARGS:-}")"
+	echo "BATON_EXEC_ARGS=$(shq "${BATON_EXEC_ARGS:-}")"
+	if [[ "$job" == exec ]]; then
+		echo "BATON_EXEC=$(shq "$(basename "${extra[0]}")")"
+	fi
+	# What udev does with kmod/99-baton.rules, done by /init instead.
+	rules="$srctree/kmod/99-baton.rules"
+	if [[ -r "$rules" ]]; then
+		g=$(sed -n 's/.*GROUP *:\{0,1\}= *"\([^"]*\)".*/\1/p' "$rules" | head -n 1)
+		m=$(sed -n 's/.*MODE *:\{0,1\}= *"\([0-7]*\)".*/\1/p' "$rules" | head -n 1)
+		echo "BATON_DEV_GROUP=$(shq "$g")"
+		echo "BATON_DEV_MODE=$(shq "$m")"
+	fi
+} >"$work/job.env"
+
+"$here/mkinitramfs.sh" "${mk_args[@]}" || fail_early "building the initramfs failed"
+
+accel=$("$here/kvm-probe.sh")
+accel_args=(-accel tcg)
+[[ "$accel" == kvm ]] && accel_args=(-accel kvm -cpu host)
+
+append="console=ttyS0 slub_debug=FZPU panic=-1 oops=panic panic_on_warn=0 ${BATON_VM_APPEND:-}"
+echo "run-vm.sh: job $job, kernel $kver, accel $accel, timeout ${vm_timeout}s, image $(du -h "$work/initramfs.cpio.gz" | cut -f1)"
+
+raw_console="$work/console.raw" raw_out="$work/out.raw"
+: >"$raw_console"
+: >"$raw_out"
+start=$SECONDS
+timeout -k 10 "$vm_timeout" qemu-system-x86_64 "${accel_args[@]}" -smp 2 -m 1024 \
+	-nographic -no-reboot -monitor none \
+	-serial "file:$raw_console" -serial "file:$raw_out" \
+	-kernel "$kernel" -initrd "$work/initramfs.cpio.gz" -append "$append" \
+	</dev/null >"$work/qemu.log" 2>&1 &
+qpid=$!
+# Show the job's output as it happens; tail stops once QEMU is gone.
+tail -n +1 -f --pid="$qpid" "$raw_out" 2>/dev/null | tr -d '\r' &
+tpid=$!
+qrc=0
+wait "$qpid" || qrc=$?
+wait "$tpid" 2>/dev/null || true
+qpid="" tpid=""
+elapsed=$((SECONDS - start))
+
+tr -d '\r' <"$raw_console" >"$log"
+tr -d '\r' <"$raw_out" >"$out"
+if [[ -s "$work/qemu.log" ]]; then
+	{ echo "---- qemu stderr ----"; cat "$work/qemu.log"; } >>"$log"
+fi
+
+# Verdicts.
+grep -E '^(not )?ok( |$)' "$out" >"$tap" || true
+status=$(sed -n 's/^BATON-VM-END status=\([0-9]*\).*/\1/p' "$out" | tail -n 1)
+if [[ -n "$status" ]]; then
+	echo "ok - vm $job: finished in ${elapsed}s (job status $status)" >>"$tap"
+	if [[ "$status" != 0 ]] && ! grep -q "^not ok" "$tap"; then
+		echo "not ok - vm $job: job exit status $status with no failing test" >>"$tap"
+	fi
+else
+	why="no end marker after ${elapsed}s"
+	((qrc == 124)) && why+=": timed out (BATON_VM_TIMEOUT=$vm_timeout)"
+	grep -q 'Kernel panic' "$log" && why+=": kernel panic"
+	echo "not ok - vm $job: $why (see $log)" >>"$tap"
+fi
+
+bad_re='BUG:|kernel BUG at|BUG [^ ]+ \(|WARNING:|Oops|general protection|Call Trace|Kernel panic|UBSAN:|KASAN:|KFENCE:|soft lockup|hard LOCKUP|rcu: INFO:|self-detected stall|blocked for more than|list_(add|del) corruption|Unable to handle kernel'
+nbad=$(grep -cE "$bad_re" "$log" || true)
+if ((nbad == 0)); then
+	echo "ok - vm $job: kernel log clean" >>"$tap"
+else
+	first=$(grep -m 1 -E "$bad_re" "$log")
+	echo "not ok - vm $job: kernel log clean ($nbad bad lines, first: $first)" >>"$tap"
+	echo "run-vm.sh: kernel log has $nbad bad lines:" >&2
+	grep -E "$bad_re" "$log" | head -n 20 >&2
+fi
+
+npass=$(grep -c '^ok' "$tap" || true)
+nfail=$(grep -c '^not ok' "$tap" || true)
+echo "run-vm.sh: job $job: $npass ok, $nfail not ok, ${elapsed}s (logs: $log $out $tap)"
+grep '^not ok' "$tap" >&2 || true
+
+if [[ -n "$status" && "$status" != 0 ]]; then
+	exit "$status"
+fi
+((nfail == 0 && ${#status} > 0)) || exit 1
+exit 0
