@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ring_poll: poll/epoll on ring fds, and signals during a park.
+ *
+ * Owns readiness as the brief defines it: consumer EPOLLIN|EPOLLRDNORM
+ * when tail != head, EPOLLHUP once the producer is gone and the ring is
+ * drained; producer EPOLLOUT|EPOLLWRNORM when not full, EPOLLERR once the
+ * consumer is gone. A not-ready poll sets the poller's waiting flag (so a
+ * peer's push wakes an epoll_wait in another process) and a ready one
+ * clears it. The ordinary epoll loop (wait, drain with the fast path until
+ * EAGAIN, wait again) must get an event for the next message, level- and
+ * edge-triggered alike. A signal ends a park without deadline with EINTR
+ * (no SA_RESTART) or restarts it (SA_RESTART), the handler running either
+ * way.
+ */
+#include "common.h"
+
+#include <sys/epoll.h>
+
+FIXTURE(pl) {
+	int dev;
+	char name[BATON_NAME_MAX];
+	struct baton_ring *prod;
+	struct baton_ring *cons;
+	struct baton_ring_offsets off;
+	volatile uint8_t *conspg;	/* read-only view of the cons page */
+};
+
+FIXTURE_SETUP(pl)
+{
+	struct baton_ring_params p = bt_params(4, 8);
+
+	BT_REQUIRE_DEV();
+	self->dev = bt_dev_open();
+	ASSERT_LE(0, self->dev);
+	bt_make_name(self->name, sizeof(self->name), "poll");
+	ASSERT_EQ(0, baton_ring_create(self->name, &p, BATON_ROLE_CONSUMER,
+				       &self->cons));
+	self->conspg = bt_map_ro_by_fd(baton_ring_fd(self->cons), BT_CONS,
+				       &self->off);
+	ASSERT_NE(NULL, self->conspg);
+}
+
+FIXTURE_TEARDOWN(pl)
+{
+	if (self->conspg)
+		munmap((void *)self->conspg, self->off.cons_size);
+	if (self->prod)
+		baton_ring_close(self->prod);
+	if (self->cons)
+		baton_ring_close(self->cons);
+	if (self->dev > 0) {
+		_test_unlink(self->dev, self->name);
+		close(self->dev);
+	}
+}
+
+#define CWAIT(s)	BT_WORD((s)->conspg, (s)->off.cons_waiting, uint32_t)
+
+static void attach_producer(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(pl) *self)
+{
+	ASSERT_EQ(0, baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+				     BATON_BACKEND_KMOD, &self->prod));
+}
+
+/* revents of one fd for the given events, timeout in ms */
+static int revents(int fd, short events, int timeout)
+{
+	struct pollfd pfd = { .fd = fd, .events = events };
+	int n = poll(&pfd, 1, timeout);
+
+	if (n < 0)
+		return -errno;
+	return n ? pfd.revents : 0;
+}
+
+TEST_F(pl, consumer_readable_only_with_data)
+{
+	int cfd = baton_ring_fd(self->cons);
+	uint64_t v = 7;
+
+	attach_producer(_metadata, self);
+	EXPECT_EQ(0, revents(cfd, POLLIN | POLLRDNORM, 0));
+	ASSERT_EQ(0, baton_spsc_try_push(self->prod, &v, sizeof(v)));
+	EXPECT_EQ(POLLIN | POLLRDNORM, revents(cfd, POLLIN | POLLRDNORM, 0));
+	ASSERT_EQ(0, baton_spsc_try_push(self->prod, &v, sizeof(v)));
+	ASSERT_EQ(0, baton_spsc_try_pop(self->cons, &v, sizeof(v)));
+	EXPECT_EQ(POLLIN | POLLRDNORM, revents(cfd, POLLIN | POLLRDNORM, 0));
+	ASSERT_EQ(0, baton_spsc_try_pop(self->cons, &v, sizeof(v)));
+	EXPECT_EQ(0, revents(cfd, POLLIN | POLLRDNORM, 0));
+	/* a consumer is never writable */
+	EXPECT_EQ(0, revents(cfd, POLLOUT, 0));
+}
+
+TEST_F(pl, producer_writable_until_full)
+{
+	int pfd, i;
+	uint64_t v = 1;
+
+	attach_producer(_metadata, self);
+	pfd = baton_ring_fd(self->prod);
+	for (i = 0; i < 4; i++) {
+		EXPECT_EQ(POLLOUT | POLLWRNORM,
+			  revents(pfd, POLLOUT | POLLWRNORM, 0))
+			TH_LOG("with %d of 4 slots used", i);
+		ASSERT_EQ(0, baton_spsc_try_push(self->prod, &v, sizeof(v)));
+	}
+	EXPECT_EQ(0, revents(pfd, POLLOUT | POLLWRNORM, 0));
+	EXPECT_EQ(0, revents(pfd, POLLIN, 0));
+	ASSERT_EQ(0, baton_spsc_try_pop(self->cons, &v, sizeof(v)));
+	EXPECT_EQ(POLLOUT | POLLWRNORM, revents(pfd, POLLOUT | POLLWRNORM, 0));
+}
+
+TEST_F(pl, poll_times_out)
+{
+	int64_t t0;
+
+	attach_producer(_metadata, self);
+	t0 = bt_now_ns();
+	EXPECT_EQ(0, revents(baton_ring_fd(self->cons), POLLIN, 200));
+	EXPECT_LE(t0 + 190 * BT_MSEC, bt_now_ns());
+	EXPECT_GT(t0 + 5 * BT_NSEC, bt_now_ns());
+}
+
+/*
+ * Not ready sets the poller's waiting flag (so the peer's fast path will
+ * make the wake call); ready clears it.
+ */
+TEST_F(pl, poll_sets_and_clears_waiting_flag)
+{
+	int cfd = baton_ring_fd(self->cons);
+	struct baton_ring_stats st;
+	uint64_t v = 3;
+
+	attach_producer(_metadata, self);
+	EXPECT_EQ(0, *CWAIT(self));
+	/* a real wait (timeout > 0), so the poll table is armed */
+	EXPECT_EQ(0, revents(cfd, POLLIN, 20));
+	EXPECT_NE(0, *CWAIT(self)) TH_LOG("not-ready poll left no flag");
+	ASSERT_EQ(0, baton_spsc_try_push(self->prod, &v, sizeof(v)));
+	ASSERT_EQ(0, baton_ring_stats(self->prod, &st));
+	EXPECT_EQ(1, st.wake_calls) TH_LOG("push did not see the flag");
+	EXPECT_EQ(POLLIN, revents(cfd, POLLIN, 0));
+	EXPECT_EQ(0, *CWAIT(self)) TH_LOG("ready poll left the flag set");
+}
+
+TEST_F(pl, epoll_woken_by_push_in_other_process)
+{
+	struct epoll_event ev = { .events = EPOLLIN }, out[2];
+	struct baton_ring_stats st;
+	int ep, n;
+	int64_t t0;
+	pid_t pid;
+
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, baton_ring_fd(self->cons),
+			       &ev));
+	EXPECT_EQ(0, epoll_wait(ep, out, 2, 0));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct baton_ring *pr;
+		uint64_t v = 99;
+
+		if (baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+				    BATON_BACKEND_KMOD, &pr))
+			_exit(3);
+		/* the parent's epoll is armed: its flag is up */
+		if (bt_wait_flag(CWAIT(self), 20000))
+			_exit(4);
+		if (bt_wait_sleeping(getppid(), 20000))
+			_exit(24);
+		bt_sleep_ms(200);
+		if (baton_spsc_try_push(pr, &v, sizeof(v)))
+			_exit(5);
+		if (pr->wake_calls != 1)
+			_exit(6);
+		bt_sleep_ms(500);
+		_exit(0);
+	}
+	t0 = bt_now_ns();
+	n = epoll_wait(ep, out, 2, 20000);
+	EXPECT_EQ(1, n);
+	if (n == 1) {
+		EXPECT_TRUE(out[0].events & EPOLLIN);
+		EXPECT_FALSE(out[0].events & (EPOLLHUP | EPOLLERR));
+	}
+	EXPECT_GT(t0 + 15 * BT_NSEC, bt_now_ns()) TH_LOG("woken by timeout");
+	EXPECT_EQ(0, bt_wait_timeout(pid, 20000));
+	ASSERT_EQ(0, baton_ring_stats(self->cons, &st));
+	EXPECT_LE(1, st.wakes_of_consumer);
+	close(ep);
+}
+
+TEST_F(pl, consumer_hup_only_when_drained)
+{
+	int cfd = baton_ring_fd(self->cons);
+	uint64_t v = 5;
+	int re;
+
+	attach_producer(_metadata, self);
+	ASSERT_EQ(0, baton_spsc_try_push(self->prod, &v, sizeof(v)));
+	baton_ring_close(self->prod);
+	self->prod = NULL;
+	re = revents(cfd, POLLIN, 0);
+	EXPECT_TRUE(re & POLLIN);
+	EXPECT_FALSE(re & POLLHUP) TH_LOG("HUP with a message left");
+	ASSERT_EQ(0, baton_spsc_try_pop(self->cons, &v, sizeof(v)));
+	re = revents(cfd, POLLIN, 0);
+	EXPECT_TRUE(re & POLLHUP) TH_LOG("revents 0x%x", re);
+	EXPECT_FALSE(re & POLLIN);
+	/* and a new producer makes the ring live again */
+	attach_producer(_metadata, self);
+	EXPECT_EQ(0, revents(cfd, POLLIN, 0));
+}
+
+TEST_F(pl, producer_err_when_consumer_gone)
+{
+	int pfd, re;
+
+	attach_producer(_metadata, self);
+	pfd = baton_ring_fd(self->prod);
+	EXPECT_EQ(POLLOUT, revents(pfd, POLLOUT, 0));
+	munmap((void *)self->conspg, self->off.cons_size);
+	self->conspg = NULL;
+	baton_ring_close(self->cons);
+	self->cons = NULL;
+	re = revents(pfd, POLLOUT, 0);
+	EXPECT_TRUE(re & POLLERR) TH_LOG("revents 0x%x", re);
+}
+
+static volatile sig_atomic_t handled;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	handled++;
+}
+
+/* Child: wait until the parent is parked, signal it, optionally push. */
+static void signal_parked_parent(FIXTURE_DATA(pl) *self, bool push_later)
+{
+	struct baton_ring *pr = NULL;
+	uint64_t v = 11;
+
+	if (push_later &&
+	    baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+			    BATON_BACKEND_KMOD, &pr))
+		_exit(3);
+	if (bt_wait_flag(CWAIT(self), 20000))
+		_exit(4);
+	if (bt_wait_sleeping(getppid(), 20000))
+		_exit(24);
+	bt_sleep_ms(50);
+	kill(getppid(), SIGUSR1);
+	if (push_later) {
+		bt_sleep_ms(400);
+		if (baton_spsc_try_push(pr, &v, sizeof(v)))
+			_exit(5);
+	}
+	_exit(0);
+}
+
+TEST_F(pl, signal_interrupts_park_eintr)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	pid_t pid;
+	int rc;
+
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0;	/* no SA_RESTART */
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	handled = 0;
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		signal_parked_parent(self, false);
+	/* no deadline: only the signal can end this */
+	rc = _test_park(baton_ring_fd(self->cons), 0, 0, 0);
+	EXPECT_EQ(EINTR, rc);
+	EXPECT_EQ(1, handled);
+	EXPECT_EQ(0, *CWAIT(self)) TH_LOG("flag left set after EINTR");
+	EXPECT_EQ(0, bt_wait_timeout(pid, 20000));
+
+	/* the library reports it as -EINTR */
+	handled = 0;
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		signal_parked_parent(self, false);
+	EXPECT_EQ(-EINTR, baton_ring_park(self->cons, -1));
+	EXPECT_EQ(1, handled);
+	EXPECT_EQ(0, bt_wait_timeout(pid, 20000));
+}
+
+TEST_F(pl, sa_restart_park_restarts)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	struct baton_ring_info info;
+	int64_t t0;
+	pid_t pid;
+	int rc;
+
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	handled = 0;
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		signal_parked_parent(self, true);
+	t0 = bt_now_ns();
+	rc = _test_park(baton_ring_fd(self->cons), 0, 0, 0);
+	EXPECT_EQ(0, rc);
+	EXPECT_EQ(1, handled);
+	/* it returned because data arrived, not because of the signal */
+	test_info(baton_ring_fd(self->cons), &info);
+	EXPECT_EQ(1, info.out_tail) TH_LOG("park returned before the push");
+	EXPECT_LE(t0 + 400 * BT_MSEC, bt_now_ns());
+	EXPECT_EQ(0, bt_wait_timeout(pid, 20000));
+}
+
+FIXTURE_VARIANT(et) {
+	uint32_t trigger;	/* 0 (level) or EPOLLET */
+};
+
+FIXTURE(et) {
+	char name[BATON_NAME_MAX];
+	struct baton_ring *prod;
+	struct baton_ring *cons;
+	int ep;
+};
+
+FIXTURE_VARIANT_ADD(et, level) {
+	.trigger = 0,
+};
+
+FIXTURE_VARIANT_ADD(et, edge) {
+	.trigger = EPOLLET,
+};
+
+FIXTURE_SETUP(et)
+{
+	struct baton_ring_params p = bt_params(4, 8);
+
+	BT_REQUIRE_DEV();
+	bt_make_name(self->name, sizeof(self->name), "et");
+	ASSERT_EQ(0, baton_ring_create(self->name, &p, BATON_ROLE_CONSUMER,
+				       &self->cons));
+	ASSERT_EQ(0, baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+				     BATON_BACKEND_KMOD, &self->prod));
+	self->ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_LE(0, self->ep);
+}
+
+FIXTURE_TEARDOWN(et)
+{
+	if (self->ep > 0)
+		close(self->ep);
+	if (self->prod)
+		baton_ring_close(self->prod);
+	if (self->cons)
+		baton_ring_close(self->cons);
+	baton_ring_unlink(self->name, BATON_BACKEND_KMOD);
+}
+
+/*
+ * The usual epoll loop: wait, drain until EAGAIN, wait again. Draining is
+ * the library's fast path and tells the kernel nothing, yet the next
+ * message must still produce an event, edge-triggered as well as level.
+ */
+TEST_F(et, consumer_event_after_drain)
+{
+	struct epoll_event ev = { .events = EPOLLIN | variant->trigger }, out;
+	uint64_t v = 1;
+	int round;
+
+	ASSERT_EQ(0, epoll_ctl(self->ep, EPOLL_CTL_ADD,
+			       baton_ring_fd(self->cons), &ev));
+	EXPECT_EQ(0, epoll_wait(self->ep, &out, 1, 0));
+	for (round = 0; round < 3; round++) {
+		ASSERT_EQ(0, baton_spsc_try_push(self->prod, &v, sizeof(v)));
+		EXPECT_EQ(1, epoll_wait(self->ep, &out, 1, 500))
+			TH_LOG("round %d: no EPOLLIN for a new message", round);
+		while (!baton_spsc_try_pop(self->cons, &v, sizeof(v)))
+			;
+	}
+}
+
+TEST_F(et, producer_event_after_fill)
+{
+	struct epoll_event ev = { .events = EPOLLOUT | variant->trigger }, out;
+	uint64_t v = 1;
+	int round;
+
+	ASSERT_EQ(0, epoll_ctl(self->ep, EPOLL_CTL_ADD,
+			       baton_ring_fd(self->prod), &ev));
+	for (round = 0; round < 3; round++) {
+		EXPECT_EQ(1, epoll_wait(self->ep, &out, 1, 500))
+			TH_LOG("round %d: no EPOLLOUT with free slots", round);
+		while (!baton_spsc_try_push(self->prod, &v, sizeof(v)))
+			;
+		/* full now; the consumer frees a slot */
+		ASSERT_EQ(0, baton_spsc_try_pop(self->cons, &v, sizeof(v)));
+	}
+}
+
+TEST_HARNESS_MAIN
