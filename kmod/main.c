@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * baton: /dev/baton, module init and exit, ioctl dispatch.
+ *
+ * Owns the misc device and the rules every baton ioctl struct follows
+ * (uapi/linux/baton.h): the kernel reads the caller's @size first,
+ * rejects one below the struct's first version (EINVAL) or above a page
+ * (E2BIG), copies with copy_struct_from_user() (E2BIG for a non-zero
+ * tail it does not know), and copies outputs back for min(@size, its own
+ * sizeof) bytes. Ring objects live in ring.c, which this file only calls.
+ *
+ * Locking: none here. The device has no state of its own; the misc core
+ * and the file's module reference keep it alive while it is open.
+ */
+#include <linux/build_bug.h>
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/uaccess.h>
+
+#include <linux/baton.h>
+
+#include "baton_kmod.h"
+
+#define BATON_FEATURES	(BATON_FEAT_RING_SPSC | BATON_FEAT_PARK |	\
+			 BATON_FEAT_POLL | BATON_FEAT_PEER_DEATH |	\
+			 BATON_FEAT_ROLE_MMAP)
+
+/*
+ * Copy a size-versioned struct in. @k is @ksize bytes and, like every
+ * baton ioctl struct, starts with its u32 size. On success *@usize holds
+ * the caller's size, which is also written over k's own size field so
+ * nothing later acts on a second fetch of it.
+ */
+int baton_copy_in(void *k, size_t ksize, size_t ver0,
+		  const void __user *uarg, u32 *usize)
+{
+	u32 size;
+	int ret;
+
+	if (get_user(size, (const u32 __user *)uarg))
+		return -EFAULT;
+	if (size < ver0)
+		return -EINVAL;
+	/* Bounds the zero-tail scan, as clone3() and sched_setattr() do. */
+	if (size > PAGE_SIZE)
+		return -E2BIG;
+	ret = copy_struct_from_user(k, ksize, uarg, size);
+	if (ret)
+		return ret;
+	*(u32 *)k = size;
+	*usize = size;
+	return 0;
+}
+
+int baton_copy_out(void __user *uarg, u32 usize, const void *k, size_t ksize)
+{
+	if (copy_to_user(uarg, k, min_t(size_t, usize, ksize)))
+		return -EFAULT;
+	return 0;
+}
+
+static long baton_ioc_version(void __user *uarg)
+{
+	struct baton_version k;
+	u32 usize;
+	int ret;
+
+	ret = baton_copy_in(&k, sizeof(k), BATON_VERSION_SIZE_VER0, uarg,
+			    &usize);
+	if (ret)
+		return ret;
+	if (k.flags)
+		return -EINVAL;
+	k.out_abi_version = BATON_ABI_VERSION;
+	k.out_reserved = 0;
+	k.out_features = BATON_FEATURES;
+	return baton_copy_out(uarg, usize, &k, sizeof(k));
+}
+
+static long baton_ioc_ring_create(void __user *uarg)
+{
+	struct baton_ring_create k;
+	u32 usize;
+	int ret;
+
+	ret = baton_copy_in(&k, sizeof(k), BATON_RING_CREATE_SIZE_VER0, uarg,
+			    &usize);
+	if (ret)
+		return ret;
+	return baton_ring_create(&k, uarg, usize);
+}
+
+static long baton_ioc_ring_open(void __user *uarg)
+{
+	struct baton_ring_open k;
+	u32 usize;
+	int ret;
+
+	ret = baton_copy_in(&k, sizeof(k), BATON_RING_OPEN_SIZE_VER0, uarg,
+			    &usize);
+	if (ret)
+		return ret;
+	return baton_ring_open(&k, uarg, usize);
+}
+
+static long baton_ioc_unlink(void __user *uarg)
+{
+	struct baton_unlink k;
+	u32 usize;
+	int ret;
+
+	ret = baton_copy_in(&k, sizeof(k), BATON_UNLINK_SIZE_VER0, uarg,
+			    &usize);
+	if (ret)
+		return ret;
+	return baton_ring_unlink(&k);
+}
+
+static long baton_dev_ioctl(struct file *file, unsigned int cmd,
+			    unsigned long arg)
+{
+	void __user *uarg = (void __user *)arg;
+
+	switch (cmd) {
+	case BATON_IOC_VERSION:
+		return baton_ioc_version(uarg);
+	case BATON_IOC_RING_CREATE:
+		return baton_ioc_ring_create(uarg);
+	case BATON_IOC_RING_OPEN:
+		return baton_ioc_ring_open(uarg);
+	case BATON_IOC_UNLINK:
+		return baton_ioc_unlink(uarg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static const struct file_operations baton_dev_fops = {
+	.owner		= THIS_MODULE,
+	.unlocked_ioctl	= baton_dev_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.llseek		= noop_llseek,
+};
+
+/* 0666: anyone may ask; each ring carries its own owner and mode. */
+static struct miscdevice baton_misc = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= "baton",
+	.fops	= &baton_dev_fops,
+	.mode	= 0666,
+};
+
+static int __init baton_init(void)
+{
+	/* The structs are the ABI: their first versions are their sizes. */
+	BUILD_BUG_ON(sizeof(struct baton_version) != BATON_VERSION_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct baton_ring_create) !=
+		     BATON_RING_CREATE_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct baton_ring_open) !=
+		     BATON_RING_OPEN_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct baton_unlink) != BATON_UNLINK_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct baton_park) != BATON_PARK_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct baton_ring_info) !=
+		     BATON_RING_INFO_SIZE_VER0);
+
+	return misc_register(&baton_misc);
+}
+
+static void __exit baton_exit(void)
+{
+	misc_deregister(&baton_misc);
+	/* No ring file or mapping is left: each pins the module. */
+	baton_registry_drain();
+}
+
+module_init(baton_init);
+module_exit(baton_exit);
+
+MODULE_DESCRIPTION("baton: shared-memory rings between processes");
+MODULE_LICENSE("GPL");

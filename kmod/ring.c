@@ -1,0 +1,950 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * baton: ring objects.
+ *
+ * Owns struct baton_ring: its memory and layout, its name in the registry,
+ * its lifetime, and the ring fds, each carrying one role: mmap with
+ * role-scoped protections, park, wake, info, poll and release.
+ *
+ * Lifetime: a kref. The registry holds one reference from create until
+ * unlink, each ring file holds one, and a mapping holds its vm_file, so
+ * the pages outlive close() of the fd until the last munmap(). The ring
+ * fops pin the module while any ring file or mapping exists.
+ *
+ * Locking:
+ *  - baton_registry_lock (mutex) guards the registry list; a lookup takes
+ *    its reference under it.
+ *  - ring->lock (spinlock) guards the role counts, ->state and the
+ *    counters in the shared header. Slow paths only, and no other lock is
+ *    taken while it is held (the mm set in barrier.c has its own).
+ *  - the wait queues use their own locks; wake_up() and the park loop's
+ *    prepare_to_wait_event() meet there, which is what makes the re-check
+ *    and the sleep atomic with respect to BATON_RING_IOC_WAKE.
+ *
+ * Shared words: a process may scribble on any page it maps writable (the
+ * producer: its control page and the slots; the consumer: its control
+ * page) at any time. The kernel reads an index once with READ_ONCE(),
+ * validates the local copy and uses only that. What it must trust
+ * (geometry, layout, state) it keeps here and only mirrors into the
+ * header page, which no one can map writable.
+ */
+#include <linux/anon_inodes.h>
+#include <linux/capability.h>
+#include <linux/cred.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/hrtimer.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/poll.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/uidgid.h>
+#include <linux/vmalloc.h>
+#include <linux/wait.h>
+
+#include <linux/baton.h>
+
+#include "baton_kmod.h"
+
+/* Layout: one page each for hdr, producer and consumer, then the slots. */
+#define BATON_HDR_PGOFF		0
+#define BATON_PROD_PGOFF	1
+#define BATON_CONS_PGOFF	2
+#define BATON_SLOTS_PGOFF	3
+/* The waiting flags sit a cache line away from the index they go with. */
+#define BATON_WAITING_OFF	64
+
+struct baton_ring {
+	struct kref ref;
+	struct list_head node;		/* registry; baton_registry_lock */
+	char name[BATON_NAME_MAX];
+	kuid_t uid;
+	kgid_t gid;
+	umode_t mode;
+	u32 kind;
+	u32 slot_count;
+	u32 slot_size;
+	struct baton_ring_offsets off;	/* trusted copy of hdr->off */
+
+	struct page **pages;
+	unsigned int nr_pages;
+	void *base;			/* vmap() of @pages, VM_USERMAP */
+	struct baton_ring_hdr *hdr;
+	u64 *tail;			/* shared, producer-writable */
+	u32 *prod_waiting;		/* ditto */
+	u64 *head;			/* shared, consumer-writable */
+	u32 *cons_waiting;		/* ditto */
+
+	spinlock_t lock;		/* the next three, hdr counters */
+	unsigned int producers;		/* attached producer files */
+	unsigned int consumers;		/* attached consumer files */
+	u32 state;			/* BATON_STATE_*, trusted copy */
+
+	wait_queue_head_t prod_wq;	/* producers parked or polling */
+	wait_queue_head_t cons_wq;	/* consumers parked or polling */
+	struct baton_mm_set mms;	/* mms mapping the ring, for (G) */
+};
+
+/* One ring fd: a reference on the ring and a role. */
+struct baton_ring_file {
+	struct baton_ring *ring;
+	u32 role;
+	bool attached;			/* counted in producers/consumers */
+};
+
+static DEFINE_MUTEX(baton_registry_lock);
+static LIST_HEAD(baton_registry);
+
+static const struct file_operations baton_ring_fops;
+
+/* ---- memory and lifetime ---- */
+
+static void baton_ring_free(struct kref *ref)
+{
+	struct baton_ring *ring = container_of(ref, struct baton_ring, ref);
+	unsigned int i;
+
+	vunmap(ring->base);
+	for (i = 0; i < ring->nr_pages; i++)
+		__free_page(ring->pages[i]);
+	kvfree(ring->pages);
+	baton_mm_set_destroy(&ring->mms);
+	kfree(ring);
+}
+
+static void baton_ring_put(struct baton_ring *ring)
+{
+	kref_put(&ring->ref, baton_ring_free);
+}
+
+static void baton_ring_init_layout(struct baton_ring *ring, size_t slots_bytes)
+{
+	struct baton_ring_offsets *off = &ring->off;
+	u8 *base = ring->base;
+
+	off->hdr_mmap = BATON_HDR_PGOFF << PAGE_SHIFT;
+	off->prod_mmap = BATON_PROD_PGOFF << PAGE_SHIFT;
+	off->cons_mmap = BATON_CONS_PGOFF << PAGE_SHIFT;
+	off->slots_mmap = BATON_SLOTS_PGOFF << PAGE_SHIFT;
+	off->hdr_size = PAGE_SIZE;
+	off->prod_size = PAGE_SIZE;
+	off->cons_size = PAGE_SIZE;
+	off->slots_size = slots_bytes;
+	off->prod_tail = 0;
+	off->prod_waiting = BATON_WAITING_OFF;
+	off->cons_head = 0;
+	off->cons_waiting = BATON_WAITING_OFF;
+
+	ring->hdr = (struct baton_ring_hdr *)(base + off->hdr_mmap);
+	ring->tail = (u64 *)(base + off->prod_mmap + off->prod_tail);
+	ring->prod_waiting = (u32 *)(base + off->prod_mmap + off->prod_waiting);
+	ring->head = (u64 *)(base + off->cons_mmap + off->cons_head);
+	ring->cons_waiting = (u32 *)(base + off->cons_mmap + off->cons_waiting);
+
+	/* Nobody can map the ring yet: plain stores. */
+	ring->hdr->magic = BATON_RING_MAGIC;
+	ring->hdr->abi_version = BATON_ABI_VERSION;
+	ring->hdr->kind = ring->kind;
+	ring->hdr->slot_count = ring->slot_count;
+	ring->hdr->slot_size = ring->slot_size;
+	ring->hdr->off = *off;
+}
+
+/*
+ * The ring memory is pages charged to the caller's memory cgroup (a ring
+ * can be 256 MiB and /dev/baton is open to everyone), mapped into one
+ * VM_USERMAP area so remap_vmalloc_range() accepts it. vmalloc_user()
+ * would give the same area but cannot charge the pages.
+ */
+static int baton_ring_alloc_pages(struct baton_ring *ring, size_t bytes)
+{
+	unsigned int i;
+
+	ring->nr_pages = bytes >> PAGE_SHIFT;
+	ring->pages = kvcalloc(ring->nr_pages, sizeof(*ring->pages),
+			       GFP_KERNEL_ACCOUNT);
+	if (!ring->pages)
+		return -ENOMEM;
+	for (i = 0; i < ring->nr_pages; i++) {
+		ring->pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+					    __GFP_NOWARN);
+		if (!ring->pages[i])
+			goto fail;
+	}
+	ring->base = vmap(ring->pages, ring->nr_pages, VM_MAP | VM_USERMAP,
+			  PAGE_KERNEL);
+	if (ring->base)
+		return 0;
+fail:
+	while (i--)
+		__free_page(ring->pages[i]);
+	kvfree(ring->pages);
+	return -ENOMEM;
+}
+
+static struct baton_ring *baton_ring_alloc(const struct baton_ring_create *k)
+{
+	size_t slots_bytes = PAGE_ALIGN((size_t)k->slot_count * k->slot_size);
+	struct baton_ring *ring;
+	int ret;
+
+	ring = kzalloc(sizeof(*ring), GFP_KERNEL_ACCOUNT);
+	if (!ring)
+		return ERR_PTR(-ENOMEM);
+	ret = baton_mm_set_init(&ring->mms);
+	if (ret)
+		goto free_ring;
+	ret = baton_ring_alloc_pages(ring, (BATON_SLOTS_PGOFF << PAGE_SHIFT) +
+				     slots_bytes);
+	if (ret)
+		goto free_mms;
+
+	kref_init(&ring->ref);
+	INIT_LIST_HEAD(&ring->node);
+	strscpy(ring->name, k->name, sizeof(ring->name));
+	ring->uid = current_fsuid();
+	ring->gid = current_fsgid();
+	ring->mode = k->mode;
+	ring->kind = k->kind;
+	ring->slot_count = k->slot_count;
+	ring->slot_size = k->slot_size;
+	spin_lock_init(&ring->lock);
+	init_waitqueue_head(&ring->prod_wq);
+	init_waitqueue_head(&ring->cons_wq);
+	baton_ring_init_layout(ring, slots_bytes);
+	return ring;
+
+free_mms:
+	baton_mm_set_destroy(&ring->mms);
+free_ring:
+	kfree(ring);
+	return ERR_PTR(ret);
+}
+
+/* ---- roles, state and counters (ring->lock) ---- */
+
+static bool baton_role_valid(u32 role)
+{
+	return role == BATON_ROLE_PRODUCER || role == BATON_ROLE_CONSUMER;
+}
+
+static u32 baton_gone_bit(u32 role)
+{
+	return role == BATON_ROLE_PRODUCER ? BATON_STATE_PRODUCER_GONE :
+					     BATON_STATE_CONSUMER_GONE;
+}
+
+static void baton_ring_set_state(struct baton_ring *ring, u32 state)
+{
+	lockdep_assert_held(&ring->lock);
+	/*
+	 * Release, pairing with the acquire loads in baton_park_check(),
+	 * baton_ring_ready() and the library's baton_ring_peer_gone(): the
+	 * gone role's last index store is visible before its GONE bit, so a
+	 * consumer that sees PRODUCER_GONE and then an empty ring is drained.
+	 */
+	smp_store_release(&ring->state, state);
+	/* The same, for the library's view in the header. */
+	smp_store_release(&ring->hdr->state, state);
+}
+
+/* Counters live in the read-only header; only the kernel writes them. */
+static void baton_hdr_inc(struct baton_ring *ring, __u64 *ctr)
+{
+	lockdep_assert_held(&ring->lock);
+	WRITE_ONCE(*ctr, *ctr + 1);
+}
+
+static int baton_ring_attach(struct baton_ring_file *rf)
+{
+	struct baton_ring *ring = rf->ring;
+	unsigned int *count;
+	int ret = 0;
+
+	spin_lock(&ring->lock);
+	count = rf->role == BATON_ROLE_PRODUCER ? &ring->producers :
+						  &ring->consumers;
+	if (*count) {
+		/* SPSC: one file per role. */
+		ret = -EBUSY;
+	} else {
+		(*count)++;
+		baton_ring_set_state(ring,
+				     ring->state & ~baton_gone_bit(rf->role));
+		rf->attached = true;
+	}
+	spin_unlock(&ring->lock);
+	return ret;
+}
+
+static void baton_ring_detach(struct baton_ring_file *rf)
+{
+	struct baton_ring *ring = rf->ring;
+	bool producer = rf->role == BATON_ROLE_PRODUCER;
+	unsigned int *count = producer ? &ring->producers : &ring->consumers;
+	u32 *waiting = producer ? ring->prod_waiting : ring->cons_waiting;
+
+	spin_lock(&ring->lock);
+	baton_hdr_inc(ring, producer ? &ring->hdr->producer_deaths :
+				       &ring->hdr->consumer_deaths);
+	if (!--(*count)) {
+		/* Nobody of this role is left to be woken: spare the peer. */
+		WRITE_ONCE(*waiting, 0);
+		baton_ring_set_state(ring,
+				     ring->state | baton_gone_bit(rf->role));
+	}
+	spin_unlock(&ring->lock);
+
+	/* Parked peers return EPIPE, pollers see EPOLLHUP / EPOLLERR. */
+	wake_up_all(producer ? &ring->cons_wq : &ring->prod_wq);
+}
+
+/* ---- ring fds ---- */
+
+static int baton_ring_release(struct inode *inode, struct file *file)
+{
+	struct baton_ring_file *rf = file->private_data;
+
+	if (rf->attached)
+		baton_ring_detach(rf);
+	baton_ring_put(rf->ring);
+	kfree(rf);
+	return 0;
+}
+
+/*
+ * Reserve an fd and make the file for @role on @ring. The file takes over
+ * the caller's reference only on success. The fd is installed later, by
+ * the caller, once nothing else can fail.
+ */
+static int baton_ring_file_new(struct baton_ring *ring, u32 role,
+			       struct file **filep)
+{
+	struct baton_ring_file *rf;
+	struct file *file;
+	int fd;
+
+	rf = kzalloc(sizeof(*rf), GFP_KERNEL_ACCOUNT);
+	if (!rf)
+		return -ENOMEM;
+	rf->ring = ring;
+	rf->role = role;
+
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0)
+		goto free_rf;
+	file = anon_inode_getfile("[baton_ring]", &baton_ring_fops, rf,
+				  O_RDWR);
+	if (IS_ERR(file)) {
+		put_unused_fd(fd);
+		fd = PTR_ERR(file);
+		goto free_rf;
+	}
+	*filep = file;
+	return fd;
+
+free_rf:
+	kfree(rf);
+	return fd;
+}
+
+/* Undo baton_ring_file_new(); release drops the ring reference. */
+static void baton_ring_file_abort(int fd, struct file *file)
+{
+	fput(file);
+	put_unused_fd(fd);
+}
+
+/* ---- mmap ---- */
+
+static void baton_vm_open(struct vm_area_struct *vma)
+{
+	struct baton_ring_file *rf = vma->vm_file->private_data;
+
+	baton_mm_set_add_nofail(&rf->ring->mms, vma->vm_mm);
+}
+
+static void baton_vm_close(struct vm_area_struct *vma)
+{
+	struct baton_ring_file *rf = vma->vm_file->private_data;
+
+	baton_mm_set_del(&rf->ring->mms, vma->vm_mm);
+}
+
+static const struct vm_operations_struct baton_vm_ops = {
+	.open	= baton_vm_open,
+	.close	= baton_vm_close,
+};
+
+/*
+ * One region per mmap() call, at its exact offset. Producer fds may write
+ * the producer page and the slots, consumer fds the consumer page; the
+ * header is read-only to both. A read-only region loses VM_MAYWRITE so
+ * mprotect() cannot upgrade it.
+ */
+static int baton_ring_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct baton_ring_file *rf = file->private_data;
+	struct baton_ring *ring = rf->ring;
+	unsigned long pages;
+	u32 writer;
+	int ret;
+
+	switch (vma->vm_pgoff) {
+	case BATON_HDR_PGOFF:
+		pages = 1;
+		writer = 0;
+		break;
+	case BATON_PROD_PGOFF:
+		pages = 1;
+		writer = BATON_ROLE_PRODUCER;
+		break;
+	case BATON_CONS_PGOFF:
+		pages = 1;
+		writer = BATON_ROLE_CONSUMER;
+		break;
+	case BATON_SLOTS_PGOFF:
+		pages = ring->off.slots_size >> PAGE_SHIFT;
+		writer = BATON_ROLE_PRODUCER;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (vma_pages(vma) > pages)
+		return -EINVAL;
+	/* A private copy of a ring is meaningless. */
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (writer != rf->role) {
+		if (vma->vm_flags & VM_WRITE)
+			return -EACCES;
+		vma->vm_flags &= ~VM_MAYWRITE;
+	}
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+
+	ret = baton_mm_set_add(&ring->mms, vma->vm_mm);
+	if (ret)
+		return ret;
+	ret = remap_vmalloc_range(vma, ring->base, vma->vm_pgoff);
+	if (ret) {
+		/* mmap_region() unmaps without ->close: undo here. */
+		baton_mm_set_del(&ring->mms, vma->vm_mm);
+		return ret;
+	}
+	vma->vm_ops = &baton_vm_ops;
+	return 0;
+}
+
+/* ---- park and wake ---- */
+
+/*
+ * One look at the indices for a parker at @expected: 0 when it need not
+ * sleep, -EAGAIN when it must, or why it must return instead.
+ */
+static int baton_park_check(struct baton_ring *ring, u32 role, u64 expected)
+{
+	/* Before the index: see baton_ring_set_state(). */
+	u32 state = smp_load_acquire(&ring->state);
+	u64 tail, head, used;
+
+	if (role == BATON_ROLE_CONSUMER) {
+		tail = READ_ONCE(*ring->tail);
+		if (tail - expected > ring->slot_count)
+			return -EPROTO;
+		if (tail != expected)
+			return 0;
+		/* Drained and no producer: end of stream. */
+		if (state & BATON_STATE_PRODUCER_GONE)
+			return -EPIPE;
+		return -EAGAIN;
+	}
+
+	head = READ_ONCE(*ring->head);
+	used = expected - head;
+	if (used > ring->slot_count)
+		return -EPROTO;
+	if (state & BATON_STATE_CONSUMER_GONE)
+		return -EPIPE;
+	if (used < ring->slot_count)
+		return 0;
+	return -EAGAIN;
+}
+
+/* Set the caller's own waiting flag and make it visible to every peer. */
+static void baton_ring_announce(struct baton_ring *ring, u32 *waiting)
+{
+	WRITE_ONCE(*waiting, 1);
+	/* F, matches E: the flag is globally visible before the IPIs. */
+	smp_mb();
+	/* G, matches E: see baton_barrier_peers(). */
+	baton_barrier_peers(&ring->mms);
+}
+
+static long baton_ring_park(struct baton_ring_file *rf, void __user *uarg)
+{
+	struct baton_ring *ring = rf->ring;
+	bool consumer = rf->role == BATON_ROLE_CONSUMER;
+	wait_queue_head_t *wq = consumer ? &ring->cons_wq : &ring->prod_wq;
+	u32 *waiting = consumer ? ring->cons_waiting : ring->prod_waiting;
+	bool timed_out = false;
+	struct wait_queue_entry wait;
+	struct baton_park k;
+	ktime_t deadline;
+	u32 usize;
+	long ret;
+
+	ret = baton_copy_in(&k, sizeof(k), BATON_PARK_SIZE_VER0, uarg, &usize);
+	if (ret)
+		return ret;
+	if ((k.flags & ~BATON_PARK_DEADLINE) || k.reserved[0] || k.reserved[1])
+		return -EINVAL;
+	deadline = min_t(u64, k.deadline_ns, KTIME_MAX);
+
+	/* Nothing to wait for: spare the peers the IPI. */
+	ret = baton_park_check(ring, rf->role, k.expected);
+	if (ret != -EAGAIN)
+		return ret;
+
+	/* A park: the ring was empty (full) when the call looked. */
+	spin_lock(&ring->lock);
+	baton_hdr_inc(ring, consumer ? &ring->hdr->parks_empty :
+				       &ring->hdr->parks_full);
+	spin_unlock(&ring->lock);
+
+	baton_ring_announce(ring, waiting);
+
+	init_wait_entry(&wait, 0);
+	for (;;) {
+		long intr = prepare_to_wait_event(wq, &wait,
+						  TASK_INTERRUPTIBLE);
+
+		/*
+		 * Re-check after queueing: a WAKE that comes later finds us
+		 * on @wq, one that came earlier stored its index before its
+		 * H and its wait-queue lock, so this read sees it.
+		 */
+		ret = baton_park_check(ring, rf->role, k.expected);
+		if (ret != -EAGAIN)
+			break;
+		if (intr) {
+			ret = intr;
+			break;
+		}
+		if (timed_out) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+		/* 0: the deadline passed; check once more, then give up. */
+		if (!schedule_hrtimeout_range(k.flags & BATON_PARK_DEADLINE ?
+					      &deadline : NULL,
+					      current->timer_slack_ns,
+					      HRTIMER_MODE_ABS))
+			timed_out = true;
+	}
+	finish_wait(wq, &wait);
+
+	/*
+	 * No barrier: a stale flag seen by the peer only costs it a WAKE
+	 * call; a peer that misses the clear is no worse off.
+	 */
+	WRITE_ONCE(*waiting, 0);
+	return ret;
+}
+
+static long baton_ring_wake(struct baton_ring_file *rf, unsigned long arg)
+{
+	struct baton_ring *ring = rf->ring;
+	bool producer = rf->role == BATON_ROLE_PRODUCER;
+
+	if (arg)
+		return -EINVAL;
+
+	/*
+	 * H, matches F and G: the caller's index store, made in user space
+	 * before this call, is ordered before the wait-queue lock below, so
+	 * a parker re-checking under that lock after us sees the new index,
+	 * and one queued before us is woken. The flag is never cleared
+	 * here: the parker owns it (models/park.pml, VARIANT 1).
+	 */
+	smp_mb();
+	wake_up(producer ? &ring->cons_wq : &ring->prod_wq);
+
+	spin_lock(&ring->lock);
+	baton_hdr_inc(ring, producer ? &ring->hdr->wakes_of_consumer :
+				       &ring->hdr->wakes_of_producer);
+	spin_unlock(&ring->lock);
+	return 0;
+}
+
+static long baton_ring_info(struct baton_ring_file *rf, void __user *uarg)
+{
+	struct baton_ring *ring = rf->ring;
+	struct baton_ring_info k;
+	u32 usize;
+	int ret;
+
+	ret = baton_copy_in(&k, sizeof(k), BATON_RING_INFO_SIZE_VER0, uarg,
+			    &usize);
+	if (ret)
+		return ret;
+	if (k.flags)
+		return -EINVAL;
+
+	k.out_kind = ring->kind;
+	k.out_role = rf->role;
+	k.out_slot_count = ring->slot_count;
+	k.out_slot_size = ring->slot_size;
+	spin_lock(&ring->lock);
+	k.out_producers = ring->producers;
+	k.out_consumers = ring->consumers;
+	spin_unlock(&ring->lock);
+	/* Samples, reported as read: nothing here relies on them. */
+	k.out_head = READ_ONCE(*ring->head);
+	k.out_tail = READ_ONCE(*ring->tail);
+	k.out_off = ring->off;
+	return baton_copy_out(uarg, usize, &k, sizeof(k));
+}
+
+static long baton_ring_ioctl(struct file *file, unsigned int cmd,
+			     unsigned long arg)
+{
+	struct baton_ring_file *rf = file->private_data;
+
+	switch (cmd) {
+	case BATON_RING_IOC_PARK:
+		return baton_ring_park(rf, (void __user *)arg);
+	case BATON_RING_IOC_WAKE:
+		return baton_ring_wake(rf, arg);
+	case BATON_RING_IOC_INFO:
+		return baton_ring_info(rf, (void __user *)arg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+/* ---- poll ---- */
+
+static __poll_t baton_ring_ready(struct baton_ring *ring, u32 role)
+{
+	/* Before the indices: see baton_ring_set_state(). */
+	u32 state = smp_load_acquire(&ring->state);
+	u64 tail = READ_ONCE(*ring->tail);
+	u64 head = READ_ONCE(*ring->head);
+	u64 used = tail - head;
+	__poll_t mask = 0;
+
+	if (used > ring->slot_count)
+		return EPOLLERR;	/* scribbled indices */
+
+	if (role == BATON_ROLE_CONSUMER) {
+		if (used)
+			mask |= EPOLLIN | EPOLLRDNORM;
+		else if (state & BATON_STATE_PRODUCER_GONE)
+			mask |= EPOLLHUP;
+		return mask;
+	}
+	if (used < ring->slot_count)
+		mask |= EPOLLOUT | EPOLLWRNORM;
+	if (state & BATON_STATE_CONSUMER_GONE)
+		mask |= EPOLLERR;
+	return mask;
+}
+
+/*
+ * Not ready: announce like a parker (F, G) and re-check, so a peer that
+ * moved its index meanwhile either shows up in the re-check or sees the
+ * flag and wakes our queue. Ready: drop the flag; poll(2) and epoll call
+ * here again after every wakeup, so it is re-announced when needed.
+ */
+static __poll_t baton_ring_poll(struct file *file, poll_table *pt)
+{
+	struct baton_ring_file *rf = file->private_data;
+	struct baton_ring *ring = rf->ring;
+	bool consumer = rf->role == BATON_ROLE_CONSUMER;
+	u32 *waiting = consumer ? ring->cons_waiting : ring->prod_waiting;
+	__poll_t mask;
+
+	poll_wait(file, consumer ? &ring->cons_wq : &ring->prod_wq, pt);
+
+	mask = baton_ring_ready(ring, rf->role);
+	if (mask) {
+		if (READ_ONCE(*waiting))
+			WRITE_ONCE(*waiting, 0);
+		return mask;
+	}
+	/*
+	 * Still set from an earlier announce: F and G already made it
+	 * visible, and a flag that stays set keeps covering every later
+	 * index store, so there is nothing to redo.
+	 */
+	if (READ_ONCE(*waiting))
+		return 0;
+	baton_ring_announce(ring, waiting);
+	return baton_ring_ready(ring, rf->role);
+}
+
+static const struct file_operations baton_ring_fops = {
+	.owner		= THIS_MODULE,
+	.release	= baton_ring_release,
+	.unlocked_ioctl	= baton_ring_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.mmap		= baton_ring_mmap,
+	.poll		= baton_ring_poll,
+	.llseek		= noop_llseek,
+};
+
+/* ---- names, permissions and the registry ---- */
+
+/* 1..63 bytes of [A-Za-z0-9._-], NUL-terminated within the array. */
+static int baton_check_name(const char *name)
+{
+	size_t len = strnlen(name, BATON_NAME_MAX);
+	size_t i;
+
+	if (!len || len == BATON_NAME_MAX)
+		return -EINVAL;
+	for (i = 0; i < len; i++) {
+		char c = name[i];
+
+		/* Not isalnum(): the kernel's ctype counts Latin-1 letters. */
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+		      c == '-'))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int baton_check_geometry(u32 slot_count, u32 slot_size)
+{
+	if (slot_count < BATON_SLOTS_MIN || slot_count > BATON_SLOTS_MAX ||
+	    !is_power_of_2(slot_count))
+		return -EINVAL;
+	if (slot_size < BATON_SLOT_SIZE_MIN ||
+	    slot_size > BATON_SLOT_SIZE_MAX || !IS_ALIGNED(slot_size, 8))
+		return -EINVAL;
+	/* u32 * u32 cannot overflow u64. */
+	if ((u64)slot_count * slot_size > BATON_RING_BYTES_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+/* As capable_wrt_inode_uidgid(): the owner must be mapped in our userns. */
+static bool baton_ring_capable(const struct baton_ring *ring, int cap)
+{
+	struct user_namespace *ns = current_user_ns();
+
+	return ns_capable(ns, cap) && kuid_has_mapping(ns, ring->uid) &&
+	       kgid_has_mapping(ns, ring->gid);
+}
+
+/* Like a file: owner, group or other bits; CAP_DAC_OVERRIDE bypasses. */
+static int baton_ring_permission(const struct baton_ring *ring, int may)
+{
+	umode_t mode = ring->mode;
+
+	if (uid_eq(current_fsuid(), ring->uid))
+		mode >>= 6;
+	else if (in_group_p(ring->gid))
+		mode >>= 3;
+	if (!(may & ~mode & (MAY_READ | MAY_WRITE)))
+		return 0;
+	if (baton_ring_capable(ring, CAP_DAC_OVERRIDE))
+		return 0;
+	return -EACCES;
+}
+
+static struct baton_ring *baton_registry_find(const char *name)
+{
+	struct baton_ring *ring;
+
+	lockdep_assert_held(&baton_registry_lock);
+	list_for_each_entry(ring, &baton_registry, node)
+		if (!strcmp(ring->name, name))
+			return ring;
+	return NULL;
+}
+
+/* The ring with @name, with a reference for the caller, or NULL. */
+static struct baton_ring *baton_registry_get(const char *name)
+{
+	struct baton_ring *ring;
+
+	mutex_lock(&baton_registry_lock);
+	ring = baton_registry_find(name);
+	if (ring)
+		kref_get(&ring->ref);
+	mutex_unlock(&baton_registry_lock);
+	return ring;
+}
+
+static int baton_registry_add(struct baton_ring *ring)
+{
+	int ret = 0;
+
+	mutex_lock(&baton_registry_lock);
+	if (baton_registry_find(ring->name)) {
+		ret = -EEXIST;
+	} else {
+		kref_get(&ring->ref);
+		list_add_tail(&ring->node, &baton_registry);
+	}
+	mutex_unlock(&baton_registry_lock);
+	return ret;
+}
+
+/* ---- /dev/baton ioctls ---- */
+
+int baton_ring_create(struct baton_ring_create *k, void __user *uarg,
+		      u32 usize)
+{
+	struct baton_ring *ring;
+	struct file *file;
+	int fd, ret;
+
+	if (k->flags || k->reserved[0] || k->reserved[1])
+		return -EINVAL;
+	if (k->kind != BATON_RING_SPSC || !baton_role_valid(k->role))
+		return -EINVAL;
+	if (k->max_producers > 1 || (k->mode & ~0777))
+		return -EINVAL;
+	ret = baton_check_name(k->name);
+	if (ret)
+		return ret;
+	ret = baton_check_geometry(k->slot_count, k->slot_size);
+	if (ret)
+		return ret;
+
+	/* Early and racy, to spare the allocation; registry_add() decides. */
+	ring = baton_registry_get(k->name);
+	if (ring) {
+		baton_ring_put(ring);
+		return -EEXIST;
+	}
+
+	ring = baton_ring_alloc(k);
+	if (IS_ERR(ring))
+		return PTR_ERR(ring);
+	fd = baton_ring_file_new(ring, k->role, &file);
+	if (fd < 0) {
+		baton_ring_put(ring);
+		return fd;
+	}
+	/* Cannot fail: no one else can reach the ring yet. */
+	baton_ring_attach(file->private_data);
+
+	k->out_fd = fd;
+	k->out_reserved = 0;
+	k->out_off = ring->off;
+	ret = baton_copy_out(uarg, usize, k, sizeof(*k));
+	/* Publish the name last: a failed create leaves nothing behind. */
+	if (!ret)
+		ret = baton_registry_add(ring);
+	if (ret) {
+		baton_ring_file_abort(fd, file);
+		return ret;
+	}
+	fd_install(fd, file);
+	return 0;
+}
+
+int baton_ring_open(struct baton_ring_open *k, void __user *uarg, u32 usize)
+{
+	struct baton_ring *ring;
+	struct file *file;
+	int fd, ret;
+
+	if (k->flags || k->reserved0 || k->reserved[0] || k->reserved[1])
+		return -EINVAL;
+	if (!baton_role_valid(k->role))
+		return -EINVAL;
+	ret = baton_check_name(k->name);
+	if (ret)
+		return ret;
+
+	ring = baton_registry_get(k->name);
+	if (!ring)
+		return -ENOENT;
+	ret = baton_ring_permission(ring, k->role == BATON_ROLE_PRODUCER ?
+					  MAY_WRITE : MAY_READ);
+	if (ret)
+		goto put_ring;
+	fd = baton_ring_file_new(ring, k->role, &file);
+	if (fd < 0) {
+		ret = fd;
+		goto put_ring;
+	}
+
+	k->out_fd = fd;
+	k->out_kind = ring->kind;
+	k->out_slot_count = ring->slot_count;
+	k->out_slot_size = ring->slot_size;
+	k->out_off = ring->off;
+	ret = baton_copy_out(uarg, usize, k, sizeof(*k));
+	/*
+	 * Attach last, so a failed open neither clears nor sets the role's
+	 * GONE bit that the peer may be watching.
+	 */
+	if (!ret)
+		ret = baton_ring_attach(file->private_data);
+	if (ret) {
+		baton_ring_file_abort(fd, file);
+		return ret;
+	}
+	fd_install(fd, file);
+	return 0;
+
+put_ring:
+	baton_ring_put(ring);
+	return ret;
+}
+
+int baton_ring_unlink(const struct baton_unlink *k)
+{
+	struct baton_ring *ring;
+	int ret;
+
+	if (k->flags || k->reserved[0] || k->reserved[1])
+		return -EINVAL;
+	ret = baton_check_name(k->name);
+	if (ret)
+		return ret;
+
+	mutex_lock(&baton_registry_lock);
+	ring = baton_registry_find(k->name);
+	if (!ring) {
+		ret = -ENOENT;
+	} else if (!uid_eq(current_fsuid(), ring->uid) &&
+		   !baton_ring_capable(ring, CAP_SYS_ADMIN)) {
+		ret = -EACCES;
+	} else {
+		list_del_init(&ring->node);
+	}
+	mutex_unlock(&baton_registry_lock);
+
+	if (!ret)
+		baton_ring_put(ring);	/* the registry's reference */
+	return ret;
+}
+
+/* Module exit: only the registry's references are left. */
+void baton_registry_drain(void)
+{
+	struct baton_ring *ring, *tmp;
+
+	mutex_lock(&baton_registry_lock);
+	list_for_each_entry_safe(ring, tmp, &baton_registry, node) {
+		list_del_init(&ring->node);
+		WARN_ON_ONCE(kref_read(&ring->ref) != 1);
+		baton_ring_put(ring);
+	}
+	mutex_unlock(&baton_registry_lock);
+}
