@@ -659,10 +659,18 @@ static __poll_t baton_ring_ready(struct baton_ring *ring, u32 role)
 }
 
 /*
- * Not ready: announce like a parker (F, G) and re-check, so a peer that
- * moved its index meanwhile either shows up in the re-check or sees the
- * flag and wakes our queue. Ready: drop the flag; poll(2) and epoll call
- * here again after every wakeup, so it is re-announced when needed.
+ * A poller that is about to wait (it passed a poll table that queues it)
+ * announces itself like a parker (F, G) before readiness is computed, so a
+ * peer that moves its index afterwards sees the flag and wakes our queue.
+ * This happens whether or not the fd is ready now: edge-triggered epoll
+ * registers once, reports the edge and never calls here again, so a flag
+ * that was not raised at registration, or was dropped once the fd turned
+ * ready, would let the next publication after a drain (or a fill) skip
+ * its wake for good. The flag therefore stays up until the owner parks
+ * (park clears it on return), disarms it (baton_ring_poll_disarm()) or
+ * detaches; meanwhile the peer pays a wake call per publication, never a
+ * lost wakeup. A poll that will not wait (timeout 0, or epoll re-reading
+ * the mask) leaves the flag as it is.
  */
 static __poll_t baton_ring_poll(struct file *file, poll_table *pt)
 {
@@ -670,24 +678,14 @@ static __poll_t baton_ring_poll(struct file *file, poll_table *pt)
 	struct baton_ring *ring = rf->ring;
 	bool consumer = rf->role == BATON_ROLE_CONSUMER;
 	u32 *waiting = consumer ? ring->cons_waiting : ring->prod_waiting;
-	__poll_t mask;
 
 	poll_wait(file, consumer ? &ring->cons_wq : &ring->prod_wq, pt);
-
-	mask = baton_ring_ready(ring, rf->role);
-	if (mask) {
-		if (READ_ONCE(*waiting))
-			WRITE_ONCE(*waiting, 0);
-		return mask;
-	}
 	/*
-	 * Still set from an earlier announce: F and G already made it
-	 * visible, and a flag that stays set keeps covering every later
-	 * index store, so there is nothing to redo.
+	 * Already up: F and G made it visible when it was raised, and a flag
+	 * that stays up covers every later index store; nothing to redo.
 	 */
-	if (READ_ONCE(*waiting))
-		return 0;
-	baton_ring_announce(ring, waiting);
+	if (!poll_does_not_wait(pt) && !READ_ONCE(*waiting))
+		baton_ring_announce(ring, waiting);
 	return baton_ring_ready(ring, rf->role);
 }
 

@@ -127,7 +127,12 @@ TEST_F(pl, poll_times_out)
  * Not ready sets the poller's waiting flag (so the peer's fast path will
  * make the wake call); ready clears it.
  */
-TEST_F(pl, poll_sets_and_clears_waiting_flag)
+/*
+ * A not-ready poll raises the flag; a ready poll leaves it up (edge-
+ * triggered epoll never polls again after an edge, so dropping it there
+ * would lose the next wakeup); disarming drops it and stops the wakes.
+ */
+TEST_F(pl, poll_sets_flag_and_disarm_clears_it)
 {
 	int cfd = baton_ring_fd(self->cons);
 	struct baton_ring_stats st;
@@ -142,7 +147,12 @@ TEST_F(pl, poll_sets_and_clears_waiting_flag)
 	ASSERT_EQ(0, baton_ring_stats(self->prod, &st));
 	EXPECT_EQ(1, st.wake_calls) TH_LOG("push did not see the flag");
 	EXPECT_EQ(POLLIN, revents(cfd, POLLIN, 0));
-	EXPECT_EQ(0, *CWAIT(self)) TH_LOG("ready poll left the flag set");
+	EXPECT_NE(0, *CWAIT(self)) TH_LOG("ready poll dropped the flag");
+	baton_ring_poll_disarm(self->cons);
+	EXPECT_EQ(0, *CWAIT(self)) TH_LOG("disarm left the flag set");
+	ASSERT_EQ(0, baton_spsc_try_push(self->prod, &v, sizeof(v)));
+	ASSERT_EQ(0, baton_ring_stats(self->prod, &st));
+	EXPECT_EQ(1, st.wake_calls) TH_LOG("push woke a disarmed consumer");
 }
 
 TEST_F(pl, epoll_woken_by_push_in_other_process)

@@ -139,6 +139,23 @@ static inline int baton_ring_peer_gone(const struct baton_ring *r)
 }
 
 /*
+ * poll()/epoll on baton_ring_fd(): a poll that finds the ring not ready
+ * raises this handle's waiting flag (with the kernel's barriers), and the
+ * flag stays up after the fd turns ready, because edge-triggered epoll
+ * never asks again. While it is up the peer makes a wake call per
+ * publication. Call this when the handle stops waiting through poll; do
+ * not call it while a poll or epoll_wait on the fd may still sleep.
+ */
+static inline void baton_ring_poll_disarm(struct baton_ring *r)
+{
+	uint32_t *own = r->role == BATON_ROLE_PRODUCER ? r->prod_waiting :
+							 r->cons_waiting;
+
+	/* No barrier: nobody of ours waits through poll any more. */
+	__atomic_store_n(own, 0, __ATOMIC_RELAXED);
+}
+
+/*
  * Parking (lib/park.c). Blocks until the ring is not full (producer) or not
  * empty (consumer). timeout_ns < 0 waits forever. Returns 0 (re-check the
  * ring), -ETIMEDOUT, -EPIPE (peer gone; for the consumer: drained and the

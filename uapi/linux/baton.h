@@ -12,6 +12,8 @@
  *  - structs are read with copy_struct_from_user(): a @size below the
  *    first published version is EINVAL, a larger @size whose unknown tail
  *    is not all zero is E2BIG, a larger @size with a zero tail is accepted;
+ *  - a @size above the page size (4096) is E2BIG whatever the tail holds,
+ *    as for clone3();
  *  - fields named reserved must be 0 (EINVAL otherwise), unknown flag bits
  *    are EINVAL, fields named out_* are written by the kernel;
  *  - outputs are copied back for min(@size, kernel's sizeof) bytes.
@@ -123,8 +125,8 @@ struct baton_ring_offsets {
  * @slot_count: power of two in [BATON_SLOTS_MIN, BATON_SLOTS_MAX]
  * @slot_size: multiple of 8 in [BATON_SLOT_SIZE_MIN, BATON_SLOT_SIZE_MAX];
  *             slot_count * slot_size at most BATON_RING_BYTES_MAX
- * @mode: permission bits (0777 mask); owner and group are the caller's
- *        fsuid and fsgid
+ * @mode: permission bits; bits outside 0777 are EINVAL; owner and group
+ *        are the caller's fsuid and fsgid
  * @max_producers: 0 or 1 for SPSC
  * @name: the ring's name, see BATON_NAME_MAX
  * @reserved: 0
@@ -212,7 +214,8 @@ struct baton_unlink {
  *            Like FUTEX_WAIT, the comparison and the sleep are atomic
  *            with respect to BATON_RING_IOC_WAKE, so no wakeup is lost.
  * @deadline_ns: absolute CLOCK_MONOTONIC time; with BATON_PARK_DEADLINE
- *               the call fails with ETIMEDOUT once it passes
+ *               the call fails with ETIMEDOUT once it passes; ignored
+ *               without the flag
  * @reserved: 0
  *
  * Returns 0 when the condition no longer holds (or a spurious wake
@@ -282,8 +285,8 @@ struct baton_ring_info {
  * @slot_count: slot count
  * @slot_size: slot size
  * @state: BATON_STATE_* bits
- * @parks_full: producer parks because the ring was full
- * @parks_empty: consumer parks because the ring was empty
+ * @parks_full: producer park calls that found the ring full
+ * @parks_empty: consumer park calls that found the ring empty
  * @wakes_of_producer: wake calls that targeted the producer side
  * @wakes_of_consumer: wake calls that targeted the consumer side
  * @producer_deaths: producer files released (closed or died)
@@ -348,5 +351,9 @@ struct baton_ring_hdr {
  *      the flag. Without (F) or (G) a wakeup is lost even on x86
  *      (models/park_tso.pml, variants 1 and 2).
  */
+
+/* ---- MPSC rings (Documentation/mpsc.rst) ---- */
+
+/* ---- epoch domains (Documentation/epoch.rst) ---- */
 
 #endif /* _UAPI_LINUX_BATON_H */
