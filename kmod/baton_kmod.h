@@ -4,9 +4,11 @@
  *
  * main.c owns /dev/baton, the ioctl dispatch and the size-versioned struct
  * rules (baton_copy_in/out); ring.c owns ring objects, their registry and
- * ring fds; barrier.c owns the set of mms that map a ring and the IPI
- * barrier (G) over their CPUs. Each file states its own locking rules; no
- * lock is shared across files except through the functions below.
+ * ring fds; mpsc.c owns the MPSC protocol state of a ring (producer
+ * indices, dead producers, tombstones); barrier.c owns the set of mms that
+ * map a ring and the IPI barrier (G) over their CPUs. Each file states its
+ * own locking rules; no lock is shared across files except through the
+ * functions below.
  */
 #ifndef BATON_KMOD_H
 #define BATON_KMOD_H
@@ -35,6 +37,16 @@ int baton_ring_open(struct baton_ring_open *k, void __user *uarg, u32 usize);
 int baton_ring_unlink(const struct baton_unlink *k);
 void baton_registry_drain(void);
 
+/* epoch.c: the /dev/baton ioctls that act on epoch domains. */
+struct baton_epoch_create;
+struct baton_epoch_open;
+int baton_epoch_create(struct baton_epoch_create *k, void __user *uarg,
+		       u32 usize);
+int baton_epoch_open(struct baton_epoch_open *k, void __user *uarg,
+		     u32 usize);
+int baton_epoch_unlink(const struct baton_unlink *k);
+void baton_epoch_registry_drain(void);
+
 /*
  * barrier.c: the mms that map one ring, for the IPI barrier (G).
  * @lock guards @mms and @untracked; @ipi_lock serialises users of @scratch.
@@ -55,5 +67,35 @@ int baton_mm_set_add(struct baton_mm_set *set, struct mm_struct *mm);
 void baton_mm_set_add_nofail(struct baton_mm_set *set, struct mm_struct *mm);
 void baton_mm_set_del(struct baton_mm_set *set, struct mm_struct *mm);
 void baton_barrier_peers(struct baton_mm_set *set);
+
+/*
+ * mpsc.c: the MPSC protocol's kernel side (producer indices, dead
+ * producers, attribution and tombstones). ring.c owns the memory and
+ * passes the addresses in; attach and detach are called with ring->lock
+ * held (mpsc.c's own lock nests inside it).
+ */
+struct baton_mpsc;
+struct baton_mpsc_hdr;
+
+struct baton_mpsc_layout {
+	u64 *tail;
+	u64 *seq;
+	u8 *slots;
+	u8 *claims;			/* one page per producer index */
+	struct baton_mpsc_hdr *mhdr;
+	u32 slot_count;
+	u32 slot_size;
+	u32 max_producers;
+};
+
+/* Check result: sleep, but re-check within a millisecond. */
+#define BATON_MPSC_RECHECK	1
+
+struct baton_mpsc *baton_mpsc_new(const struct baton_mpsc_layout *l);
+void baton_mpsc_free(struct baton_mpsc *m);
+int baton_mpsc_attach(struct baton_mpsc *m);
+void baton_mpsc_detach(struct baton_mpsc *m, int k);
+int baton_mpsc_check_consumer(struct baton_mpsc *m, u64 c, bool gone);
+int baton_mpsc_check_producer(struct baton_mpsc *m, u64 i);
 
 #endif /* BATON_KMOD_H */

@@ -24,7 +24,8 @@
 
 #define BATON_FEATURES	(BATON_FEAT_RING_SPSC | BATON_FEAT_PARK |	\
 			 BATON_FEAT_POLL | BATON_FEAT_PEER_DEATH |	\
-			 BATON_FEAT_ROLE_MMAP)
+			 BATON_FEAT_ROLE_MMAP | BATON_FEAT_RING_MPSC |	\
+			 BATON_FEAT_EPOCH)
 
 /*
  * Copy a size-versioned struct in. @k is @ksize bytes and, like every
@@ -117,6 +118,45 @@ static long baton_ioc_unlink(void __user *uarg)
 	return baton_ring_unlink(&k);
 }
 
+static long baton_ioc_epoch_create(void __user *uarg)
+{
+	struct baton_epoch_create k;
+	u32 usize;
+	int ret;
+
+	ret = baton_copy_in(&k, sizeof(k), BATON_EPOCH_CREATE_SIZE_VER0, uarg,
+			    &usize);
+	if (ret)
+		return ret;
+	return baton_epoch_create(&k, uarg, usize);
+}
+
+static long baton_ioc_epoch_open(void __user *uarg)
+{
+	struct baton_epoch_open k;
+	u32 usize;
+	int ret;
+
+	ret = baton_copy_in(&k, sizeof(k), BATON_EPOCH_OPEN_SIZE_VER0, uarg,
+			    &usize);
+	if (ret)
+		return ret;
+	return baton_epoch_open(&k, uarg, usize);
+}
+
+static long baton_ioc_epoch_unlink(void __user *uarg)
+{
+	struct baton_unlink k;
+	u32 usize;
+	int ret;
+
+	ret = baton_copy_in(&k, sizeof(k), BATON_UNLINK_SIZE_VER0, uarg,
+			    &usize);
+	if (ret)
+		return ret;
+	return baton_epoch_unlink(&k);
+}
+
 static long baton_dev_ioctl(struct file *file, unsigned int cmd,
 			    unsigned long arg)
 {
@@ -131,6 +171,12 @@ static long baton_dev_ioctl(struct file *file, unsigned int cmd,
 		return baton_ioc_ring_open(uarg);
 	case BATON_IOC_UNLINK:
 		return baton_ioc_unlink(uarg);
+	case BATON_IOC_EPOCH_CREATE:
+		return baton_ioc_epoch_create(uarg);
+	case BATON_IOC_EPOCH_OPEN:
+		return baton_ioc_epoch_open(uarg);
+	case BATON_IOC_EPOCH_UNLINK:
+		return baton_ioc_epoch_unlink(uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -163,6 +209,18 @@ static int __init baton_init(void)
 	BUILD_BUG_ON(sizeof(struct baton_park) != BATON_PARK_SIZE_VER0);
 	BUILD_BUG_ON(sizeof(struct baton_ring_info) !=
 		     BATON_RING_INFO_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct baton_epoch_create) !=
+		     BATON_EPOCH_CREATE_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct baton_epoch_open) !=
+		     BATON_EPOCH_OPEN_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct baton_epoch_register) !=
+		     BATON_EPOCH_REGISTER_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct baton_epoch_collect) !=
+		     BATON_EPOCH_COLLECT_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct baton_epoch_sync) !=
+		     BATON_EPOCH_SYNC_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct baton_epoch_poll) !=
+		     BATON_EPOCH_POLL_SIZE_VER0);
 
 	return misc_register(&baton_misc);
 }
@@ -172,6 +230,7 @@ static void __exit baton_exit(void)
 	misc_deregister(&baton_misc);
 	/* No ring file or mapping is left: each pins the module. */
 	baton_registry_drain();
+	baton_epoch_registry_drain();
 }
 
 module_init(baton_init);

@@ -11,12 +11,18 @@
  * the pages outlive close() of the fd until the last munmap(). The ring
  * fops pin the module while any ring file or mapping exists.
  *
+ * MPSC rings (BATON_RING_MPSC) add a sequence region and one claim page
+ * per producer index after the slots; mpsc.c owns what those words mean
+ * (producer indices, dead producers, tombstones), this file where they
+ * are and who may map them.
+ *
  * Locking:
  *  - baton_registry_lock (mutex) guards the registry list; a lookup takes
  *    its reference under it.
- *  - ring->lock (spinlock) guards the role counts, ->state and the
- *    counters in the shared header. Slow paths only, and no other lock is
- *    taken while it is held (the mm set in barrier.c has its own).
+ *  - ring->lock (spinlock) guards the role counts, ->state, ->prod_parked
+ *    and the counters in the shared header. Slow paths only; the only lock
+ *    taken while it is held is mpsc.c's (producer attach and release).
+ *    The mm set in barrier.c has its own.
  *  - the wait queues use their own locks; wake_up() and the park loop's
  *    prepare_to_wait_event() meet there, which is what makes the re-check
  *    and the sleep atomic with respect to BATON_RING_IOC_WAKE.
@@ -73,6 +79,11 @@ struct baton_ring {
 	u32 slot_count;
 	u32 slot_size;
 	struct baton_ring_offsets off;	/* trusted copy of hdr->off */
+	u32 max_producers;		/* 1 for SPSC */
+	unsigned long seq_pgoff;	/* MPSC regions; 0 for SPSC */
+	unsigned long seq_pages;
+	unsigned long claim_pgoff;
+	struct baton_mpsc *mpsc;	/* MPSC protocol state, or NULL */
 
 	struct page **pages;
 	unsigned int nr_pages;
@@ -87,6 +98,7 @@ struct baton_ring {
 	unsigned int producers;		/* attached producer files */
 	unsigned int consumers;		/* attached consumer files */
 	u32 state;			/* BATON_STATE_*, trusted copy */
+	u32 prod_parked;		/* MPSC: parked or polling producers */
 
 	wait_queue_head_t prod_wq;	/* producers parked or polling */
 	wait_queue_head_t cons_wq;	/* consumers parked or polling */
@@ -98,6 +110,8 @@ struct baton_ring_file {
 	struct baton_ring *ring;
 	u32 role;
 	bool attached;			/* counted in producers/consumers */
+	bool poll_armed;		/* MPSC producer: counted in prod_parked */
+	int index;			/* MPSC producer: its claim page */
 };
 
 static DEFINE_MUTEX(baton_registry_lock);
@@ -112,6 +126,7 @@ static void baton_ring_free(struct kref *ref)
 	struct baton_ring *ring = container_of(ref, struct baton_ring, ref);
 	unsigned int i;
 
+	baton_mpsc_free(ring->mpsc);
 	vunmap(ring->base);
 	for (i = 0; i < ring->nr_pages; i++)
 		__free_page(ring->pages[i]);
@@ -125,10 +140,55 @@ static void baton_ring_put(struct baton_ring *ring)
 	kref_put(&ring->ref, baton_ring_free);
 }
 
-static void baton_ring_init_layout(struct baton_ring *ring, size_t slots_bytes)
+/* MPSC: the sequence words and one claim page per index, after the slots. */
+static size_t baton_ring_mpsc_bytes(u32 kind, u32 slot_count, u32 producers)
+{
+	if (kind != BATON_RING_MPSC)
+		return 0;
+	return PAGE_ALIGN((size_t)slot_count * sizeof(u64)) +
+	       ((size_t)producers << PAGE_SHIFT);
+}
+
+/* Where struct baton_mpsc_hdr sits in the header page. */
+#define BATON_MPSC_HDR_OFF	1024
+
+static int baton_ring_init_mpsc(struct baton_ring *ring)
+{
+	struct baton_ring_offsets *off = &ring->off;
+	struct baton_mpsc_layout l;
+	u8 *base = ring->base;
+
+	BUILD_BUG_ON(sizeof(struct baton_ring_hdr) > BATON_MPSC_HDR_OFF);
+	BUILD_BUG_ON(BATON_MPSC_HDR_OFF + sizeof(struct baton_mpsc_hdr) >
+		     PAGE_SIZE);
+	ring->seq_pgoff = BATON_SLOTS_PGOFF + (off->slots_size >> PAGE_SHIFT);
+	ring->seq_pages = PAGE_ALIGN((size_t)ring->slot_count * sizeof(u64)) >>
+			  PAGE_SHIFT;
+	ring->claim_pgoff = ring->seq_pgoff + ring->seq_pages;
+	off->seq_mmap = (u64)ring->seq_pgoff << PAGE_SHIFT;
+	off->seq_size = ring->seq_pages << PAGE_SHIFT;
+	off->claim_mmap = (u64)ring->claim_pgoff << PAGE_SHIFT;
+	off->claim_size = PAGE_SIZE;
+	off->mpsc_hdr = BATON_MPSC_HDR_OFF;
+
+	l.tail = ring->tail;
+	l.seq = (u64 *)(base + off->seq_mmap);
+	l.slots = base + off->slots_mmap;
+	l.claims = base + off->claim_mmap;
+	l.mhdr = (struct baton_mpsc_hdr *)(base + off->hdr_mmap +
+					   off->mpsc_hdr);
+	l.slot_count = ring->slot_count;
+	l.slot_size = ring->slot_size;
+	l.max_producers = ring->max_producers;
+	ring->mpsc = baton_mpsc_new(&l);
+	return ring->mpsc ? 0 : -ENOMEM;
+}
+
+static int baton_ring_init_layout(struct baton_ring *ring, size_t slots_bytes)
 {
 	struct baton_ring_offsets *off = &ring->off;
 	u8 *base = ring->base;
+	int ret;
 
 	off->hdr_mmap = BATON_HDR_PGOFF << PAGE_SHIFT;
 	off->prod_mmap = BATON_PROD_PGOFF << PAGE_SHIFT;
@@ -148,6 +208,11 @@ static void baton_ring_init_layout(struct baton_ring *ring, size_t slots_bytes)
 	ring->prod_waiting = (u32 *)(base + off->prod_mmap + off->prod_waiting);
 	ring->head = (u64 *)(base + off->cons_mmap + off->cons_head);
 	ring->cons_waiting = (u32 *)(base + off->cons_mmap + off->cons_waiting);
+	if (ring->kind == BATON_RING_MPSC) {
+		ret = baton_ring_init_mpsc(ring);
+		if (ret)
+			return ret;
+	}
 
 	/* Nobody can map the ring yet: plain stores. */
 	ring->hdr->magic = BATON_RING_MAGIC;
@@ -156,6 +221,7 @@ static void baton_ring_init_layout(struct baton_ring *ring, size_t slots_bytes)
 	ring->hdr->slot_count = ring->slot_count;
 	ring->hdr->slot_size = ring->slot_size;
 	ring->hdr->off = *off;
+	return 0;
 }
 
 /*
@@ -203,7 +269,10 @@ static struct baton_ring *baton_ring_alloc(const struct baton_ring_create *k)
 	if (ret)
 		goto free_ring;
 	ret = baton_ring_alloc_pages(ring, (BATON_SLOTS_PGOFF << PAGE_SHIFT) +
-				     slots_bytes);
+				     slots_bytes +
+				     baton_ring_mpsc_bytes(k->kind,
+							   k->slot_count,
+							   k->max_producers));
 	if (ret)
 		goto free_mms;
 
@@ -216,10 +285,16 @@ static struct baton_ring *baton_ring_alloc(const struct baton_ring_create *k)
 	ring->kind = k->kind;
 	ring->slot_count = k->slot_count;
 	ring->slot_size = k->slot_size;
+	ring->max_producers = k->kind == BATON_RING_MPSC ? k->max_producers : 1;
 	spin_lock_init(&ring->lock);
 	init_waitqueue_head(&ring->prod_wq);
 	init_waitqueue_head(&ring->cons_wq);
-	baton_ring_init_layout(ring, slots_bytes);
+	ret = baton_ring_init_layout(ring, slots_bytes);
+	if (ret) {
+		/* The ring's own free: pages, mm set and all. */
+		baton_ring_put(ring);
+		return ERR_PTR(ret);
+	}
 	return ring;
 
 free_mms:
@@ -272,10 +347,19 @@ static int baton_ring_attach(struct baton_ring_file *rf)
 	spin_lock(&ring->lock);
 	count = rf->role == BATON_ROLE_PRODUCER ? &ring->producers :
 						  &ring->consumers;
-	if (*count) {
-		/* SPSC: one file per role. */
+	if (*count >= (rf->role == BATON_ROLE_PRODUCER ?
+		       ring->max_producers : 1)) {
+		/* SPSC: one file per role; MPSC: max_producers producers. */
 		ret = -EBUSY;
 	} else {
+		if (ring->mpsc && rf->role == BATON_ROLE_PRODUCER) {
+			/* Cannot fail below max_producers. */
+			rf->index = baton_mpsc_attach(ring->mpsc);
+			if (WARN_ON_ONCE(rf->index < 0)) {
+				spin_unlock(&ring->lock);
+				return rf->index;
+			}
+		}
 		(*count)++;
 		baton_ring_set_state(ring,
 				     ring->state & ~baton_gone_bit(rf->role));
@@ -295,6 +379,14 @@ static void baton_ring_detach(struct baton_ring_file *rf)
 	spin_lock(&ring->lock);
 	baton_hdr_inc(ring, producer ? &ring->hdr->producer_deaths :
 				       &ring->hdr->consumer_deaths);
+	if (ring->mpsc && producer) {
+		/* Its unpublished tickets become the kernel's to tombstone. */
+		baton_mpsc_detach(ring->mpsc, rf->index);
+		if (rf->poll_armed) {
+			ring->prod_parked--;
+			WRITE_ONCE(*ring->prod_waiting, ring->prod_parked);
+		}
+	}
 	if (!--(*count)) {
 		/* Nobody of this role is left to be woken: spare the peer. */
 		WRITE_ONCE(*waiting, 0);
@@ -388,12 +480,15 @@ static const struct vm_operations_struct baton_vm_ops = {
  * One region per mmap() call, at its exact offset. Producer fds may write
  * the producer page and the slots, consumer fds the consumer page; the
  * header is read-only to both. A read-only region loses VM_MAYWRITE so
- * mprotect() cannot upgrade it.
+ * mprotect() cannot upgrade it. MPSC: both roles write the sequence
+ * words; a producer fd maps its own claim page (the kernel picks it from
+ * the fd), a consumer fd none (EACCES).
  */
 static int baton_ring_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct baton_ring_file *rf = file->private_data;
 	struct baton_ring *ring = rf->ring;
+	unsigned long src = vma->vm_pgoff;
 	unsigned long pages;
 	u32 writer;
 	int ret;
@@ -416,7 +511,20 @@ static int baton_ring_mmap(struct file *file, struct vm_area_struct *vma)
 		writer = BATON_ROLE_PRODUCER;
 		break;
 	default:
-		return -EINVAL;
+		if (!ring->mpsc)
+			return -EINVAL;
+		if (vma->vm_pgoff == ring->seq_pgoff) {
+			pages = ring->seq_pages;
+			writer = rf->role;
+		} else if (vma->vm_pgoff == ring->claim_pgoff) {
+			if (rf->role != BATON_ROLE_PRODUCER)
+				return -EACCES;
+			pages = 1;
+			writer = BATON_ROLE_PRODUCER;
+			src = ring->claim_pgoff + rf->index;
+		} else {
+			return -EINVAL;
+		}
 	}
 	if (vma_pages(vma) > pages)
 		return -EINVAL;
@@ -433,7 +541,7 @@ static int baton_ring_mmap(struct file *file, struct vm_area_struct *vma)
 	ret = baton_mm_set_add(&ring->mms, vma->vm_mm);
 	if (ret)
 		return ret;
-	ret = remap_vmalloc_range(vma, ring->base, vma->vm_pgoff);
+	ret = remap_vmalloc_range(vma, ring->base, src);
 	if (ret) {
 		/* mmap_region() unmaps without ->close: undo here. */
 		baton_mm_set_del(&ring->mms, vma->vm_mm);
@@ -454,6 +562,15 @@ static int baton_park_check(struct baton_ring *ring, u32 role, u64 expected)
 	/* Before the index: see baton_ring_set_state(). */
 	u32 state = smp_load_acquire(&ring->state);
 	u64 tail, head, used;
+
+	if (ring->mpsc) {
+		if (role == BATON_ROLE_CONSUMER)
+			return baton_mpsc_check_consumer(ring->mpsc, expected,
+					state & BATON_STATE_PRODUCER_GONE);
+		if (state & BATON_STATE_CONSUMER_GONE)
+			return -EPIPE;
+		return baton_mpsc_check_producer(ring->mpsc, expected);
+	}
 
 	if (role == BATON_ROLE_CONSUMER) {
 		tail = READ_ONCE(*ring->tail);
@@ -488,12 +605,22 @@ static void baton_ring_announce(struct baton_ring *ring, u32 *waiting)
 	baton_barrier_peers(&ring->mms);
 }
 
+/* MPSC producers share prod_waiting: it counts them (ring->prod_parked). */
+static void baton_ring_count_parked(struct baton_ring *ring, int delta)
+{
+	spin_lock(&ring->lock);
+	ring->prod_parked += delta;
+	WRITE_ONCE(*ring->prod_waiting, ring->prod_parked);
+	spin_unlock(&ring->lock);
+}
+
 static long baton_ring_park(struct baton_ring_file *rf, void __user *uarg)
 {
 	struct baton_ring *ring = rf->ring;
 	bool consumer = rf->role == BATON_ROLE_CONSUMER;
 	wait_queue_head_t *wq = consumer ? &ring->cons_wq : &ring->prod_wq;
 	u32 *waiting = consumer ? ring->cons_waiting : ring->prod_waiting;
+	bool counted = ring->mpsc && !consumer;
 	bool timed_out = false;
 	struct wait_queue_entry wait;
 	struct baton_park k;
@@ -510,7 +637,7 @@ static long baton_ring_park(struct baton_ring_file *rf, void __user *uarg)
 
 	/* Nothing to wait for: spare the peers the IPI. */
 	ret = baton_park_check(ring, rf->role, k.expected);
-	if (ret != -EAGAIN)
+	if (ret != -EAGAIN && ret != BATON_MPSC_RECHECK)
 		return ret;
 
 	/* A park: the ring was empty (full) when the call looked. */
@@ -519,12 +646,22 @@ static long baton_ring_park(struct baton_ring_file *rf, void __user *uarg)
 				       &ring->hdr->parks_full);
 	spin_unlock(&ring->lock);
 
-	baton_ring_announce(ring, waiting);
+	if (counted) {
+		/* MPSC producers: one more parked; then F and G as below. */
+		baton_ring_count_parked(ring, 1);
+		smp_mb();	/* F, matches E */
+		baton_barrier_peers(&ring->mms);	/* G, matches E */
+	} else {
+		baton_ring_announce(ring, waiting);
+	}
 
 	init_wait_entry(&wait, 0);
 	for (;;) {
 		long intr = prepare_to_wait_event(wq, &wait,
 						  TASK_INTERRUPTIBLE);
+		bool has = k.flags & BATON_PARK_DEADLINE;
+		bool brief = false;
+		ktime_t until = deadline;
 
 		/*
 		 * Re-check after queueing: a WAKE that comes later finds us
@@ -532,7 +669,7 @@ static long baton_ring_park(struct baton_ring_file *rf, void __user *uarg)
 		 * H and its wait-queue lock, so this read sees it.
 		 */
 		ret = baton_park_check(ring, rf->role, k.expected);
-		if (ret != -EAGAIN)
+		if (ret != -EAGAIN && ret != BATON_MPSC_RECHECK)
 			break;
 		if (intr) {
 			ret = intr;
@@ -542,11 +679,24 @@ static long baton_ring_park(struct baton_ring_file *rf, void __user *uarg)
 			ret = -ETIMEDOUT;
 			break;
 		}
+		/*
+		 * MPSC consumer: a live producer may be between its fetch_add
+		 * and its claim (mpsc.c); nothing wakes us when it gets
+		 * there, so look again soon.
+		 */
+		if (ret == BATON_MPSC_RECHECK) {
+			ktime_t soon = ktime_add_ms(ktime_get(), 1);
+
+			if (!has || ktime_before(soon, deadline)) {
+				until = soon;
+				has = true;
+				brief = true;
+			}
+		}
 		/* 0: the deadline passed; check once more, then give up. */
-		if (!schedule_hrtimeout_range(k.flags & BATON_PARK_DEADLINE ?
-					      &deadline : NULL,
+		if (!schedule_hrtimeout_range(has ? &until : NULL,
 					      current->timer_slack_ns,
-					      HRTIMER_MODE_ABS))
+					      HRTIMER_MODE_ABS) && !brief)
 			timed_out = true;
 	}
 	finish_wait(wq, &wait);
@@ -555,7 +705,10 @@ static long baton_ring_park(struct baton_ring_file *rf, void __user *uarg)
 	 * No barrier: a stale flag seen by the peer only costs it a WAKE
 	 * call; a peer that misses the clear is no worse off.
 	 */
-	WRITE_ONCE(*waiting, 0);
+	if (counted)
+		baton_ring_count_parked(ring, -1);
+	else
+		WRITE_ONCE(*waiting, 0);
 	return ret;
 }
 
@@ -632,6 +785,35 @@ static long baton_ring_ioctl(struct file *file, unsigned int cmd,
 
 /* ---- poll ---- */
 
+/*
+ * MPSC: the consumer is ready when the slot at its published head holds a
+ * message or a tombstone (a dead producer's ticket is tombstoned here as
+ * in park; one a live producer may still be reserving is reported when
+ * the next wake comes), a producer when the slot of the next ticket is
+ * free. Samples: a producer's own ticket is only known once taken.
+ */
+static __poll_t baton_mpsc_ready(struct baton_ring *ring, u32 role, u32 state)
+{
+	int ret;
+
+	if (role == BATON_ROLE_CONSUMER) {
+		ret = baton_mpsc_check_consumer(ring->mpsc,
+						READ_ONCE(*ring->head),
+					state & BATON_STATE_PRODUCER_GONE);
+		if (!ret)
+			return EPOLLIN | EPOLLRDNORM;
+		if (ret == -EPIPE)
+			return EPOLLHUP;
+		return ret == -EPROTO ? EPOLLERR : 0;
+	}
+	if (state & BATON_STATE_CONSUMER_GONE)
+		return EPOLLERR;
+	ret = baton_mpsc_check_producer(ring->mpsc, READ_ONCE(*ring->tail));
+	if (!ret)
+		return EPOLLOUT | EPOLLWRNORM;
+	return ret == -EPROTO ? EPOLLERR : 0;
+}
+
 static __poll_t baton_ring_ready(struct baton_ring *ring, u32 role)
 {
 	/* Before the indices: see baton_ring_set_state(). */
@@ -640,6 +822,9 @@ static __poll_t baton_ring_ready(struct baton_ring *ring, u32 role)
 	u64 head = READ_ONCE(*ring->head);
 	u64 used = tail - head;
 	__poll_t mask = 0;
+
+	if (ring->mpsc)
+		return baton_mpsc_ready(ring, role, state);
 
 	if (used > ring->slot_count)
 		return EPOLLERR;	/* scribbled indices */
@@ -680,6 +865,24 @@ static __poll_t baton_ring_poll(struct file *file, poll_table *pt)
 	u32 *waiting = consumer ? ring->cons_waiting : ring->prod_waiting;
 
 	poll_wait(file, consumer ? &ring->cons_wq : &ring->prod_wq, pt);
+	/*
+	 * MPSC producers share a count, not a flag: a polling producer file
+	 * is counted once, until it is released.
+	 */
+	if (ring->mpsc && !consumer) {
+		if (!poll_does_not_wait(pt) && !READ_ONCE(rf->poll_armed)) {
+			spin_lock(&ring->lock);
+			if (!rf->poll_armed) {
+				rf->poll_armed = true;
+				ring->prod_parked++;
+				WRITE_ONCE(*waiting, ring->prod_parked);
+			}
+			spin_unlock(&ring->lock);
+			smp_mb();	/* F, matches E */
+			baton_barrier_peers(&ring->mms);	/* G, matches E */
+		}
+		return baton_ring_ready(ring, rf->role);
+	}
 	/*
 	 * Already up: F and G made it visible when it was raised, and a flag
 	 * that stays up covers every later index store; nothing to redo.
@@ -810,9 +1013,16 @@ int baton_ring_create(struct baton_ring_create *k, void __user *uarg,
 
 	if (k->flags || k->reserved[0] || k->reserved[1])
 		return -EINVAL;
-	if (k->kind != BATON_RING_SPSC || !baton_role_valid(k->role))
+	if ((k->kind != BATON_RING_SPSC && k->kind != BATON_RING_MPSC) ||
+	    !baton_role_valid(k->role))
 		return -EINVAL;
-	if (k->max_producers > 1 || (k->mode & ~0777))
+	if (k->kind == BATON_RING_SPSC && k->max_producers > 1)
+		return -EINVAL;
+	if (k->kind == BATON_RING_MPSC &&
+	    (!k->max_producers ||
+	     k->max_producers > BATON_MPSC_PRODUCERS_MAX))
+		return -EINVAL;
+	if (k->mode & ~0777)
 		return -EINVAL;
 	ret = baton_check_name(k->name);
 	if (ret)

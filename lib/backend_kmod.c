@@ -110,7 +110,7 @@ static int kmod_create(const char *name, const struct baton_ring_params *p,
 	c.slot_count = p->slot_count;
 	c.slot_size = p->slot_size;
 	c.mode = p->mode;
-	c.max_producers = 1;
+	c.max_producers = p->kind == BATON_RING_MPSC ? p->max_producers : 1;
 
 	dev = dev_open_checked();
 	if (dev < 0)
@@ -126,6 +126,9 @@ static int kmod_create(const char *name, const struct baton_ring_params *p,
 	d->slot_size = c.slot_size;
 	d->file_size = 0;	/* the kernel bounds each mmap itself */
 	d->off = c.out_off;
+	d->max_producers = c.max_producers;
+	/* The kernel maps this fd's own claim page at the region's start. */
+	d->claim_off = c.out_off.claim_mmap;
 	return 0;
 }
 
@@ -155,6 +158,8 @@ static int kmod_open(const char *name, int role, struct baton_ring_desc *d)
 	d->slot_size = o.out_slot_size;
 	d->file_size = 0;
 	d->off = o.out_off;
+	d->max_producers = 0;	/* MPSC: read from the kernel's header */
+	d->claim_off = o.out_off.claim_mmap;
 	/* A module bug must not become an out-of-bounds slot index here. */
 	if (baton__geometry_valid(d->kind, d->slot_count, d->slot_size)) {
 		close(d->fd);
@@ -222,6 +227,17 @@ static int kmod_version(uint32_t *abi_version, uint64_t *features)
 	return ret;
 }
 
+/*
+ * MPSC: the same two ioctls. The kernel knows the ring's kind: it parks a
+ * producer on its ticket's slot and the consumer on its ticket, and the
+ * wake reaches every parked producer (each re-checks its own slot).
+ */
+static int kmod_mpsc_wake(struct baton_ring *r, uint64_t idx)
+{
+	(void)idx;
+	return kmod_wake(r);
+}
+
 const struct baton_backend_ops baton__kmod_ops = {
 	.name = "kmod",
 	.create = kmod_create,
@@ -229,5 +245,7 @@ const struct baton_backend_ops baton__kmod_ops = {
 	.unlink = kmod_unlink,
 	.park = kmod_park,
 	.wake = kmod_wake,
+	.mpsc_park = kmod_park,
+	.mpsc_wake = kmod_mpsc_wake,
 	.version = kmod_version,
 };

@@ -34,6 +34,18 @@
  * 32 bits suffice: the indices never drift more than slot_count
  * (<= 2^20) apart, so the low halves equal only when the full values do.
  *
+ * MPSC rings (BATON_RING_MPSC) add, after the slots, the sequence words
+ * and one claim page per producer index, and struct baton_mpsc_hdr at
+ * byte 1024 of the header page. A producer takes the lowest index k whose
+ * OFD lock (byte 16 + k) it can get, so indices come back when a
+ * producer's file goes; the consumer locks byte 1 as for SPSC. A parked
+ * producer counts itself in prod_waiting (an atomic add, slow path only)
+ * and waits on the low half of the consumer's head, which moves with
+ * every slot freed; the parked consumer waits on the low half of its
+ * ticket's sequence word, which the publication changes. There is no
+ * death detection: a producer that dies holding a ticket stalls the
+ * consumer at that ticket until its timeout, and nothing is tombstoned.
+ *
  * What this backend cannot do, compared with /dev/baton:
  *  - no role-scoped mappings: the file is opened read-write by both roles
  *    (the consumer must store head), so either side can scribble on all
@@ -67,6 +79,10 @@
 /* Byte offsets inside the producer and consumer pages. */
 #define WORD_INDEX	0
 #define WORD_WAITING	64	/* its own cache line */
+/* MPSC: where struct baton_mpsc_hdr sits in the header page. */
+#define MPSC_HDR	1024
+/* MPSC: OFD lock byte of producer index k. */
+#define LOCK_PRODUCER0	16
 
 static long sys_membarrier(int cmd)
 {
@@ -97,9 +113,10 @@ static int shm_path(char *buf, size_t len, const char *name)
 	return 0;
 }
 
-static void layout(uint32_t slot_count, uint32_t slot_size,
+static void layout(const struct baton_ring_params *p,
 		   struct baton_ring_offsets *off, uint64_t *total)
 {
+	uint32_t slot_count = p->slot_count, slot_size = p->slot_size;
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	uint64_t slots = (uint64_t)slot_count * slot_size;
 
@@ -117,6 +134,84 @@ static void layout(uint32_t slot_count, uint32_t slot_size,
 	off->cons_head = WORD_INDEX;
 	off->cons_waiting = WORD_WAITING;
 	*total = off->slots_mmap + off->slots_size;
+	if (p->kind != BATON_RING_MPSC)
+		return;
+	off->seq_mmap = *total;
+	off->seq_size = ((uint64_t)slot_count * 8 + page - 1) / page * page;
+	off->claim_mmap = off->seq_mmap + off->seq_size;
+	off->claim_size = (uint32_t)page;
+	off->mpsc_hdr = MPSC_HDR;
+	*total = off->claim_mmap + (uint64_t)p->max_producers * page;
+}
+
+static int lock_role(int fd, int role);
+
+/*
+ * MPSC producer: the lowest free index, held by an OFD lock on its byte.
+ * The lock goes with the file description, so a dead producer's index is
+ * free again; its claim page is reset by the next holder.
+ */
+static int lock_producer_index(int fd, uint32_t max_producers,
+			       uint32_t *index)
+{
+	uint32_t k;
+
+	for (k = 0; k < max_producers; k++) {
+		struct flock fl = {
+			.l_type = F_WRLCK,
+			.l_whence = SEEK_SET,
+			.l_start = LOCK_PRODUCER0 + k,
+			.l_len = 1,
+		};
+
+		if (fcntl(fd, F_OFD_SETLK, &fl) == 0) {
+			*index = k;
+			return 0;
+		}
+		if (errno != EAGAIN && errno != EACCES)
+			return -errno;
+	}
+	return -EBUSY;
+}
+
+/* Lock the role; an MPSC producer also learns its claim page. */
+static int lock_role_desc(int fd, int role, struct baton_ring_desc *d)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint32_t k = 0;
+	int ret;
+
+	if (d->kind != BATON_RING_MPSC || role != BATON_ROLE_PRODUCER)
+		return lock_role(fd, role);
+	ret = lock_producer_index(fd, d->max_producers, &k);
+	if (ret)
+		return ret;
+	d->claim_off = d->off.claim_mmap + (uint64_t)k * page;
+	return 0;
+}
+
+/* A new MPSC ring: header counters and seq[i] = i (slot i free for i). */
+static int init_mpsc(int fd, const struct baton_ring_params *p,
+		     const struct baton_ring_offsets *off)
+{
+	struct baton_mpsc_hdr mh;
+	uint64_t buf[512];
+	uint32_t i, j, n;
+
+	memset(&mh, 0, sizeof(mh));
+	mh.max_producers = p->max_producers;
+	if (pwrite(fd, &mh, sizeof(mh), MPSC_HDR) != (ssize_t)sizeof(mh))
+		return -EIO;
+	for (i = 0; i < p->slot_count; i += n) {
+		n = p->slot_count - i < 512 ? p->slot_count - i : 512;
+		for (j = 0; j < n; j++)
+			buf[j] = (uint64_t)i + j;
+		if (pwrite(fd, buf, n * sizeof(uint64_t),
+			   (off_t)(off->seq_mmap + (uint64_t)i * 8)) !=
+		    (ssize_t)(n * sizeof(uint64_t)))
+			return -EIO;
+	}
+	return 0;
 }
 
 static int lock_role(int fd, int role)
@@ -169,6 +264,10 @@ static int memfd_create_ring(const char *name,
 	ret = baton__geometry_valid(p->kind, p->slot_count, p->slot_size);
 	if (ret)
 		return ret;
+	if (p->kind == BATON_RING_MPSC ?
+	    !p->max_producers || p->max_producers > BATON_MPSC_PRODUCERS_MAX :
+	    p->max_producers > 1)
+		return -EINVAL;
 	ret = register_membarrier();
 	if (ret)
 		return ret;
@@ -183,7 +282,7 @@ static int memfd_create_ring(const char *name,
 		goto err;
 	}
 
-	layout(p->slot_count, p->slot_size, &d->off, &total);
+	layout(p, &d->off, &total);
 	if (ftruncate(fd, (off_t)total)) {
 		ret = -errno;
 		goto err;
@@ -200,7 +299,14 @@ static int memfd_create_ring(const char *name,
 		ret = -EIO;
 		goto err;
 	}
-	ret = lock_role(fd, role);
+	d->kind = p->kind;
+	d->max_producers = p->kind == BATON_RING_MPSC ? p->max_producers : 0;
+	if (p->kind == BATON_RING_MPSC) {
+		ret = init_mpsc(fd, p, &d->off);
+		if (ret)
+			goto err;
+	}
+	ret = lock_role_desc(fd, role, d);
 	if (ret)
 		goto err;
 	ret = link_name(fd, path);
@@ -260,7 +366,26 @@ static int memfd_open_ring(const char *name, int role,
 				   (uint64_t)st.st_size);
 	if (ret)
 		goto err;
-	ret = lock_role(fd, role);
+	d->kind = hdr.kind;
+	d->off = hdr.off;
+	d->max_producers = 0;
+	if (hdr.kind == BATON_RING_MPSC) {
+		struct baton_mpsc_hdr mh;
+
+		/* Bounds first; baton__mpsc_attach() checks the rest. */
+		if (hdr.off.mpsc_hdr % 8 ||
+		    hdr.off.mpsc_hdr + sizeof(mh) > hdr.off.hdr_size ||
+		    pread(fd, &mh, sizeof(mh), hdr.off.mpsc_hdr) !=
+		    (ssize_t)sizeof(mh) ||
+		    baton__mpsc_offsets_valid(&hdr.off, hdr.slot_count,
+					      mh.max_producers,
+					      (uint64_t)st.st_size)) {
+			ret = -EPROTO;
+			goto err;
+		}
+		d->max_producers = mh.max_producers;
+	}
+	ret = lock_role_desc(fd, role, d);
 	if (ret)
 		goto err;
 
@@ -370,10 +495,90 @@ static int memfd_wake(struct baton_ring *r)
 	return 0;
 }
 
+/*
+ * MPSC park, the same four steps as memfd_park(). Consumer at ticket
+ * : sleep while its sequence word still says "free for it"
+ * (unpublished). Producer holding ticket : sleep while its slot
+ * is held by an earlier lap, on the consumer's head, which every freed
+ * slot moves: a head read (acquire) before the slot's sequence means a
+ * free made before that head store is seen, and one made after changes
+ * the head under the futex's compare.
+ */
+static int memfd_mpsc_park(struct baton_ring *r, uint64_t expected,
+			   int has_deadline, uint64_t deadline_ns)
+{
+	int consumer = r->role == BATON_ROLE_CONSUMER;
+	uint64_t *sp = &r->seq[expected & r->mask];
+	struct timespec ts, *tsp = NULL;
+	uint64_t s, h = 0;
+	int ret = 0;
+
+	if (has_deadline) {
+		ts.tv_sec = (time_t)(deadline_ns / 1000000000ULL);
+		ts.tv_nsec = (long)(deadline_ns % 1000000000ULL);
+		tsp = &ts;
+	}
+
+	/* The flag (a count for producers) tells the peer to wake us (E). */
+	if (consumer)
+		__atomic_store_n(r->cons_waiting, 1, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_add(r->prod_waiting, 1, __ATOMIC_RELAXED);
+	/* F and G, as in memfd_park(). */
+	if (sys_membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED)) {
+		ret = -errno;
+		goto out;
+	}
+
+	if (consumer) {
+		s = __atomic_load_n(sp, __ATOMIC_RELAXED);
+		if (s != expected) {
+			if (s != expected + 1 &&
+			    s != ((expected + 1) | BATON_MPSC_TOMB))
+				ret = -EPROTO;
+			goto out;
+		}
+		if (sys_futex(baton__lo32(sp), FUTEX_WAIT_BITSET,
+			      (uint32_t)expected, tsp,
+			      FUTEX_BITSET_MATCH_ANY) && errno != EAGAIN)
+			ret = -errno;
+		goto out;
+	}
+
+	h = __atomic_load_n(r->head, __ATOMIC_ACQUIRE);
+	s = __atomic_load_n(sp, __ATOMIC_ACQUIRE);
+	ret = baton__mpsc_slot_state(s, expected, r->mask);
+	if (ret != -EAGAIN)
+		goto out;
+	ret = 0;
+	if (sys_futex(baton__lo32(r->head), FUTEX_WAIT_BITSET, (uint32_t)h,
+		      tsp, FUTEX_BITSET_MATCH_ANY) && errno != EAGAIN)
+		ret = -errno;
+out:
+	/* No ordering needed, as in memfd_park(). */
+	if (consumer)
+		__atomic_store_n(r->cons_waiting, 0, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_sub(r->prod_waiting, 1, __ATOMIC_RELAXED);
+	return ret;
+}
+
+/* H: futex_wake()'s own full barrier, as in memfd_wake(). */
+static int memfd_mpsc_wake(struct baton_ring *r, uint64_t idx)
+{
+	uint64_t *word = r->role == BATON_ROLE_PRODUCER ?
+			 &r->seq[idx & r->mask] : r->head;
+
+	if (sys_futex(baton__lo32(word), FUTEX_WAKE, INT_MAX, NULL, 0) < 0)
+		return -errno;
+	return 0;
+}
+
 static int memfd_version(uint32_t *abi_version, uint64_t *features)
 {
 	*abi_version = BATON_ABI_VERSION;
-	*features = BATON_FEAT_RING_SPSC | BATON_FEAT_PARK;
+	*features = BATON_FEAT_RING_SPSC | BATON_FEAT_PARK |
+		    BATON_FEAT_RING_MPSC;
 	return 0;
 }
 
@@ -384,5 +589,7 @@ const struct baton_backend_ops baton__memfd_ops = {
 	.unlink = memfd_unlink_ring,
 	.park = memfd_park,
 	.wake = memfd_wake,
+	.mpsc_park = memfd_mpsc_park,
+	.mpsc_wake = memfd_mpsc_wake,
 	.version = memfd_version,
 };

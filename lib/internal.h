@@ -35,6 +35,9 @@ struct baton_ring_desc {
 	uint32_t slot_size;
 	uint64_t file_size;		/* memfd: bytes backing the file; kmod: 0 */
 	struct baton_ring_offsets off;
+	/* MPSC */
+	uint32_t max_producers;
+	uint64_t claim_off;		/* mmap offset of this producer's claim */
 };
 
 struct baton_backend_ops {
@@ -54,6 +57,15 @@ struct baton_backend_ops {
 		    uint64_t deadline_ns);
 	/* Wake the other role after this side moved its index. */
 	int (*wake)(struct baton_ring *r);
+	/*
+	 * MPSC (lib/mpsc.c): a producer sleeps while the slot of ticket
+	 *  is not free for it, the consumer while ticket 
+	 * is unpublished. Wake after publishing (producer) or freeing
+	 * (consumer) the slot of ticket .
+	 */
+	int (*mpsc_park)(struct baton_ring *r, uint64_t expected,
+			 int has_deadline, uint64_t deadline_ns);
+	int (*mpsc_wake)(struct baton_ring *r, uint64_t idx);
 	int (*version)(uint32_t *abi_version, uint64_t *features);
 };
 
@@ -69,6 +81,18 @@ BATON_HIDDEN int baton__offsets_valid(const struct baton_ring_offsets *off,
 				      uint32_t slot_count, uint32_t slot_size,
 				      uint64_t file_size);
 BATON_HIDDEN uint64_t baton__now_ns(void);
+
+/* mpsc.c */
+BATON_HIDDEN int baton__mpsc_offsets_valid(const struct baton_ring_offsets *off,
+					   uint32_t slot_count,
+					   uint32_t max_producers,
+					   uint64_t file_size);
+BATON_HIDDEN int baton__mpsc_attach(struct baton_ring *r,
+				    const struct baton_ring_desc *d, int role);
+BATON_HIDDEN void baton__mpsc_unmap(struct baton_ring *r);
+/* Where a ticket's slot stands for the producer holding it (EPROTO). */
+BATON_HIDDEN int baton__mpsc_slot_state(uint64_t seq, uint64_t ticket,
+					uint64_t mask);
 
 /* Little-endian: the low half of a u64 sits at its address. */
 static inline uint32_t *baton__lo32(uint64_t *p)

@@ -102,7 +102,7 @@ int baton__name_valid(const char *name)
 int baton__geometry_valid(uint32_t kind, uint32_t slot_count,
 			  uint32_t slot_size)
 {
-	if (kind != BATON_RING_SPSC)
+	if (kind != BATON_RING_SPSC && kind != BATON_RING_MPSC)
 		return -EINVAL;
 	if (slot_count < BATON_SLOTS_MIN || slot_count > BATON_SLOTS_MAX ||
 	    (slot_count & (slot_count - 1)))
@@ -192,6 +192,7 @@ static void unmap_all(struct baton_ring *r)
 		r->map[i].addr = NULL;
 		r->map[i].len = 0;
 	}
+	baton__mpsc_unmap(r);
 }
 
 static uint32_t spin_limit_default(void)
@@ -276,6 +277,14 @@ static int attach(struct baton_ring *r, const struct baton_ring_desc *d,
 	r->cons_waiting = (uint32_t *)((uint8_t *)r->map[BATON_MAP_CONS].addr +
 				       off->cons_waiting);
 	r->spin_limit = spin_limit_default();
+
+	/* MPSC: its own regions and its own idea of consistent indices. */
+	if (d->kind == BATON_RING_MPSC) {
+		ret = baton__mpsc_attach(r, d, role);
+		if (ret)
+			unmap_all(r);
+		return ret;
+	}
 
 	/*
 	 * Resume from the shared indices: a ring may outlive the process that

@@ -411,7 +411,8 @@ TEST(version_reports_abi_and_features)
 	EXPECT_EQ(want, v.out_features & want);
 	/* No bit the header does not define. */
 	EXPECT_EQ(0, v.out_features &
-		     ~(uint64_t)(BATON_FEAT_ROLE_MMAP * 2 - 1));
+		     ~((uint64_t)(BATON_FEAT_ROLE_MMAP * 2 - 1) |
+		       BATON_FEAT_RING_MPSC | BATON_FEAT_EPOCH));
 	close(dev);
 }
 

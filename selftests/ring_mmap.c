@@ -126,9 +126,13 @@ TEST_F(mm, offsets_are_consistent)
 		  o->cons_waiting - o->cons_head :
 		  o->cons_head - o->cons_waiting);
 	EXPECT_EQ(0, o->reserved0);
-	for (i = 0; i < 4; i++) {
-		EXPECT_EQ(0, o->reserved[i]);
-	}
+	/* the former reserved[4]: MPSC-only fields, all 0 on an SPSC ring */
+	EXPECT_EQ(0, o->seq_mmap);
+	EXPECT_EQ(0, o->claim_mmap);
+	EXPECT_EQ(0, o->seq_size);
+	EXPECT_EQ(0, o->claim_size);
+	EXPECT_EQ(0, o->mpsc_hdr);
+	EXPECT_EQ(0, o->reserved1);
 
 	/* create, open, info and the header all tell the same layout */
 	fd = -1;

@@ -71,15 +71,29 @@ struct baton_ring {
 		size_t len;
 	} map[4];
 	char name[BATON_NAME_MAX];
+
+	/* MPSC rings only (the MPSC section below); zero for SPSC */
+	uint64_t *seq;			/* per-slot sequence words, shared */
+	struct baton_mpsc_claim *claim;	/* producer: its own claim page */
+	uint64_t tombstones_skipped;	/* consumer: lost tickets skipped */
+	uint32_t max_producers;
+	uint32_t mpsc_hdr;		/* offset of struct baton_mpsc_hdr */
+	int mpsc_error;			/* producer: a ticket was abandoned */
+	struct {
+		void *addr;
+		size_t len;
+	} mpsc_map[2];			/* seq, claim */
 };
 
 /**
  * struct baton_ring_params - geometry and permission of a new ring
- * @kind: BATON_RING_SPSC
+ * @kind: BATON_RING_SPSC or BATON_RING_MPSC
  * @slot_count: power of two
  * @slot_size: multiple of 8
  * @mode: permission bits, e.g. 0600
  * @backend: enum baton_backend
+ * @max_producers: BATON_RING_MPSC: producer handles the ring admits
+ *                 (1..BATON_MPSC_PRODUCERS_MAX); SPSC: 0 or 1
  */
 struct baton_ring_params {
 	uint32_t kind;
@@ -87,6 +101,7 @@ struct baton_ring_params {
 	uint32_t slot_size;
 	uint32_t mode;
 	int backend;
+	uint32_t max_producers;
 };
 
 /**
@@ -150,6 +165,10 @@ static inline void baton_ring_poll_disarm(struct baton_ring *r)
 {
 	uint32_t *own = r->role == BATON_ROLE_PRODUCER ? r->prod_waiting :
 							 r->cons_waiting;
+
+	/* An MPSC producer's poll is counted by the kernel until close. */
+	if (r->kind == BATON_RING_MPSC && r->role == BATON_ROLE_PRODUCER)
+		return;
 
 	/* No barrier: nobody of ours waits through poll any more. */
 	__atomic_store_n(own, 0, __ATOMIC_RELAXED);
@@ -300,8 +319,304 @@ int baton_spsc_push(struct baton_ring *r, const void *msg, size_t len,
 int baton_spsc_pop(struct baton_ring *r, void *msg, size_t len,
 		   int64_t timeout_ns);
 
+/* ---- MPSC rings (Documentation/mpsc.rst) ---- */
+
+/*
+ * A BATON_RING_MPSC ring: any number of producer handles, up to the
+ * ring's max_producers, and one consumer. Create or open it with
+ * baton_ring_create()/baton_ring_open() (p->kind = BATON_RING_MPSC).
+ * Each producer handle is used by one thread at a time; threads that
+ * push concurrently open a handle each (a handle owns one claim page).
+ *
+ * The producer's path holds exactly one locked instruction, the
+ * fetch_add that hands out tickets, and no compare-and-swap: no branch
+ * on it depends on winning a race between cores. The consumer's path
+ * has no locked instruction and no fence. Barrier letters I..N are in
+ * the MPSC table of <linux/baton.h>.
+ */
+
+/* baton_mpsc_cons_peek()/pop(): the ticket was lost, see struct baton_mpsc_loss */
+#define BATON_MPSC_LOST		2
+
+/**
+ * struct baton_mpsc_loss - a ticket the consumer skipped as a tombstone
+ * @ticket: the lost ticket (its producer died before publishing it)
+ * @pid: the dead producer's pid in the consumer's pid namespace, as the
+ *       kernel attributed it; 0 when it could not tell
+ */
+struct baton_mpsc_loss {
+	uint64_t ticket;
+	uint64_t pid;
+};
+
+/**
+ * struct baton_mpsc_stats - what an MPSC ring's counters say
+ * @head: consumer position (messages and tombstones consumed)
+ * @tail: tickets handed out
+ * @parks_full: producer parks on a slot still held by the previous lap
+ * @parks_empty: consumer parks on a slot not yet published
+ * @wakes_of_producer: wake calls aimed at parked producers
+ * @wakes_of_consumer: wake calls aimed at the parked consumer
+ * @producer_deaths: producer handles released (closed or died)
+ * @tombstones_written: tickets the kernel turned into tombstones
+ * @tombstones_unattributed: of those, the ones without a pid
+ * @tombstones_skipped: tombstones this consumer handle skipped
+ * @producers: producer handles attached now (kmod)
+ * @max_producers: producer handles the ring admits
+ * @wake_calls: wake syscalls made by this handle
+ * @park_calls: park syscalls made by this handle
+ *
+ * The kernel counts (memfd: 0) except the last three and @head/@tail.
+ */
+struct baton_mpsc_stats {
+	uint64_t head;
+	uint64_t tail;
+	uint64_t parks_full;
+	uint64_t parks_empty;
+	uint64_t wakes_of_producer;
+	uint64_t wakes_of_consumer;
+	uint64_t producer_deaths;
+	uint64_t tombstones_written;
+	uint64_t tombstones_unattributed;
+	uint64_t tombstones_skipped;
+	uint32_t producers;
+	uint32_t max_producers;
+	uint64_t wake_calls;
+	uint64_t park_calls;
+};
+
+int baton_mpsc_stats(const struct baton_ring *r, struct baton_mpsc_stats *st);
+
+/* Out of line (lib/mpsc.c): the syscalls and the waiting loops. */
+void __baton_mpsc_wake(struct baton_ring *r, uint64_t idx);
+int baton_mpsc_prod_wait(struct baton_ring *r, uint64_t ticket);
+
+/*
+ * MPSC producer, step 1: take n tickets [t, t + n) with one fetch_add.
+ *
+ * The trade-off, on purpose: this cannot fail and cannot be undone. A
+ * producer whose reserved slot is still occupied blocks on that slot
+ * (baton_mpsc_prod_wait()) instead of getting "busy" back the way a
+ * compare-and-swap reservation could return it. Callers at a public API
+ * boundary that need the busy answer use baton_mpsc_try_push().
+ *
+ * The claim page says which tickets this handle holds, so the kernel can
+ * tell a live producer's unpublished ticket from a dead one's.
+ */
+static inline uint64_t baton_mpsc_prod_reserve(struct baton_ring *r,
+					       uint32_t n)
+{
+	struct baton_mpsc_claim *cl = r->claim;
+	uint64_t t;
+
+	/* A floor at most the ticket: ordered before the ticket by I. */
+	__atomic_store_n(&cl->floor, __atomic_load_n(r->tail, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
+	/* I: the one locked instruction; the release covers the floor. */
+	t = __atomic_fetch_add(r->tail, n, __ATOMIC_ACQ_REL);
+	/* J: first, then count, each a release (the kernel acquires). */
+	__atomic_store_n(&cl->first, t, __ATOMIC_RELEASE);
+	__atomic_store_n(&cl->count, n, __ATOMIC_RELEASE);
+	return t;
+}
+
+/* Nonzero when the slot of ticket t is free for it (this lap). */
+static inline int baton_mpsc_prod_slot_free(const struct baton_ring *r,
+					    uint64_t t)
+{
+	/* N, matches M: the consumer is done with the previous lap. */
+	return __atomic_load_n(&r->seq[t & r->mask], __ATOMIC_ACQUIRE) == t;
+}
+
+/* Publish ticket t (its slot written), then wake the consumer if parked. */
+static inline void baton_mpsc_prod_publish(struct baton_ring *r, uint64_t t)
+{
+	/* K, matches L: the slot contents before the sequence. */
+	__atomic_store_n(&r->seq[t & r->mask], t + 1, __ATOMIC_RELEASE);
+	/* E: no fence; a parking consumer pays with F and G. */
+	if (__atomic_load_n(r->cons_waiting, __ATOMIC_RELAXED))
+		__baton_mpsc_wake(r, t);
+}
+
+/* Every reserved ticket is published: the claim is empty again. */
+static inline void baton_mpsc_prod_done(struct baton_ring *r)
+{
+	/* J: after the publications, so a kernel that sees these sees them. */
+	__atomic_store_n(&r->claim->count, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->claim->floor, BATON_MPSC_NONE, __ATOMIC_RELEASE);
+}
+
+/*
+ * Push one message of len bytes (at most slot_size). Blocks while its
+ * slot is occupied; 0, or -EPIPE (the consumer has gone), -EPROTO (the
+ * ring is corrupt), -EINVAL. After an error the ticket is abandoned and
+ * the handle refuses further pushes: close it, and the kernel turns the
+ * abandoned ticket into a tombstone for any later consumer.
+ */
+static inline int baton_mpsc_push(struct baton_ring *r, const void *msg,
+				  size_t len)
+{
+	uint64_t t;
+	int ret;
+
+	if (len > r->slot_size)
+		return -22; /* -EINVAL, without pulling in <errno.h> */
+	if (r->mpsc_error)
+		return r->mpsc_error;
+	t = baton_mpsc_prod_reserve(r, 1);
+	if (!baton_mpsc_prod_slot_free(r, t)) {
+		ret = baton_mpsc_prod_wait(r, t);
+		if (ret)
+			return ret;
+	}
+	memcpy(baton_ring_slot(r, t), msg, len);
+	baton_mpsc_prod_publish(r, t);
+	baton_mpsc_prod_done(r);
+	return 0;
+}
+
+/*
+ * Non-blocking push, for callers that need "busy" back: -EAGAIN when the
+ * next ticket's slot is occupied, and then no ticket was taken. This is
+ * the only compare-and-swap in the MPSC library, and it stays here: the
+ * ticket is taken only if the tail still equals the free slot's ticket,
+ * so a full ring never leaves a ticket behind. The blocking path above
+ * never runs it, so its race-decided branch is not on that path. It keeps
+ * the claim exactly as baton_mpsc_prod_reserve() does.
+ */
+static inline int baton_mpsc_try_push(struct baton_ring *r, const void *msg,
+				      size_t len)
+{
+	struct baton_mpsc_claim *cl = r->claim;
+	uint64_t t = __atomic_load_n(r->tail, __ATOMIC_RELAXED);
+
+	if (len > r->slot_size)
+		return -22; /* -EINVAL */
+	if (r->mpsc_error)
+		return r->mpsc_error;
+	for (;;) {
+		/* N, matches M */
+		if (__atomic_load_n(&r->seq[t & r->mask], __ATOMIC_ACQUIRE) != t) {
+			uint64_t now = __atomic_load_n(r->tail, __ATOMIC_RELAXED);
+
+			if (now == t)
+				break;	/* full: the slot still holds lap t - N */
+			t = now;	/* someone took t meanwhile */
+			continue;
+		}
+		__atomic_store_n(&cl->floor, t, __ATOMIC_RELAXED);
+		/* I: as the fetch_add; on failure t is the current tail. */
+		if (__atomic_compare_exchange_n(r->tail, &t, t + 1, 0,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED)) {
+			/* J */
+			__atomic_store_n(&cl->first, t, __ATOMIC_RELEASE);
+			__atomic_store_n(&cl->count, 1, __ATOMIC_RELEASE);
+			memcpy(baton_ring_slot(r, t), msg, len);
+			baton_mpsc_prod_publish(r, t);
+			baton_mpsc_prod_done(r);
+			return 0;
+		}
+	}
+	__atomic_store_n(&cl->floor, BATON_MPSC_NONE, __ATOMIC_RELEASE);
+	return -11; /* -EAGAIN */
+}
+
+/* n messages of len bytes each, back to back in msgs: one fetch_add. */
+int baton_mpsc_push_batch(struct baton_ring *r, const void *msgs, size_t len,
+			  uint32_t n);
+
+/*
+ * MPSC consumer: one thread of one process.
+ *
+ * baton_mpsc_cons_peek() looks at the next ticket, *idx: 1 when it holds
+ * a message, BATON_MPSC_LOST when it is a tombstone (read the loss with
+ * baton_mpsc_cons_loss(), then release it like a message), 0 when it is
+ * not published yet, -EPROTO (-71) when its sequence word is corrupt.
+ */
+static inline int baton_mpsc_cons_peek(struct baton_ring *r, uint64_t *idx)
+{
+	uint64_t c = r->local;
+	/* L, matches K: the slot is written before we read it. */
+	uint64_t s = __atomic_load_n(&r->seq[c & r->mask], __ATOMIC_ACQUIRE);
+
+	*idx = c;
+	if (s == c + 1)
+		return 1;
+	if (s == ((c + 1) | BATON_MPSC_TOMB))
+		return BATON_MPSC_LOST;
+	return s == c ? 0 : -71;
+}
+
+/* What the kernel wrote into a tombstoned slot (after a LOST peek). */
+static inline void baton_mpsc_cons_loss(const struct baton_ring *r,
+					uint64_t idx,
+					struct baton_mpsc_loss *loss)
+{
+	uint64_t pid;
+
+	memcpy(&pid, baton_ring_slot(r, idx), sizeof(pid));
+	loss->ticket = idx;
+	loss->pid = pid;
+}
+
+/* Free the peeked slot for the next lap; wake producers only if parked. */
+static inline void baton_mpsc_cons_release(struct baton_ring *r)
+{
+	uint64_t c = r->local;
+
+	/* M, matches N: done with the slot before lap c + N may write it. */
+	__atomic_store_n(&r->seq[c & r->mask], c + r->slot_count,
+			 __ATOMIC_RELEASE);
+	r->local = c + 1;
+	/* C: the position, for stats, poll and the kernel. */
+	__atomic_store_n(r->head, c + 1, __ATOMIC_RELEASE);
+	/* E: no fence; a parking producer pays with F and G. */
+	if (__atomic_load_n(r->prod_waiting, __ATOMIC_RELAXED))
+		__baton_mpsc_wake(r, c);
+}
+
+/*
+ * One message if there is one: 1, -EAGAIN, -EPROTO, or BATON_MPSC_LOST
+ * with *loss filled (loss may be NULL: the tombstone is still skipped and
+ * reported). Copies min(len, slot_size) bytes.
+ */
+static inline int baton_mpsc_try_pop(struct baton_ring *r, void *msg,
+				     size_t len, struct baton_mpsc_loss *loss)
+{
+	uint64_t idx;
+	int ret = baton_mpsc_cons_peek(r, &idx);
+
+	if (ret == 0)
+		return -11; /* -EAGAIN */
+	if (ret < 0)
+		return ret;
+	if (ret == BATON_MPSC_LOST) {
+		if (loss)
+			baton_mpsc_cons_loss(r, idx, loss);
+		r->tombstones_skipped++;
+	} else {
+		if (len > r->slot_size)
+			len = r->slot_size;
+		memcpy(msg, baton_ring_slot(r, idx), len);
+	}
+	baton_mpsc_cons_release(r);
+	return ret;
+}
+
+/*
+ * Blocking pop: spin, then park; timeout_ns < 0 waits forever. Returns
+ * as baton_mpsc_try_pop(), or -ETIMEDOUT, -EPIPE (every producer has gone
+ * and nothing is left: end of stream; kmod only), -EINTR.
+ */
+int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
+		   int64_t timeout_ns, struct baton_mpsc_loss *loss);
+
+
 #ifdef __cplusplus
 }
 #endif
+
+#include "baton_epoch.h"	/* epoch domains */
 
 #endif /* BATON_H */

@@ -2,13 +2,18 @@
 # SPDX-License-Identifier: MIT
 #
 # check-fastpath-asm.sh [OUTDIR]: prove the inline SPSC fast path of
-# lib/include/baton.h compiles, at -O2, to code without a lock prefix,
-# xchg, mfence, lfence or sfence. fastpath_asm.c wraps each inline in a
+# lib/include/baton.h, and baton_epoch_enter/exit, compile, at -O2, to
+# code without a lock prefix, xchg, mfence, lfence or sfence. fastpath_asm.c wraps each inline in a
 # noinline function; this script disassembles them one by one.
 #
-# It then proves it can fail: three deliberately fenced builds of the same
-# file (a seq_cst fence, a seq_cst store, a locked RMW) must each be
-# rejected. Output is TAP; the exit status is non-zero on any failure.
+# It then proves it can fail: four deliberately fenced builds of the same
+# file (a seq_cst fence, a seq_cst store, a locked RMW, the seed's
+# seq_cst epoch announcement) must each be rejected. Output is TAP; the exit status is non-zero on any failure.
+#
+# MPSC: the consumer's peek and release and the producer's publication
+# obey the same rule; the blocking push (baton_mpsc_push) holds exactly
+# one locked instruction, a lock xadd (the ticket's fetch_add), and no
+# cmpxchg, and a build that reserves with a CAS loop must be rejected.
 
 set -u
 
@@ -17,10 +22,12 @@ TOP=$(cd "$HERE/../.." && pwd)
 OUT=${1:-$TOP/build/host/asm}
 CC=${CC:-cc}
 OBJDUMP=${OBJDUMP:-objdump}
-FUNCS="fp_prod_reserve fp_prod_submit fp_cons_peek fp_cons_release fp_try_push fp_try_pop"
+FUNCS="fp_prod_reserve fp_prod_submit fp_cons_peek fp_cons_release fp_try_push fp_try_pop fp_epoch_enter fp_epoch_exit"
 BAD='(^|[[:space:]])(lock|xchg[bwlq]?|mfence|lfence|sfence)([[:space:]]|$)'
-NFUNCS=6
-NSELF=3
+NFUNCS=8
+NSELF=4
+MPSC_FUNCS="fp_mpsc_cons_peek fp_mpsc_cons_release fp_mpsc_prod_publish"
+NMPSC=5
 
 echo "TAP version 13"
 case $(uname -m) in
@@ -31,7 +38,7 @@ x86_64|i?86) ;;
 	exit 0
 	;;
 esac
-echo "1..$((NFUNCS + NSELF))"
+echo "1..$((NFUNCS + NSELF + NMPSC))"
 
 mkdir -p "$OUT" || exit 1
 n=0
@@ -57,7 +64,9 @@ body() {
 check() {
 	b=$(body "$1" "$2")
 	[ -n "$b" ] || return 2
-	hits=$(printf '%s\n' "$b" | grep -E "$BAD")
+	# "xchg %ax,%ax" is objdump's name for the 2-byte nop (66 90) that
+	# pads a loop head: no memory operand, not a locked instruction.
+	hits=$(printf '%s\n' "$b" | grep -E "$BAD" | grep -vE 'xchg[[:space:]]+%ax,%ax')
 	[ -z "$hits" ] && return 0
 	printf '%s\n' "$hits" | sed "s/^/# $2: /"
 	return 1
@@ -85,12 +94,13 @@ done
 
 # The self-test: each fenced variant must be caught in the function it
 # changes.
-for v in 1 2 3; do
+for v in 1 2 3 4; do
 	n=$((n + 1))
 	case $v in
 	1) f=fp_prod_submit; what="seq_cst fence" ;;
 	2) f=fp_prod_submit; what="seq_cst store" ;;
 	3) f=fp_cons_release; what="locked RMW" ;;
+	4) f=fp_epoch_enter; what="seq_cst announcement (the seed's xchg)" ;;
 	esac
 	vobj="$OUT/fastpath_asm_fenced$v.o"
 	if ! compile "$v" "$vobj"; then
@@ -106,5 +116,52 @@ for v in 1 2 3; do
 		fail=1
 	fi
 done
+
+# MPSC, see the top.
+for f in $MPSC_FUNCS; do
+	n=$((n + 1))
+	check "$obj" "$f"
+	case $? in
+	0) echo "ok $n fastpath-asm: $f has no lock/xchg/fence" ;;
+	1) echo "not ok $n fastpath-asm: $f has a lock/xchg/fence"; fail=1 ;;
+	*) echo "not ok $n fastpath-asm: $f not found in the object"; fail=1 ;;
+	esac
+done
+
+# check_push OBJ: 0 if fp_mpsc_push holds one locked instruction, a lock
+# xadd, no cmpxchg, xchg or fence; 1 otherwise (printed); 2 if missing.
+check_push() {
+	b=$(body "$1" fp_mpsc_push)
+	[ -n "$b" ] || return 2
+	locks=$(printf '%s\n' "$b" | grep -cE '(^|[[:space:]])lock[[:space:]]')
+	xadds=$(printf '%s\n' "$b" | grep -cE '(^|[[:space:]])lock[[:space:]]+xadd')
+	other=$(printf '%s\n' "$b" | grep -E 'cmpxchg|(^|[[:space:]])(xchg[bwlq]?|mfence|lfence|sfence)([[:space:]]|$)')
+	[ "$locks" -eq 1 ] && [ "$xadds" -eq 1 ] && [ -z "$other" ] && return 0
+	printf '%s\n' "$b" | grep -E 'lock|cmpxchg|xchg|fence' | sed 's/^/# fp_mpsc_push: /'
+	return 1
+}
+
+n=$((n + 1))
+check_push "$obj"
+case $? in
+0) echo "ok $n fastpath-asm: fp_mpsc_push has one lock xadd, no cmpxchg" ;;
+1) echo "not ok $n fastpath-asm: fp_mpsc_push is not exactly one lock xadd"; fail=1 ;;
+*) echo "not ok $n fastpath-asm: fp_mpsc_push not found in the object"; fail=1 ;;
+esac
+
+n=$((n + 1))
+vobj="$OUT/fastpath_asm_fenced4.o"
+if ! compile 4 "$vobj"; then
+	echo "not ok $n fastpath-asm self-test: variant 4 does not compile"
+	fail=1
+else
+	check_push "$vobj" >/dev/null
+	if [ $? -eq 1 ]; then
+		echo "ok $n fastpath-asm self-test: CAS-loop reservation in fp_mpsc_push is caught"
+	else
+		echo "not ok $n fastpath-asm self-test: CAS-loop reservation in fp_mpsc_push went unnoticed"
+		fail=1
+	fi
+fi
 
 exit $fail

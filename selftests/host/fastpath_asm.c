@@ -65,3 +65,66 @@ WRAP int fp_try_pop(struct baton_ring *r, void *msg, size_t len)
 {
 	return baton_spsc_try_pop(r, msg, len);
 }
+
+/*
+ * MPSC. The blocking push must hold exactly one locked instruction, the
+ * fetch_add (lock xadd), and no cmpxchg; the slow wait is out of line.
+ * The consumer's peek and release, and the publication, hold none.
+ * FASTPATH_FENCED=4 reserves with a CAS loop instead, which the check
+ * must reject.
+ */
+WRAP int fp_mpsc_push(struct baton_ring *r, const void *msg, size_t len)
+{
+#if FASTPATH_FENCED == 4
+	uint64_t t = __atomic_load_n(r->tail, __ATOMIC_RELAXED);
+
+	while (!__atomic_compare_exchange_n(r->tail, &t, t + 1, 0,
+					    __ATOMIC_ACQ_REL,
+					    __ATOMIC_RELAXED))
+		;
+	if (!baton_mpsc_prod_slot_free(r, t) && baton_mpsc_prod_wait(r, t))
+		return -1;
+	memcpy(baton_ring_slot(r, t), msg, len);
+	baton_mpsc_prod_publish(r, t);
+	return 0;
+#else
+	return baton_mpsc_push(r, msg, len);
+#endif
+}
+
+WRAP int fp_mpsc_cons_peek(struct baton_ring *r, uint64_t *idx)
+{
+	return baton_mpsc_cons_peek(r, idx);
+}
+
+WRAP void fp_mpsc_cons_release(struct baton_ring *r)
+{
+	baton_mpsc_cons_release(r);
+}
+
+WRAP void fp_mpsc_prod_publish(struct baton_ring *r, uint64_t t)
+{
+	baton_mpsc_prod_publish(r, t);
+}
+
+/* The epoch read side: one plain store each way, the re-check a load. */
+WRAP uint64_t fp_epoch_enter(struct baton_epoch *d)
+{
+#if FASTPATH_FENCED == 4
+	/* The seed's announcement: a seq_cst store, xchg on x86. */
+	uint64_t e;
+
+	do {
+		e = __atomic_load_n(d->global, __ATOMIC_SEQ_CST);
+		__atomic_store_n(d->ann, BATON_EPOCH_ANN(e), __ATOMIC_SEQ_CST);
+	} while (__atomic_load_n(d->global, __ATOMIC_SEQ_CST) != e);
+	return e;
+#else
+	return baton_epoch_enter(d);
+#endif
+}
+
+WRAP void fp_epoch_exit(struct baton_epoch *d)
+{
+	baton_epoch_exit(d);
+}

@@ -561,7 +561,8 @@ TEST(version_memfd)
 	force_memfd();
 	ASSERT_EQ(0, baton_version(&abi, &feat));
 	EXPECT_EQ((uint32_t)BATON_ABI_VERSION, abi);
-	EXPECT_EQ(BATON_FEAT_RING_SPSC | BATON_FEAT_PARK, feat);
+	EXPECT_EQ(BATON_FEAT_RING_SPSC | BATON_FEAT_PARK | BATON_FEAT_RING_MPSC,
+		  feat);
 	EXPECT_EQ(0, baton_version(NULL, NULL));
 }
 

@@ -96,7 +96,14 @@ struct baton_version {
  * @prod_waiting: u32 flag, non-zero while the producer is parked
  * @cons_head: u64 consumer index, free running, in the cons region
  * @cons_waiting: u32 flag, non-zero while the consumer is parked
- * @reserved: 0
+ * @seq_mmap: MPSC only (0 otherwise): mmap offset of the u64 sequence array
+ * @claim_mmap: MPSC only: mmap offset of the claim region; a producer fd
+ *              maps its own claim page there (struct baton_mpsc_claim)
+ * @seq_size: MPSC only: length of the sequence region (page multiple)
+ * @claim_size: MPSC only: length of one claim mapping (one page)
+ * @mpsc_hdr: MPSC only: byte offset of struct baton_mpsc_hdr in the
+ *            header region
+ * @reserved1: 0
  */
 struct baton_ring_offsets {
 	__aligned_u64 hdr_mmap;
@@ -112,14 +119,19 @@ struct baton_ring_offsets {
 	__u32 prod_waiting;
 	__u32 cons_head;
 	__u32 cons_waiting;
-	__aligned_u64 reserved[4];
+	__aligned_u64 seq_mmap;
+	__aligned_u64 claim_mmap;
+	__u32 seq_size;
+	__u32 claim_size;
+	__u32 mpsc_hdr;
+	__u32 reserved1;
 };
 
 /**
  * struct baton_ring_create - BATON_IOC_RING_CREATE on /dev/baton
  * @size: sizeof(struct baton_ring_create)
  * @flags: must be 0
- * @kind: BATON_RING_SPSC
+ * @kind: BATON_RING_SPSC or BATON_RING_MPSC
  * @role: BATON_ROLE_PRODUCER or BATON_ROLE_CONSUMER, the role of the
  *        returned fd
  * @slot_count: power of two in [BATON_SLOTS_MIN, BATON_SLOTS_MAX]
@@ -127,7 +139,7 @@ struct baton_ring_offsets {
  *             slot_count * slot_size at most BATON_RING_BYTES_MAX
  * @mode: permission bits; bits outside 0777 are EINVAL; owner and group
  *        are the caller's fsuid and fsgid
- * @max_producers: 0 or 1 for SPSC
+ * @max_producers: 0 or 1 for SPSC; 1..BATON_MPSC_PRODUCERS_MAX for MPSC
  * @name: the ring's name, see BATON_NAME_MAX
  * @reserved: 0
  * @out_fd: the new ring fd (O_CLOEXEC)
@@ -354,6 +366,470 @@ struct baton_ring_hdr {
 
 /* ---- MPSC rings (Documentation/mpsc.rst) ---- */
 
+/*
+ * A BATON_RING_MPSC ring takes any number of producer fds, up to the
+ * max_producers given at create, and one consumer. Reservation is one
+ * unconditional fetch_add on the tail; each slot has its own u64
+ * sequence word, which says whose turn the slot is:
+ *
+ *   seq[i & mask] == i                   free for ticket i (this lap)
+ *   seq[i & mask] == i + 1               message i published
+ *   seq[i & mask] == (i + 1) | TOMB      ticket i lost: its producer died
+ *                                        first; the kernel wrote the dead
+ *                                        producer's pid (or 0) in the
+ *                                        slot's first 8 bytes
+ *
+ * The consumer frees slot i for the next lap with seq = i + slot_count.
+ * Regions and who may write them (a producer fd maps only its own claim
+ * page; the consumer does not map claims at all):
+ *
+ *  region   producer fd   consumer fd   written by
+ *  hdr      read          read          the kernel only
+ *  prod     read/write    read          producers (tail fetch_add);
+ *                                       prod_waiting: the kernel
+ *  cons     read          read/write    consumer (head, cons waiting)
+ *  seq      read/write    read/write    producers publish, the consumer
+ *                                       frees, the kernel tombstones
+ *  slots    read/write    read          producers (kernel: tombstone pid)
+ *  claim    own page rw   -             that producer
+ *
+ * prod_waiting counts producers parked on a slot (the kernel keeps it).
+ * Opening a producer beyond max_producers is EBUSY, as a second SPSC
+ * producer is. Park (struct baton_park) on an MPSC ring:
+ *  - producer, @expected = its ticket i: sleeps while seq[i & mask] != i;
+ *    EPIPE when the consumer has gone;
+ *  - consumer, @expected = its position c: sleeps while seq[c & mask] == c,
+ *    unless ticket c can only belong to a producer that has died: then
+ *    the kernel tombstones it and returns 0. EPIPE when every producer
+ *    has gone and no ticket at or after c was taken (end of stream).
+ * A sequence word that fits none of the states above is EPROTO.
+ */
+#define BATON_RING_MPSC			2
+#define BATON_FEAT_RING_MPSC		(1ULL << 5)	/* BATON_RING_MPSC rings */
+
+#define BATON_MPSC_PRODUCERS_MAX	64
+#define BATON_MPSC_TOMB			(1ULL << 63)	/* seq: ticket lost */
+#define BATON_MPSC_NONE			(~0ULL)		/* claim floor: idle */
+
+/**
+ * struct baton_mpsc_claim - offset 0 of a producer's claim page
+ * @floor: a tail value read before the reservation's fetch_add, so at
+ *         most the ticket it returns; BATON_MPSC_NONE when no push is in
+ *         progress
+ * @first: first ticket of the push in progress
+ * @count: tickets in the push in progress ([first, first + count)); 0
+ *         outside a push
+ * @reserved: 0
+ *
+ * The producer keeps it current around every push (lib/include/baton.h,
+ * barriers I..K below); the kernel reads it to decide whether an
+ * unpublished ticket can still belong to a live producer. It resets the
+ * page at attach: floor NONE, count 0.
+ */
+struct baton_mpsc_claim {
+	__aligned_u64 floor;
+	__aligned_u64 first;
+	__aligned_u64 count;
+	__aligned_u64 reserved[5];
+};
+
+/**
+ * struct baton_mpsc_hdr - at offset @mpsc_hdr of the header region
+ * @max_producers: producer fds the ring admits
+ * @producers: producer fds attached now
+ * @tombstones_written: tickets the kernel turned into tombstones
+ * @tombstones_unattributed: of those, tombstones whose dead producer the
+ *                           kernel could not name (pid 0 in the slot)
+ * @reserved: 0
+ *
+ * The struct baton_ring_hdr counters keep their meaning, made precise:
+ * parks_full counts producer parks on a slot still occupied (or not yet
+ * published) by the previous lap, parks_empty consumer parks on a slot
+ * not yet published, wakes_of_* the WAKE calls, producer_deaths the
+ * producer files released.
+ */
+struct baton_mpsc_hdr {
+	__u32 max_producers;
+	__u32 producers;
+	__aligned_u64 tombstones_written;
+	__aligned_u64 tombstones_unattributed;
+	__aligned_u64 reserved[5];
+};
+
+/*
+ * MPSC ordering (lib/include/baton.h, kmod/mpsc.c), added to the table:
+ *
+ *  producer push of n                  consumer at c
+ *  -------------                       -------------
+ *  load tail; store claim.floor        load_acquire seq[c]            (L)
+ *  fetch_add(tail, n) acq_rel   (I)    read slot
+ *  store_release claim.first,   (J)    store_release seq[c] = c + N   (M)
+ *        claim.count                   store_release head = c + 1     (C)
+ *  load_acquire seq[i] == i     (N)    load prod_waiting (plain)      (E)
+ *  write slot
+ *  store_release seq[i] = i+1   (K)
+ *  load cons_waiting (plain)    (E)
+ *  store_release claim.count=0, (J)
+ *        claim.floor = NONE
+ *
+ * (I): the floor store is visible before the ticket is, so a kernel that
+ *      sees the tail past c (acquire) sees the floor of whoever took c.
+ * (J): claim stores are releases: a kernel that reads a claim word
+ *      (acquire) sees every publication made before it.
+ * (K)/(L): slot contents before the sequence that publishes them.
+ * (M)/(N): the consumer is done with a slot before a producer of the
+ *      next lap may write it.
+ * (E), (F), (G), (H) as for SPSC: a parked producer or consumer pays for
+ * the StoreLoad with the kernel's barriers; neither fast path has a fence.
+ */
+
 /* ---- epoch domains (Documentation/epoch.rst) ---- */
+
+/*
+ * An epoch domain is a quiescence service shared by processes: readers
+ * announce the epoch they read in, writers retire objects tagged with the
+ * epoch they retired them in, and the kernel proves a frontier F: no
+ * participant can still hold anything retired at an epoch <= F. Domains
+ * have their own name registry: a ring and a domain may share a name.
+ * Create, open and unlink follow the ring rules (size-versioned structs,
+ * names, EEXIST/ENOENT/EACCES); open needs both read and write
+ * permission, since any opener may become a participant.
+ */
+#define BATON_FEAT_EPOCH	(1ULL << 8)	/* epoch domains */
+
+#define BATON_EPOCH_PARTICIPANTS_MAX	256	/* 1..this, any value */
+#define BATON_EPOCH_QUEUE_MIN		2	/* power of two */
+#define BATON_EPOCH_QUEUE_MAX		4096	/* power of two */
+
+#define BATON_EPOCH_MAGIC	0x48434f504542ULL	/* "BEPOCH" */
+
+/*
+ * The announcement word (u64, in the participant's own region): 0 when
+ * outside a read section, (epoch << 1) | 1 inside one. One word, so enter
+ * is one store and exit is one store.
+ */
+#define BATON_EPOCH_ANN_ACTIVE	1ULL
+#define BATON_EPOCH_ANN(e)	(((__u64)(e) << 1) | BATON_EPOCH_ANN_ACTIVE)
+
+/**
+ * struct baton_epoch_offsets - where each part of a domain lives in the mmap
+ *
+ * One region per mmap() call, at its *_mmap offset, MAP_SHARED:
+ *
+ *  region   who may map it            written by
+ *  hdr      any domain fd, read-only  the kernel
+ *  self     the registered fd, rw     participant (announcement, queue
+ *                                     tail, entries); kernel (queue head)
+ *  table    any domain fd, read-only  every participant region, in index
+ *                                     order, @part_stride apart (for tools)
+ *
+ * The self region of an fd is the region of the participant index its
+ * REGISTER returned; mapping it before REGISTER is EINVAL.
+ *
+ * @hdr_mmap: mmap offset of the header region
+ * @self_mmap: mmap offset of the caller's own participant region
+ * @table_mmap: mmap offset of the read-only table of all participants
+ * @hdr_size: length of the header region
+ * @self_size: length of one participant region
+ * @table_size: length of the table region
+ * @part_stride: bytes between two participants in the table
+ * @ann: byte offset of the u64 announcement in a participant region
+ * @q_tail: u64 queue tail (participant writes), same region
+ * @q_head: u64 queue head (kernel writes), same region
+ * @q_entries: first struct baton_epoch_entry, same region
+ * @queue_len: entries in the queue (power of two)
+ * @reserved: 0
+ */
+struct baton_epoch_offsets {
+	__aligned_u64 hdr_mmap;
+	__aligned_u64 self_mmap;
+	__aligned_u64 table_mmap;
+	__u32 hdr_size;
+	__u32 self_size;
+	__aligned_u64 table_size;
+	__u32 part_stride;
+	__u32 ann;
+	__u32 q_tail;
+	__u32 q_head;
+	__u32 q_entries;
+	__u32 queue_len;
+	__aligned_u64 reserved[4];
+};
+
+/**
+ * struct baton_epoch_entry - one retirement in a participant's queue
+ * @handle: the caller's name for the object; the kernel never uses it
+ * @epoch: the global epoch read when the object was retired
+ * @tag: free for the caller
+ *
+ * Entries between head and tail (free running, masked by queue_len - 1)
+ * are pending. The kernel reads each once and moves head past those
+ * whose epoch the previous collection cycle proved.
+ */
+struct baton_epoch_entry {
+	__aligned_u64 handle;
+	__aligned_u64 epoch;
+	__aligned_u64 tag;
+};
+
+/**
+ * struct baton_epoch_hdr - offset 0 of the header region, read-only to users
+ * @magic: BATON_EPOCH_MAGIC
+ * @abi_version: BATON_ABI_VERSION
+ * @max_participants: participant table size
+ * @queue_len: entries per participant queue
+ * @sync_waiters: callers parked in SYNCHRONIZE now; a reader's exit
+ *                calls BATON_EPOCH_IOC_KICK only when this is non-zero
+ * @global: the global epoch; starts at 1
+ * @frontier: everything retired at an epoch <= @frontier is unreachable
+ * @wake_seq: bumped by every KICK (the memfd backend's futex word)
+ * @reserved0: 0
+ * @reserved1: 0
+ * @collections: collection cycles run
+ * @sync_waits: SYNCHRONIZE calls that one cycle did not satisfy (they
+ *              raised @sync_waiters and waited)
+ * @sync_timeouts: SYNCHRONIZE calls that returned ETIMEDOUT
+ * @kicks: KICK calls
+ * @participants: participants registered now
+ * @participant_releases: participant files released (closed or died)
+ * @completed: queue entries proven and consumed
+ * @orphaned: pending entries of released participants, taken over
+ * @orphans_completed: of those, proven and consumed
+ * @bad_words: corrupt announcements or queue words seen (each one is
+ *             treated conservatively: it never lets anything go early)
+ * @off: the layout, for backends where no ioctl returns it
+ */
+struct baton_epoch_hdr {
+	__aligned_u64 magic;
+	__u32 abi_version;
+	__u32 max_participants;
+	__u32 queue_len;
+	__u32 sync_waiters;
+	__aligned_u64 global;
+	__aligned_u64 frontier;
+	__u32 wake_seq;
+	__u32 reserved0;
+	__aligned_u64 reserved1[2];
+	/* 64: counters, on their own cache line away from the fast-path words */
+	__aligned_u64 collections;
+	__aligned_u64 sync_waits;
+	__aligned_u64 sync_timeouts;
+	__aligned_u64 kicks;
+	__aligned_u64 participants;
+	__aligned_u64 participant_releases;
+	__aligned_u64 completed;
+	__aligned_u64 orphaned;
+	__aligned_u64 orphans_completed;
+	__aligned_u64 bad_words;
+	struct baton_epoch_offsets off;
+};
+
+/**
+ * struct baton_epoch_create - BATON_IOC_EPOCH_CREATE on /dev/baton
+ * @size: sizeof(struct baton_epoch_create)
+ * @flags: must be 0
+ * @max_participants: 1..BATON_EPOCH_PARTICIPANTS_MAX
+ * @queue_len: power of two in [BATON_EPOCH_QUEUE_MIN, BATON_EPOCH_QUEUE_MAX]
+ * @mode: permission bits (0777 at most), as for rings
+ * @reserved0: 0
+ * @name: the domain's name, see BATON_NAME_MAX
+ * @reserved: 0
+ * @out_fd: the new domain fd (O_CLOEXEC), not yet a participant
+ * @out_reserved: written as 0
+ * @out_off: the mmap layout
+ */
+struct baton_epoch_create {
+	__u32 size;
+	__u32 flags;
+	__u32 max_participants;
+	__u32 queue_len;
+	__u32 mode;
+	__u32 reserved0;
+	char name[BATON_NAME_MAX];
+	__aligned_u64 reserved[2];
+	__s32 out_fd;
+	__u32 out_reserved;
+	struct baton_epoch_offsets out_off;
+};
+#define BATON_EPOCH_CREATE_SIZE_VER0	208
+
+/**
+ * struct baton_epoch_open - BATON_IOC_EPOCH_OPEN on /dev/baton
+ * @size: sizeof(struct baton_epoch_open)
+ * @flags: must be 0
+ * @name: the domain's name; read and write permission needed (EACCES)
+ * @reserved: 0
+ * @out_fd: the new domain fd (O_CLOEXEC)
+ * @out_max_participants: the domain's table size
+ * @out_queue_len: the domain's queue length
+ * @out_reserved: written as 0
+ * @out_off: the mmap layout
+ */
+struct baton_epoch_open {
+	__u32 size;
+	__u32 flags;
+	char name[BATON_NAME_MAX];
+	__aligned_u64 reserved[2];
+	__s32 out_fd;
+	__u32 out_max_participants;
+	__u32 out_queue_len;
+	__u32 out_reserved;
+	struct baton_epoch_offsets out_off;
+};
+#define BATON_EPOCH_OPEN_SIZE_VER0	200
+
+/**
+ * struct baton_epoch_register - BATON_EPOCH_IOC_REGISTER on a domain fd
+ * @size: sizeof(struct baton_epoch_register)
+ * @flags: must be 0
+ * @out_index: the participant index; its region is this fd's self region
+ * @out_reserved: written as 0
+ * @reserved: 0
+ *
+ * EBUSY if this fd is already a participant, ENOSPC if the table is
+ * full. The registration lasts until the file is released (every fd
+ * closed and every mapping of it gone, which process death does); then
+ * the announcement stops counting and the pending retirements pass to the
+ * kernel, which still honours them (in place: the index is reused once
+ * they are consumed).
+ */
+struct baton_epoch_register {
+	__u32 size;
+	__u32 flags;
+	__u32 out_index;
+	__u32 out_reserved;
+	__aligned_u64 reserved[2];
+};
+#define BATON_EPOCH_REGISTER_SIZE_VER0	32
+
+/**
+ * struct baton_epoch_collect - BATON_EPOCH_IOC_COLLECT on a domain fd
+ * @size: sizeof(struct baton_epoch_collect)
+ * @flags: must be 0
+ * @out_global: the global epoch this cycle published
+ * @out_frontier: the frontier this cycle proved
+ * @out_completed: entries this cycle consumed (those the previous cycle
+ *                 proved)
+ * @out_active: participants found inside a read section
+ * @out_reserved: written as 0
+ * @reserved: 0
+ */
+struct baton_epoch_collect {
+	__u32 size;
+	__u32 flags;
+	__aligned_u64 out_global;
+	__aligned_u64 out_frontier;
+	__aligned_u64 out_completed;
+	__u32 out_active;
+	__u32 out_reserved;
+	__aligned_u64 reserved[2];
+};
+#define BATON_EPOCH_COLLECT_SIZE_VER0	56
+
+/* struct baton_epoch_sync.flags */
+#define BATON_EPOCH_SYNC_DEADLINE	(1U << 0)	/* deadline_ns is valid */
+
+/**
+ * struct baton_epoch_sync - BATON_EPOCH_IOC_SYNCHRONIZE on a domain fd
+ * @size: sizeof(struct baton_epoch_sync)
+ * @flags: BATON_EPOCH_SYNC_DEADLINE or 0
+ * @epoch: wait until the frontier is >= @epoch, i.e. until nothing
+ *         retired at @epoch or earlier can still be held; @epoch above
+ *         the global epoch is EINVAL
+ * @deadline_ns: absolute CLOCK_MONOTONIC; ETIMEDOUT once it passes
+ * @out_frontier: the frontier when the call returned
+ * @out_holder_pid: with ETIMEDOUT, the pid (in the caller's namespace) of
+ *                  the participant holding the oldest announced epoch;
+ *                  0 if none or not visible
+ * @out_holder_index: its participant index (U32_MAX if none)
+ * @reserved: 0
+ *
+ * The kernel runs collection cycles for the caller while it waits. The
+ * outputs are copied back on success and on ETIMEDOUT. EINTR, or a
+ * restart, on a signal.
+ */
+struct baton_epoch_sync {
+	__u32 size;
+	__u32 flags;
+	__aligned_u64 epoch;
+	__aligned_u64 deadline_ns;
+	__aligned_u64 out_frontier;
+	__s32 out_holder_pid;
+	__u32 out_holder_index;
+	__aligned_u64 reserved[2];
+};
+#define BATON_EPOCH_SYNC_SIZE_VER0	56
+
+/**
+ * struct baton_epoch_poll - BATON_EPOCH_IOC_POLL on a domain fd
+ * @size: sizeof(struct baton_epoch_poll)
+ * @flags: must be 0
+ * @epoch: the epoch asked about
+ * @out_frontier: the frontier after the call
+ * @out_quiescent: 1 if everything retired at @epoch or earlier is proven
+ *                 unreachable, else 0
+ * @out_reserved: written as 0
+ * @reserved: 0
+ *
+ * Never sleeps. If the stored frontier does not answer yes it runs one
+ * collection cycle (an IPI round) and answers from that.
+ */
+struct baton_epoch_poll {
+	__u32 size;
+	__u32 flags;
+	__aligned_u64 epoch;
+	__aligned_u64 out_frontier;
+	__u32 out_quiescent;
+	__u32 out_reserved;
+	__aligned_u64 reserved[2];
+};
+#define BATON_EPOCH_POLL_SIZE_VER0	48
+
+/* on /dev/baton; BATON_IOC_EPOCH_UNLINK takes struct baton_unlink */
+#define BATON_IOC_EPOCH_CREATE	_IO(BATON_IOC_MAGIC, 0x20)
+#define BATON_IOC_EPOCH_OPEN	_IO(BATON_IOC_MAGIC, 0x21)
+#define BATON_IOC_EPOCH_UNLINK	_IO(BATON_IOC_MAGIC, 0x22)
+
+/* on a domain fd */
+#define BATON_EPOCH_IOC_REGISTER	_IO(BATON_IOC_MAGIC, 0x80)
+#define BATON_EPOCH_IOC_COLLECT		_IO(BATON_IOC_MAGIC, 0x81)
+#define BATON_EPOCH_IOC_SYNCHRONIZE	_IO(BATON_IOC_MAGIC, 0x82)
+#define BATON_EPOCH_IOC_POLL		_IO(BATON_IOC_MAGIC, 0x83)
+#define BATON_EPOCH_IOC_KICK		_IO(BATON_IOC_MAGIC, 0x84) /* arg 0 */
+
+/*
+ * The epoch memory-ordering contract (Documentation/memory-ordering.rst,
+ * "Epoch domains"); letters continue the ring table.
+ *
+ *  reader (lib, inline)                  collector (kernel, one cycle)
+ *  --------------------                  -----------------------------
+ *  e = load global (relaxed)             drain entries <= previous frontier
+ *  store ann = e<<1|1 (relaxed)   (O)    store global = G + 1
+ *  compiler barrier only                 smp_mb()                      (P)
+ *  load global (acquire) != e: retry     IPI: smp_mb() on readers' CPUs (Q)
+ *  ... read protected objects ...        load every ann once           (R)
+ *  store ann = 0 (release)        (S)    frontier = min(active e, G+1) - 1
+ *  load sync_waiters (plain)      (T)
+ *
+ *  retirer (lib)                         synchronizer (kernel)
+ *  unlink the object from the table      one cycle; if not proven:
+ *  full fence                     (U)    sync_waiters++, smp_mb()      (V)
+ *  e = load global; entry {handle, e}    then cycles (P, Q, R) as above
+ *  store q_tail (release)         (W)    drain: load q_tail (acquire)  (W)
+ *  load q_head (acquire)          (X)    store q_head (release)        (X)
+ *
+ * (O)/(Q): StoreLoad between the announcement and the re-check, paid by
+ *     the collector: a reader whose store precedes the IPI is seen by (R);
+ *     one whose store follows it re-checks after the IPI's barrier, which
+ *     follows (P), so it sees G + 1 and re-announces.
+ * (S): the protected reads are done before the announcement drops.
+ * (T)/(V): exit stores ann = 0, then loads sync_waiters, with no fence:
+ *     a reader whose load missed the waiter's increment made that load
+ *     before the next cycle's IPI (Q), which drained its ann store.
+ * (U): the unlink is visible before the retire epoch is read, so a reader
+ *     that can still reach the object announced an epoch <= that one.
+ * (W)/(X): entry words before the tail that publishes them; the
+ *     collector's entry reads before the head that frees their slots.
+ */
 
 #endif /* _UAPI_LINUX_BATON_H */

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libbaton MPSC rings: the out-of-line half of the ticket ring whose fast
+ * path is inline in <baton.h> (the MPSC section): mapping the sequence and
+ * claim regions, the producer's wait on its reserved slot, the consumer's
+ * blocking pop, batch pushes, the wake call, and the stats.
+ *
+ * Both backends come through here; each supplies mpsc_park/mpsc_wake. On
+ * kmod the kernel parks producers on their slot and the consumer on its
+ * ticket, and tombstones the tickets of producers that died. On memfd
+ * there is no death detection: a producer that dies holding a ticket
+ * stalls the consumer at that ticket until its timeout.
+ *
+ * Nothing here adds a barrier to the protocol (I..N, E in <linux/baton.h>);
+ * a park returning 0 means only "look again".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+/*
+ * The sequence region holds slot_count u64 words, the claim region one
+ * page per producer index; both page aligned, inside the file when its
+ * size is known, and clear of the four SPSC regions (checked by
+ * baton__offsets_valid() already) and of each other.
+ */
+int baton__mpsc_offsets_valid(const struct baton_ring_offsets *off,
+			      uint32_t slot_count, uint32_t max_producers,
+			      uint64_t file_size)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	const uint64_t start[4] = { off->hdr_mmap, off->prod_mmap,
+				    off->cons_mmap, off->slots_mmap };
+	const uint64_t len[4] = { off->hdr_size, off->prod_size,
+				  off->cons_size, off->slots_size };
+	uint64_t claims = (uint64_t)max_producers * off->claim_size;
+	int i;
+
+	if (!max_producers || max_producers > BATON_MPSC_PRODUCERS_MAX)
+		return -EPROTO;
+	if (off->seq_mmap % page || off->seq_size % page ||
+	    off->claim_mmap % page || off->claim_size != page)
+		return -EPROTO;
+	if (off->seq_size < (uint64_t)slot_count * sizeof(uint64_t))
+		return -EPROTO;
+	if (off->seq_mmap > (1ULL << 48) || off->claim_mmap > (1ULL << 48))
+		return -EPROTO;
+	if (off->mpsc_hdr % 8 ||
+	    off->mpsc_hdr < sizeof(struct baton_ring_hdr) ||
+	    off->mpsc_hdr + sizeof(struct baton_mpsc_hdr) > off->hdr_size)
+		return -EPROTO;
+	if (file_size && (off->seq_mmap + off->seq_size > file_size ||
+			  off->claim_mmap + claims > file_size))
+		return -EPROTO;
+	if (off->seq_mmap < off->claim_mmap + claims &&
+	    off->claim_mmap < off->seq_mmap + off->seq_size)
+		return -EPROTO;
+	for (i = 0; i < 4; i++) {
+		if (off->seq_mmap < start[i] + len[i] &&
+		    start[i] < off->seq_mmap + off->seq_size)
+			return -EPROTO;
+		if (off->claim_mmap < start[i] + len[i] &&
+		    start[i] < off->claim_mmap + claims)
+			return -EPROTO;
+	}
+	return 0;
+}
+
+void baton__mpsc_unmap(struct baton_ring *r)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (r->mpsc_map[i].addr)
+			munmap(r->mpsc_map[i].addr, r->mpsc_map[i].len);
+		r->mpsc_map[i].addr = NULL;
+		r->mpsc_map[i].len = 0;
+	}
+	r->seq = NULL;
+	r->claim = NULL;
+}
+
+/*
+ * Map the sequence words (both roles write them) and, for a producer, its
+ * claim page; reset the claim (the kernel did too on kmod); resume the
+ * consumer from the shared head.
+ */
+int baton__mpsc_attach(struct baton_ring *r, const struct baton_ring_desc *d,
+		       int role)
+{
+	const struct baton_ring_offsets *off = &d->off;
+	uint32_t maxp = d->max_producers;
+	void *p;
+	int ret;
+
+	/* kmod open: the kernel's read-only header says how many. */
+	if (!maxp && off->mpsc_hdr % 8 == 0 &&
+	    off->mpsc_hdr >= sizeof(struct baton_ring_hdr) &&
+	    off->mpsc_hdr + sizeof(struct baton_mpsc_hdr) <= off->hdr_size)
+		maxp = ((const struct baton_mpsc_hdr *)((const uint8_t *)r->hdr +
+			off->mpsc_hdr))->max_producers;
+	ret = baton__mpsc_offsets_valid(off, d->slot_count, maxp,
+					d->file_size);
+	if (ret)
+		return ret;
+	p = mmap(NULL, off->seq_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 d->fd, (off_t)off->seq_mmap);
+	if (p == MAP_FAILED)
+		return -errno;
+	r->mpsc_map[0].addr = p;
+	r->mpsc_map[0].len = off->seq_size;
+	r->seq = p;
+	r->max_producers = maxp;
+	r->mpsc_hdr = off->mpsc_hdr;
+
+	if (role == BATON_ROLE_PRODUCER) {
+		p = mmap(NULL, off->claim_size, PROT_READ | PROT_WRITE,
+			 MAP_SHARED, d->fd, (off_t)d->claim_off);
+		if (p == MAP_FAILED) {
+			ret = -errno;
+			baton__mpsc_unmap(r);
+			return ret;
+		}
+		r->mpsc_map[1].addr = p;
+		r->mpsc_map[1].len = off->claim_size;
+		r->claim = p;
+		/* Ours alone: no push in progress. */
+		__atomic_store_n(&r->claim->count, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&r->claim->floor, BATON_MPSC_NONE,
+				 __ATOMIC_RELEASE);
+	} else {
+		/* The last consumer's position; nobody else moves it. */
+		r->local = __atomic_load_n(r->head, __ATOMIC_RELAXED);
+		r->cached = r->local;
+	}
+	return 0;
+}
+
+/*
+ * Where the slot of @ticket stands, for the producer holding it, from one
+ * read of its sequence word: 0 free, -EAGAIN still held by an earlier lap
+ * (free for, or published or tombstoned by, ticket - k * slot_count),
+ * -EPROTO anything else. The kernel's check is the same (kmod/mpsc.c).
+ */
+int baton__mpsc_slot_state(uint64_t seq, uint64_t ticket, uint64_t mask)
+{
+	uint64_t d;
+
+	if (seq == ticket)
+		return 0;
+	d = ticket - (seq & ~BATON_MPSC_TOMB);
+	if ((int64_t)d <= 0 || d > (1ULL << 62))
+		return -EPROTO;
+	if (seq & BATON_MPSC_TOMB)
+		return ((d + 1) & mask) ? -EPROTO : -EAGAIN;
+	if (!(d & mask) || !((d + 1) & mask))
+		return -EAGAIN;
+	return -EPROTO;
+}
+
+void __baton_mpsc_wake(struct baton_ring *r, uint64_t idx)
+{
+	r->wake_calls++;
+	/* As __baton_ring_wake_peer(): a parked peer re-checks anyway. */
+	(void)baton__ops(r->backend)->mpsc_wake(r, idx);
+}
+
+/*
+ * The producer holds @ticket and its slot is not free yet: spin, then
+ * park on the slot until the consumer frees it. No timeout: the ticket
+ * cannot be handed back (see baton_mpsc_prod_reserve()). On -EPIPE or
+ * -EPROTO the ticket is abandoned with the claim still naming it, and
+ * the handle refuses further pushes; closing it lets the kernel
+ * tombstone the ticket.
+ */
+int baton_mpsc_prod_wait(struct baton_ring *r, uint64_t ticket)
+{
+	const struct baton_backend_ops *ops;
+	uint32_t spins;
+	int ret;
+
+	if (!r || r->kind != BATON_RING_MPSC || r->role != BATON_ROLE_PRODUCER)
+		return -EINVAL;
+	for (spins = r->spin_limit; spins; spins--) {
+		if (baton_mpsc_prod_slot_free(r, ticket))
+			return 0;
+		cpu_relax();
+	}
+	ops = baton__ops(r->backend);
+	for (;;) {
+		uint64_t s = __atomic_load_n(&r->seq[ticket & r->mask],
+					     __ATOMIC_ACQUIRE);
+
+		ret = baton__mpsc_slot_state(s, ticket, r->mask);
+		if (ret != -EAGAIN)
+			break;
+		r->park_calls++;
+		ret = ops->mpsc_park(r, ticket, 0, 0);
+		if (ret && ret != -EINTR && ret != -EAGAIN) {
+			/* Work that raced with EPIPE still counts. */
+			if (baton_mpsc_prod_slot_free(r, ticket))
+				ret = 0;
+			break;
+		}
+	}
+	if (ret)
+		r->mpsc_error = ret;
+	return ret;
+}
+
+int baton_mpsc_push_batch(struct baton_ring *r, const void *msgs, size_t len,
+			  uint32_t n)
+{
+	const uint8_t *m = msgs;
+	uint64_t t;
+	uint32_t i;
+	int ret;
+
+	if (!r || r->kind != BATON_RING_MPSC ||
+	    r->role != BATON_ROLE_PRODUCER || len > r->slot_size ||
+	    !n || n > r->slot_count || (!msgs && len))
+		return -EINVAL;
+	if (r->mpsc_error)
+		return r->mpsc_error;
+	t = baton_mpsc_prod_reserve(r, n);
+	for (i = 0; i < n; i++) {
+		if (!baton_mpsc_prod_slot_free(r, t + i)) {
+			ret = baton_mpsc_prod_wait(r, t + i);
+			if (ret)
+				return ret;
+		}
+		memcpy(baton_ring_slot(r, t + i), m + (size_t)i * len, len);
+		baton_mpsc_prod_publish(r, t + i);
+	}
+	baton_mpsc_prod_done(r);
+	return 0;
+}
+
+/* timeout_ns < 0: no deadline. Saturates instead of wrapping. */
+static int deadline_from(int64_t timeout_ns, uint64_t *deadline)
+{
+	uint64_t now;
+
+	if (timeout_ns < 0)
+		return 0;
+	now = baton__now_ns();
+	*deadline = now + (uint64_t)timeout_ns < now ? UINT64_MAX :
+						       now + (uint64_t)timeout_ns;
+	return 1;
+}
+
+int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
+		   int64_t timeout_ns, struct baton_mpsc_loss *loss)
+{
+	const struct baton_backend_ops *ops;
+	uint64_t deadline = 0;
+	uint32_t spins;
+	int has, ret;
+
+	if (!r || r->kind != BATON_RING_MPSC || r->role != BATON_ROLE_CONSUMER)
+		return -EINVAL;
+	ret = baton_mpsc_try_pop(r, msg, len, loss);
+	if (ret != -EAGAIN || timeout_ns == 0)
+		return ret == -EAGAIN ? -ETIMEDOUT : ret;
+	for (spins = r->spin_limit; spins; spins--) {
+		cpu_relax();
+		ret = baton_mpsc_try_pop(r, msg, len, loss);
+		if (ret != -EAGAIN)
+			return ret;
+	}
+	ops = baton__ops(r->backend);
+	has = deadline_from(timeout_ns, &deadline);
+	for (;;) {
+		int pk;
+
+		r->park_calls++;
+		pk = ops->mpsc_park(r, r->local, has, deadline);
+		/* Work that raced with a timeout or EPIPE still counts. */
+		ret = baton_mpsc_try_pop(r, msg, len, loss);
+		if (ret != -EAGAIN)
+			return ret;
+		if (pk < 0 && pk != -EAGAIN)
+			return pk;
+	}
+}
+
+int baton_mpsc_stats(const struct baton_ring *r, struct baton_mpsc_stats *st)
+{
+	const struct baton_ring_hdr *h;
+	const struct baton_mpsc_hdr *m;
+
+	if (!r || !st || r->kind != BATON_RING_MPSC)
+		return -EINVAL;
+	h = r->hdr;
+	/* The offset as validated at attach, not as the header says now. */
+	m = (const struct baton_mpsc_hdr *)((const uint8_t *)h + r->mpsc_hdr);
+	memset(st, 0, sizeof(*st));
+	/* Samples only; no ordering between them is promised. */
+	st->head = __atomic_load_n(r->head, __ATOMIC_RELAXED);
+	st->tail = __atomic_load_n(r->tail, __ATOMIC_RELAXED);
+	st->parks_full = __atomic_load_n(&h->parks_full, __ATOMIC_RELAXED);
+	st->parks_empty = __atomic_load_n(&h->parks_empty, __ATOMIC_RELAXED);
+	st->wakes_of_producer = __atomic_load_n(&h->wakes_of_producer,
+						__ATOMIC_RELAXED);
+	st->wakes_of_consumer = __atomic_load_n(&h->wakes_of_consumer,
+						__ATOMIC_RELAXED);
+	st->producer_deaths = __atomic_load_n(&h->producer_deaths,
+					      __ATOMIC_RELAXED);
+	st->tombstones_written = __atomic_load_n(&m->tombstones_written,
+						 __ATOMIC_RELAXED);
+	st->tombstones_unattributed =
+		__atomic_load_n(&m->tombstones_unattributed, __ATOMIC_RELAXED);
+	st->producers = __atomic_load_n(&m->producers, __ATOMIC_RELAXED);
+	st->max_producers = r->max_producers;
+	st->tombstones_skipped = r->tombstones_skipped;
+	st->wake_calls = r->wake_calls;
+	st->park_calls = r->park_calls;
+	return 0;
+}

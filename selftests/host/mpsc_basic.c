@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The MPSC ticket ring on the memfd backend, under ASan/UBSan and TSan:
+ * the API contract (geometry and max_producers checks, the producer
+ * limit, try-push's -EAGAIN on a full ring without taking a ticket, batch
+ * reservation, a corrupt sequence word as -EPROTO), and exactly-once,
+ * in-order delivery per producer with 1..8 producers as threads (TSan sees
+ * every access) and as processes, on rings small enough that producers
+ * park on their slots all the time (no lost wakeup, or the test hangs
+ * into its timeout).
+ *
+ * Every message is two words: (producer << 48 | seq) and a hash of it, so
+ * the consumer detects loss, duplication, reordering and torn slots.
+ */
+#include "kselftest_harness.h"
+#include "common.h"
+
+#define MSG_SIZE	16
+
+static void mk_params(struct baton_ring_params *p, uint32_t slots,
+		      uint32_t maxp)
+{
+	memset(p, 0, sizeof(*p));
+	p->kind = BATON_RING_MPSC;
+	p->slot_count = slots;
+	p->slot_size = MSG_SIZE;
+	p->mode = 0600;
+	p->backend = BATON_BACKEND_AUTO;
+	p->max_producers = maxp;
+}
+
+static void mk_msg(uint64_t m[2], uint32_t prod, uint64_t seq)
+{
+	m[0] = (uint64_t)prod << 48 | seq;
+	m[1] = mix64(m[0]);
+}
+
+FIXTURE(mpsc) {
+	char name[BATON_NAME_MAX];
+	struct baton_ring_params p;
+};
+
+FIXTURE_SETUP(mpsc)
+{
+	force_memfd();
+	ring_name(self->name, sizeof(self->name), "mpsc");
+	mk_params(&self->p, 8, 4);
+}
+
+FIXTURE_TEARDOWN(mpsc)
+{
+	baton_ring_unlink(self->name, BATON_BACKEND_AUTO);
+}
+
+TEST_F(mpsc, bad_params)
+{
+	struct baton_ring *r;
+
+	self->p.max_producers = 0;
+	EXPECT_EQ(-EINVAL, baton_ring_create(self->name, &self->p,
+					     BATON_ROLE_CONSUMER, &r));
+	self->p.max_producers = BATON_MPSC_PRODUCERS_MAX + 1;
+	EXPECT_EQ(-EINVAL, baton_ring_create(self->name, &self->p,
+					     BATON_ROLE_CONSUMER, &r));
+	self->p.kind = BATON_RING_SPSC;
+	self->p.max_producers = 2;
+	EXPECT_EQ(-EINVAL, baton_ring_create(self->name, &self->p,
+					     BATON_ROLE_CONSUMER, &r));
+	self->p.kind = BATON_RING_MPSC;
+	self->p.max_producers = 1;
+	self->p.slot_count = 12;
+	EXPECT_EQ(-EINVAL, baton_ring_create(self->name, &self->p,
+					     BATON_ROLE_CONSUMER, &r));
+}
+
+/* max_producers handles, then EBUSY; a closed handle frees its index. */
+TEST_F(mpsc, producer_limit)
+{
+	struct baton_ring *c, *pr[5];
+	struct baton_mpsc_stats st;
+	int i;
+
+	ASSERT_EQ(0, baton_ring_create(self->name, &self->p,
+				       BATON_ROLE_CONSUMER, &c));
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+					     BATON_BACKEND_AUTO, &pr[i]));
+	EXPECT_EQ(-EBUSY, baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+					  BATON_BACKEND_AUTO, &pr[4]));
+	EXPECT_EQ(-EBUSY, baton_ring_open(self->name, BATON_ROLE_CONSUMER,
+					  BATON_BACKEND_AUTO, &pr[4]));
+	baton_ring_close(pr[2]);
+	ASSERT_EQ(0, baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+				     BATON_BACKEND_AUTO, &pr[2]));
+	ASSERT_EQ(0, baton_mpsc_stats(c, &st));
+	EXPECT_EQ(4U, st.max_producers);
+	EXPECT_EQ(-EINVAL, baton_ring_stats(NULL, NULL));
+	for (i = 0; i < 4; i++)
+		baton_ring_close(pr[i]);
+	baton_ring_close(c);
+}
+
+/*
+ * Full ring: try-push says -EAGAIN and takes no ticket; the consumer
+ * drains exactly what went in, in order, interleaved from two handles.
+ */
+TEST_F(mpsc, try_push_full)
+{
+	struct baton_ring *c, *a, *b;
+	struct baton_mpsc_stats st;
+	uint64_t m[2], got[2];
+	int i;
+
+	ASSERT_EQ(0, baton_ring_create(self->name, &self->p,
+				       BATON_ROLE_CONSUMER, &c));
+	ASSERT_EQ(0, baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+				     BATON_BACKEND_AUTO, &a));
+	ASSERT_EQ(0, baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+				     BATON_BACKEND_AUTO, &b));
+	EXPECT_EQ(-EAGAIN, baton_mpsc_try_pop(c, got, sizeof(got), NULL));
+	for (i = 0; i < 8; i++) {
+		mk_msg(m, i & 1, (uint64_t)i);
+		ASSERT_EQ(0, baton_mpsc_try_push(i & 1 ? b : a, m, sizeof(m)));
+	}
+	EXPECT_EQ(-EAGAIN, baton_mpsc_try_push(a, m, sizeof(m)));
+	EXPECT_EQ(-EAGAIN, baton_mpsc_try_push(b, m, sizeof(m)));
+	EXPECT_EQ(-EINVAL, baton_mpsc_try_push(b, m, MSG_SIZE + 8));
+	ASSERT_EQ(0, baton_mpsc_stats(c, &st));
+	EXPECT_EQ(8ULL, st.tail) TH_LOG("a full try-push took a ticket");
+	/* the claims are idle again */
+	EXPECT_EQ(0ULL, a->claim->count);
+	EXPECT_EQ(BATON_MPSC_NONE, a->claim->floor);
+	for (i = 0; i < 8; i++) {
+		mk_msg(m, i & 1, (uint64_t)i);
+		ASSERT_EQ(1, baton_mpsc_try_pop(c, got, sizeof(got), NULL));
+		EXPECT_EQ(m[0], got[0]);
+		EXPECT_EQ(m[1], got[1]);
+	}
+	EXPECT_EQ(-EAGAIN, baton_mpsc_try_pop(c, got, sizeof(got), NULL));
+	/* room again, and the ring wraps */
+	for (i = 0; i < 20; i++) {
+		mk_msg(m, 0, (uint64_t)i);
+		ASSERT_EQ(0, baton_mpsc_try_push(a, m, sizeof(m)));
+		ASSERT_EQ(1, baton_mpsc_pop(c, got, sizeof(got), 0, NULL));
+		EXPECT_EQ(m[0], got[0]);
+	}
+	ASSERT_EQ(0, baton_mpsc_stats(c, &st));
+	EXPECT_EQ(28ULL, st.head);
+	EXPECT_EQ(28ULL, st.tail);
+	EXPECT_EQ(0ULL, st.tombstones_skipped);
+	baton_ring_close(a);
+	baton_ring_close(b);
+	baton_ring_close(c);
+}
+
+/* One fetch_add for n slots; they come out in order. */
+TEST_F(mpsc, batch_reserve)
+{
+	struct baton_ring *c, *a;
+	uint64_t msgs[5][2], got[2];
+	int i;
+
+	ASSERT_EQ(0, baton_ring_create(self->name, &self->p,
+				       BATON_ROLE_PRODUCER, &a));
+	ASSERT_EQ(0, baton_ring_open(self->name, BATON_ROLE_CONSUMER,
+				     BATON_BACKEND_AUTO, &c));
+	for (i = 0; i < 5; i++)
+		mk_msg(msgs[i], 3, (uint64_t)i);
+	ASSERT_EQ(0, baton_mpsc_push_batch(a, msgs, MSG_SIZE, 5));
+	EXPECT_EQ(5ULL, *a->tail);
+	EXPECT_EQ(-EINVAL, baton_mpsc_push_batch(a, msgs, MSG_SIZE, 9));
+	EXPECT_EQ(-EINVAL, baton_mpsc_push_batch(a, msgs, MSG_SIZE, 0));
+	for (i = 0; i < 5; i++) {
+		ASSERT_EQ(1, baton_mpsc_pop(c, got, sizeof(got), 0, NULL));
+		EXPECT_EQ(msgs[i][0], got[0]);
+	}
+	/* a batch bigger than the free space waits for it, slot by slot */
+	ASSERT_EQ(0, baton_mpsc_push_batch(a, msgs, MSG_SIZE, 5));
+	ASSERT_EQ(0, baton_mpsc_push_batch(a, msgs, MSG_SIZE, 3));
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(1, baton_mpsc_pop(c, got, sizeof(got), 0, NULL));
+	baton_ring_close(a);
+	baton_ring_close(c);
+}
+
+/* A sequence word in no valid state is -EPROTO, never a hang. */
+TEST_F(mpsc, corrupt_seq)
+{
+	struct baton_ring *c, *a;
+	uint64_t m[2] = { 1, 2 };
+	int64_t t0;
+
+	ASSERT_EQ(0, baton_ring_create(self->name, &self->p,
+				       BATON_ROLE_CONSUMER, &c));
+	ASSERT_EQ(0, baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+				     BATON_BACKEND_AUTO, &a));
+	c->seq[0] = 12345;
+	EXPECT_EQ(-EPROTO, baton_mpsc_try_pop(c, m, sizeof(m), NULL));
+	t0 = (int64_t)now_ns();
+	EXPECT_EQ(-EPROTO, baton_mpsc_pop(c, m, sizeof(m), OP_TIMEOUT_NS,
+					  NULL));
+	EXPECT_GT(t0 + OP_TIMEOUT_NS, (int64_t)now_ns());
+	/* the producer's wait on the same slot says so too */
+	c->seq[0] = 12345;
+	EXPECT_EQ(-EPROTO, baton_mpsc_push(a, m, sizeof(m)));
+	EXPECT_EQ(-EPROTO, baton_mpsc_push(a, m, sizeof(m)))
+		TH_LOG("a handle that abandoned a ticket must refuse");
+	baton_ring_close(a);
+	baton_ring_close(c);
+}
+
+/* ---- exactly once, in order, P producers ---- */
+
+struct prod_arg {
+	struct baton_ring *r;
+	uint32_t id;
+	uint64_t count;
+	int mode;		/* 0 push, 1 try-push, 2 batches of 3 */
+	int err;
+};
+
+static void *producer(void *arg)
+{
+	struct prod_arg *a = arg;
+	uint64_t seq = 0, m[3][2];
+	int ret = 0;
+
+	while (seq < a->count) {
+		if (a->mode == 2 && a->count - seq >= 3) {
+			mk_msg(m[0], a->id, seq);
+			mk_msg(m[1], a->id, seq + 1);
+			mk_msg(m[2], a->id, seq + 2);
+			ret = baton_mpsc_push_batch(a->r, m, MSG_SIZE, 3);
+			seq += 3;
+		} else if (a->mode == 1) {
+			mk_msg(m[0], a->id, seq);
+			ret = baton_mpsc_try_push(a->r, m[0], MSG_SIZE);
+			if (ret == -EAGAIN) {
+				sched_yield();
+				continue;
+			}
+			seq++;
+		} else {
+			mk_msg(m[0], a->id, seq);
+			ret = baton_mpsc_push(a->r, m[0], MSG_SIZE);
+			seq++;
+		}
+		if (ret) {
+			a->err = ret;
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* Consume P * count messages; 0 or why not. */
+static int consume_all(struct baton_ring *c, uint32_t nprod, uint64_t count)
+{
+	uint64_t next[8] = { 0 }, m[2], total = 0;
+	uint32_t p;
+	int ret;
+
+	while (total < nprod * count) {
+		ret = baton_mpsc_pop(c, m, sizeof(m), OP_TIMEOUT_NS, NULL);
+		if (ret != 1)
+			return ret < 0 ? ret : -ENODATA;
+		p = (uint32_t)(m[0] >> 48);
+		if (p >= nprod || m[1] != mix64(m[0]))
+			return -EBADMSG;
+		if ((m[0] & ((1ULL << 48) - 1)) != next[p])
+			return -EILSEQ;	/* lost, doubled or reordered */
+		next[p]++;
+		total++;
+	}
+	/* nothing beyond */
+	return baton_mpsc_try_pop(c, m, sizeof(m), NULL) == -EAGAIN ? 0 :
+								      -E2BIG;
+}
+
+FIXTURE(fan) {
+	char name[BATON_NAME_MAX];
+};
+
+FIXTURE_VARIANT(fan) {
+	uint32_t producers;
+	uint32_t slots;
+	uint64_t msgs;	/* per producer */
+	int mode;
+};
+
+FIXTURE_VARIANT_ADD(fan, p1_push) {
+	.producers = 1, .slots = 4, .msgs = 20000, .mode = 0,
+};
+
+FIXTURE_VARIANT_ADD(fan, p2_push_tiny) {
+	.producers = 2, .slots = 2, .msgs = 20000, .mode = 0,
+};
+
+FIXTURE_VARIANT_ADD(fan, p4_push) {
+	.producers = 4, .slots = 8, .msgs = 20000, .mode = 0,
+};
+
+FIXTURE_VARIANT_ADD(fan, p8_push) {
+	.producers = 8, .slots = 16, .msgs = 10000, .mode = 0,
+};
+
+FIXTURE_VARIANT_ADD(fan, p4_try_push) {
+	.producers = 4, .slots = 8, .msgs = 10000, .mode = 1,
+};
+
+FIXTURE_VARIANT_ADD(fan, p4_batch) {
+	.producers = 4, .slots = 8, .msgs = 9000, .mode = 2,
+};
+
+FIXTURE_SETUP(fan)
+{
+	force_memfd();
+	ring_name(self->name, sizeof(self->name), "fan");
+}
+
+FIXTURE_TEARDOWN(fan)
+{
+	baton_ring_unlink(self->name, BATON_BACKEND_AUTO);
+}
+
+TEST_F_TIMEOUT(fan, threads, 120)
+{
+	struct baton_ring_params p;
+	struct prod_arg a[8];
+	pthread_t th[8];
+	struct baton_ring *c;
+	uint32_t i, n = variant->producers;
+	uint64_t count = SCALE(variant->msgs);
+
+	mk_params(&p, variant->slots, n);
+	ASSERT_EQ(0, baton_ring_create(self->name, &p, BATON_ROLE_CONSUMER,
+				       &c));
+	for (i = 0; i < n; i++) {
+		memset(&a[i], 0, sizeof(a[i]));
+		a[i].id = i;
+		a[i].count = count;
+		a[i].mode = variant->mode;
+		ASSERT_EQ(0, baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+					     BATON_BACKEND_AUTO, &a[i].r));
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, producer, &a[i]));
+	}
+	EXPECT_EQ(0, consume_all(c, n, count));
+	for (i = 0; i < n; i++) {
+		pthread_join(th[i], NULL);
+		EXPECT_EQ(0, a[i].err);
+		baton_ring_close(a[i].r);
+	}
+	baton_ring_close(c);
+}
+
+TEST_F_TIMEOUT(fan, processes, 120)
+{
+	struct baton_ring_params p;
+	struct baton_ring *c;
+	uint32_t i, n = variant->producers;
+	uint64_t count = variant->msgs / 2;
+	pid_t pid[8];
+	int st;
+
+	if (UNDER_TSAN)
+		SKIP(return, "TSan cannot follow fork()");
+	mk_params(&p, variant->slots, n);
+	ASSERT_EQ(0, baton_ring_create(self->name, &p, BATON_ROLE_CONSUMER,
+				       &c));
+	for (i = 0; i < n; i++) {
+		pid[i] = fork();
+		ASSERT_LE(0, pid[i]);
+		if (!pid[i]) {
+			struct prod_arg a = {
+				.id = i, .count = count, .mode = variant->mode,
+			};
+
+			if (baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+					    BATON_BACKEND_AUTO, &a.r))
+				_exit(3);
+			producer(&a);
+			_exit(a.err ? 4 : 0);
+		}
+	}
+	st = consume_all(c, n, count);
+	EXPECT_EQ(0, st);
+	for (i = 0; i < n && st; i++)
+		kill(pid[i], SIGKILL);	/* blocked with nobody to drain */
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(pid[i], waitpid(pid[i], &st, 0));
+		EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	baton_ring_close(c);
+}
+
+TEST_HARNESS_MAIN
