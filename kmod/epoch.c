@@ -1,0 +1,1122 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * baton: epoch domains.
+ *
+ * Owns struct baton_epoch: its memory (a header page, then one region per
+ * participant index), its name in the domain registry, its lifetime, the
+ * domain fds, participant registration, the collection cycle, synchronous
+ * destroy (SYNCHRONIZE), POLL and KICK, and the retirements that released
+ * participants leave behind.
+ *
+ * Why reclaiming at the proven frontier is safe (the ck_epoch.c habit:
+ * the argument lives next to the code). A cycle of the collector:
+ *
+ *   1. drain: every queued entry whose epoch is <= the frontier that the
+ *      PREVIOUS cycle proved is complete; move each queue's head past it;
+ *   2. publish global = G + 1 (P: smp_mb()), force smp_mb() on every CPU
+ *      that may run a participant (Q: the IPI barrier of barrier.c);
+ *   3. scan every live announcement once (R); new frontier =
+ *      min(announced epochs of active participants, G + 1) - 1, never
+ *      below the previous one.
+ *
+ * Claim: after step 3 no reader, present or future, can reach an object
+ * retired at an epoch r <= frontier.
+ *  - A reader enters with: e = global; ann = e<<1|1; re-check global == e
+ *    (O, no fence). If its ann store came before the IPI reached its CPU,
+ *    the IPI's barrier drained it and the scan (R) sees it. If it came
+ *    after, its re-check load ran after that barrier, hence after P and
+ *    the publish, so it reads G + 1: either e was already G + 1 (which
+ *    does not hold back r <= G), or the re-check fails and it retries.
+ *  - The retirer unlinks the object, then a full fence (U), then reads
+ *    r = global. A reader that can still reach the object read its own
+ *    e before the unlink was visible, so e <= r (global only grows).
+ *    Such a reader is active with e <= r <= frontier < min(active e):
+ *    impossible. So every reader that could reach it has left.
+ *  - Future readers announce at least G + 1 > frontier >= r and read the
+ *    table after the unlink.
+ * A stale announcement (a reader between its store and a failing
+ * re-check) can only pull the minimum down, so clamping the frontier to
+ * the previous one is safe: that reader will retry and holds nothing.
+ *
+ * Why the seed's three-ring aliasing cannot happen: entries are not kept
+ * in per-epoch buckets. Each entry carries its own epoch, and step 1
+ * consumes only entries whose epoch the previous cycle proved, before
+ * this cycle publishes anything. A retirement racing step 2 reads either
+ * G (not yet proven: at least one more cycle) or G + 1; neither can be
+ * <= the frontier being drained, which is at most G - 1.
+ *
+ * Lifetime: a kref. The registry holds one reference until unlink, each
+ * domain file one; a mapping holds its vm_file. The fops pin the module.
+ *
+ * Locking:
+ *  - baton_epoch_registry_lock (mutex): the registry list.
+ *  - d->lock (mutex): the participant table, the trusted global and
+ *    frontier, and the header counters they drive. Held
+ *    across a whole cycle, IPI round included (it may sleep there).
+ *  - d->stat_lock (spinlock): sync_waiters and the counters touched
+ *    without d->lock (kicks, waits, timeouts). Innermost.
+ *  - d->wake_seq (atomic) and d->wq: a KICK or a release bumps the
+ *    sequence and wakes the queue; a synchronizer snapshots the sequence
+ *    before its cycle and sleeps only while it is unchanged, so no kick
+ *    that follows its scan is lost.
+ *
+ * Shared words: a participant may scribble on its own region at any time.
+ * The kernel reads each announcement, tail and entry epoch once with
+ * READ_ONCE(), validates it and uses only that copy; what it must trust
+ * (queue head, global, frontier) it keeps here and only mirrors out.
+ */
+#include <linux/anon_inodes.h>
+#include <linux/atomic.h>
+#include <linux/capability.h>
+#include <linux/cred.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/pid.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/uidgid.h>
+#include <linux/vmalloc.h>
+#include <linux/wait.h>
+
+#include <linux/baton.h>
+
+#include "baton_kmod.h"
+
+/* mmap region ids (vm_pgoff of each region's mmap offset). */
+#define BATON_EPOCH_HDR_PGOFF	0
+#define BATON_EPOCH_SELF_PGOFF	1
+#define BATON_EPOCH_TABLE_PGOFF	2
+
+/* Participant region layout: each word on its own cache line. */
+#define BATON_EPOCH_ANN_OFF	0
+#define BATON_EPOCH_TAIL_OFF	64
+#define BATON_EPOCH_HEAD_OFF	128
+#define BATON_EPOCH_ENTRY_OFF	192
+
+/* A synchronizer re-scans at least this often even without a kick. */
+#define BATON_EPOCH_BACKSTOP_NS	(10 * NSEC_PER_MSEC)
+
+/*
+ * A participant index is FREE, LIVE (a registered file holds it) or
+ * ORPHAN: its file was released with retirements pending. No mapping of
+ * the region can outlive the file (a vma holds it), so an orphan's region
+ * is the kernel's alone: its entries are drained in place under the same
+ * rule, and the index is FREE again once they are.
+ */
+enum { BATON_PART_FREE, BATON_PART_LIVE, BATON_PART_ORPHAN };
+
+struct baton_epoch_part {
+	u8 state;
+	struct pid *pid;		/* registering process (tgid) */
+	u64 head;			/* trusted copy of the queue head */
+	u64 orphan_tail;		/* ORPHAN: the tail, read at release */
+	u64 *ann;			/* shared, participant-writable */
+	u64 *tail;			/* ditto */
+	u64 *head_shared;		/* mirror of @head */
+	struct baton_epoch_entry *entries;
+};
+
+struct baton_epoch {
+	struct kref ref;
+	struct list_head node;		/* registry; baton_epoch_registry_lock */
+	char name[BATON_NAME_MAX];
+	kuid_t uid;
+	kgid_t gid;
+	umode_t mode;
+	u32 max_parts;
+	u32 queue_len;
+	u32 part_pages;
+	struct baton_epoch_offsets off;	/* trusted copy of hdr->off */
+
+	struct page **pages;
+	unsigned int nr_pages;
+	void *base;			/* vmap() of @pages, VM_USERMAP */
+	struct baton_epoch_hdr *hdr;
+
+	struct mutex lock;		/* see the file comment */
+	u64 global;
+	u64 frontier;
+	u32 holder;			/* oldest active index, last scan */
+	struct baton_epoch_part *parts;
+
+	spinlock_t stat_lock;		/* sync_waiters, kick/wait counters */
+	u32 sync_waiters;
+	atomic_t wake_seq;
+	wait_queue_head_t wq;		/* synchronizers */
+	struct baton_mm_set mms;	/* mms mapping the domain, for (Q) */
+};
+
+/* One domain fd: a reference on the domain and maybe a participant. */
+struct baton_epoch_file {
+	struct baton_epoch *d;
+	int index;			/* participant index, or -1 */
+};
+
+static DEFINE_MUTEX(baton_epoch_registry_lock);
+static LIST_HEAD(baton_epoch_registry);
+
+static const struct file_operations baton_epoch_fops;
+
+/* ---- memory and lifetime ---- */
+
+static void baton_epoch_free(struct kref *ref)
+{
+	struct baton_epoch *d = container_of(ref, struct baton_epoch, ref);
+	unsigned int i;
+
+	vunmap(d->base);
+	for (i = 0; i < d->nr_pages; i++)
+		__free_page(d->pages[i]);
+	kvfree(d->pages);
+	kfree(d->parts);
+	baton_mm_set_destroy(&d->mms);
+	mutex_destroy(&d->lock);
+	kfree(d);
+}
+
+static void baton_epoch_put(struct baton_epoch *d)
+{
+	kref_put(&d->ref, baton_epoch_free);
+}
+
+/* As ring.c: pages charged to the caller, one VM_USERMAP area. */
+static int baton_epoch_alloc_pages(struct baton_epoch *d)
+{
+	unsigned int i;
+
+	d->nr_pages = 1 + d->max_parts * d->part_pages;
+	d->pages = kvcalloc(d->nr_pages, sizeof(*d->pages),
+			    GFP_KERNEL_ACCOUNT);
+	if (!d->pages)
+		return -ENOMEM;
+	for (i = 0; i < d->nr_pages; i++) {
+		d->pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+					 __GFP_NOWARN);
+		if (!d->pages[i])
+			goto fail;
+	}
+	d->base = vmap(d->pages, d->nr_pages, VM_MAP | VM_USERMAP,
+		       PAGE_KERNEL);
+	if (d->base)
+		return 0;
+fail:
+	while (i--)
+		__free_page(d->pages[i]);
+	kvfree(d->pages);
+	return -ENOMEM;
+}
+
+static u8 *baton_epoch_part_base(struct baton_epoch *d, u32 index)
+{
+	return (u8 *)d->base + ((1 + (size_t)index * d->part_pages) <<
+				PAGE_SHIFT);
+}
+
+static void baton_epoch_init_layout(struct baton_epoch *d)
+{
+	struct baton_epoch_offsets *off = &d->off;
+	u32 i;
+
+	off->hdr_mmap = BATON_EPOCH_HDR_PGOFF << PAGE_SHIFT;
+	off->self_mmap = BATON_EPOCH_SELF_PGOFF << PAGE_SHIFT;
+	off->table_mmap = BATON_EPOCH_TABLE_PGOFF << PAGE_SHIFT;
+	off->hdr_size = PAGE_SIZE;
+	off->self_size = d->part_pages << PAGE_SHIFT;
+	off->table_size = (u64)d->max_parts * off->self_size;
+	off->part_stride = off->self_size;
+	off->ann = BATON_EPOCH_ANN_OFF;
+	off->q_tail = BATON_EPOCH_TAIL_OFF;
+	off->q_head = BATON_EPOCH_HEAD_OFF;
+	off->q_entries = BATON_EPOCH_ENTRY_OFF;
+	off->queue_len = d->queue_len;
+
+	for (i = 0; i < d->max_parts; i++) {
+		struct baton_epoch_part *p = &d->parts[i];
+		u8 *pb = baton_epoch_part_base(d, i);
+
+		p->ann = (u64 *)(pb + off->ann);
+		p->tail = (u64 *)(pb + off->q_tail);
+		p->head_shared = (u64 *)(pb + off->q_head);
+		p->entries = (struct baton_epoch_entry *)(pb + off->q_entries);
+	}
+
+	/* Nobody can map the domain yet: plain stores. */
+	d->global = 1;
+	d->frontier = 0;
+	d->holder = U32_MAX;
+	d->hdr = d->base;
+	d->hdr->magic = BATON_EPOCH_MAGIC;
+	d->hdr->abi_version = BATON_ABI_VERSION;
+	d->hdr->max_participants = d->max_parts;
+	d->hdr->queue_len = d->queue_len;
+	d->hdr->global = d->global;
+	d->hdr->frontier = d->frontier;
+	d->hdr->off = *off;
+}
+
+static struct baton_epoch *baton_epoch_alloc(const struct baton_epoch_create *k)
+{
+	struct baton_epoch *d;
+	size_t part_bytes;
+	int ret;
+
+	d = kzalloc(sizeof(*d), GFP_KERNEL_ACCOUNT);
+	if (!d)
+		return ERR_PTR(-ENOMEM);
+	d->max_parts = k->max_participants;
+	d->queue_len = k->queue_len;
+	part_bytes = BATON_EPOCH_ENTRY_OFF +
+		     (size_t)k->queue_len * sizeof(struct baton_epoch_entry);
+	d->part_pages = PAGE_ALIGN(part_bytes) >> PAGE_SHIFT;
+
+	ret = -ENOMEM;
+	d->parts = kcalloc(d->max_parts, sizeof(*d->parts),
+			   GFP_KERNEL_ACCOUNT);
+	if (!d->parts)
+		goto free_d;
+	ret = baton_mm_set_init(&d->mms);
+	if (ret)
+		goto free_parts;
+	ret = baton_epoch_alloc_pages(d);
+	if (ret)
+		goto free_mms;
+
+	kref_init(&d->ref);
+	INIT_LIST_HEAD(&d->node);
+	strscpy(d->name, k->name, sizeof(d->name));
+	d->uid = current_fsuid();
+	d->gid = current_fsgid();
+	d->mode = k->mode;
+	mutex_init(&d->lock);
+	spin_lock_init(&d->stat_lock);
+	atomic_set(&d->wake_seq, 0);
+	init_waitqueue_head(&d->wq);
+	baton_epoch_init_layout(d);
+	return d;
+
+free_mms:
+	baton_mm_set_destroy(&d->mms);
+free_parts:
+	kfree(d->parts);
+free_d:
+	kfree(d);
+	return ERR_PTR(ret);
+}
+
+/* Counters live in the read-only header; only the kernel writes them. */
+static void baton_epoch_add(__u64 *ctr, u64 n)
+{
+	WRITE_ONCE(*ctr, *ctr + n);
+}
+
+/* ---- the collection cycle (d->lock) ---- */
+
+/* Step 1 for one participant: consume what @proven covers. */
+static u64 baton_epoch_drain_part(struct baton_epoch *d,
+				  struct baton_epoch_part *p, u64 proven)
+{
+	u64 tail, epoch, n = 0;
+
+	if (p->state == BATON_PART_ORPHAN)
+		tail = p->orphan_tail;	/* validated at release */
+	else
+		/* W, matches the library's release store of the tail. */
+		tail = smp_load_acquire(p->tail);
+	if (tail - p->head > d->queue_len) {
+		/* Scribbled: take nothing, and never move head backwards. */
+		baton_epoch_add(&d->hdr->bad_words, 1);
+		return 0;
+	}
+	while (p->head != tail) {
+		struct baton_epoch_entry *ent =
+			&p->entries[p->head & (d->queue_len - 1)];
+
+		epoch = READ_ONCE(ent->epoch);
+		if (epoch > d->global) {
+			/* Not an epoch anyone read: stop here, counted. */
+			baton_epoch_add(&d->hdr->bad_words, 1);
+			break;
+		}
+		if (epoch > proven)
+			break;
+		p->head++;
+		n++;
+	}
+	if (n)
+		/* X, matches the library's acquire load of head: our entry
+		 * reads are done before the slots may be reused.
+		 */
+		smp_store_release(p->head_shared, p->head);
+	return n;
+}
+
+struct baton_epoch_cycle {
+	u64 completed;
+	u32 active;
+};
+
+static void baton_epoch_cycle(struct baton_epoch *d,
+			      struct baton_epoch_cycle *res)
+{
+	u64 proven = d->frontier, g = d->global + 1, min = g, n = 0;
+	u64 orphans = 0, frontier;
+	u32 i, active = 0, holder = U32_MAX;
+
+	lockdep_assert_held(&d->lock);
+
+	/* 1. Drain what the previous cycle proved, before publishing. */
+	for (i = 0; i < d->max_parts; i++) {
+		struct baton_epoch_part *p = &d->parts[i];
+
+		if (p->state == BATON_PART_LIVE) {
+			n += baton_epoch_drain_part(d, p, proven);
+		} else if (p->state == BATON_PART_ORPHAN) {
+			orphans += baton_epoch_drain_part(d, p, proven);
+			if (p->head == p->orphan_tail)
+				p->state = BATON_PART_FREE;
+		}
+	}
+
+	/* 2. Publish G + 1. */
+	d->global = g;
+	WRITE_ONCE(d->hdr->global, g);
+	/* P, matches O: the new global is visible before the IPIs. */
+	smp_mb();
+	/* Q, matches O and T: see baton_barrier_peers(). */
+	baton_barrier_peers(&d->mms);
+
+	/* 3. Scan: each announcement read once (R). */
+	for (i = 0; i < d->max_parts; i++) {
+		struct baton_epoch_part *p = &d->parts[i];
+		u64 ann, e;
+
+		if (p->state != BATON_PART_LIVE)
+			continue;
+		ann = READ_ONCE(*p->ann);
+		if (!(ann & BATON_EPOCH_ANN_ACTIVE))
+			continue;
+		e = ann >> 1;
+		if (e > g) {
+			/*
+			 * No reader ever read this epoch: a scribbled word.
+			 * Treat it as the oldest possible announcement, so it
+			 * holds the frontier where it is and never lets
+			 * anything go early.
+			 */
+			baton_epoch_add(&d->hdr->bad_words, 1);
+			e = proven + 1;
+		}
+		active++;
+		if (e < min) {
+			min = e;
+			holder = i;
+		}
+	}
+	frontier = max(min - 1, proven);
+	d->frontier = frontier;
+	d->holder = holder;
+	WRITE_ONCE(d->hdr->frontier, frontier);
+	baton_epoch_add(&d->hdr->collections, 1);
+	baton_epoch_add(&d->hdr->completed, n);
+	baton_epoch_add(&d->hdr->orphans_completed, orphans);
+	if (res) {
+		res->completed = n + orphans;
+		res->active = active;
+	}
+}
+
+/* ---- participants ---- */
+
+static long baton_epoch_register(struct baton_epoch_file *ef,
+				 void __user *uarg)
+{
+	struct baton_epoch *d = ef->d;
+	struct baton_epoch_register k;
+	struct baton_epoch_part *p;
+	u32 usize, i;
+	int ret;
+
+	ret = baton_copy_in(&k, sizeof(k), BATON_EPOCH_REGISTER_SIZE_VER0,
+			    uarg, &usize);
+	if (ret)
+		return ret;
+	if (k.flags || k.reserved[0] || k.reserved[1])
+		return -EINVAL;
+
+	mutex_lock(&d->lock);
+	if (ef->index >= 0) {
+		ret = -EBUSY;
+		goto unlock;
+	}
+	for (i = 0; i < d->max_parts; i++)
+		if (d->parts[i].state == BATON_PART_FREE)
+			break;
+	if (i == d->max_parts) {
+		ret = -ENOSPC;
+		goto unlock;
+	}
+	k.out_index = i;
+	k.out_reserved = 0;
+	ret = baton_copy_out(uarg, usize, &k, sizeof(k));
+	if (ret)
+		goto unlock;
+
+	p = &d->parts[i];
+	/*
+	 * The previous owner of this index has been released, so nothing
+	 * maps the region writable: start it clean.
+	 */
+	memset(baton_epoch_part_base(d, i), 0, d->part_pages << PAGE_SHIFT);
+	p->head = 0;
+	p->pid = get_pid(task_tgid(current));
+	p->state = BATON_PART_LIVE;
+	WRITE_ONCE(ef->index, i);	/* read by mmap without d->lock */
+	baton_epoch_add(&d->hdr->participants, 1);
+unlock:
+	mutex_unlock(&d->lock);
+	return ret;
+}
+
+/*
+ * The file of participant @ef->index is gone: its announcement stops
+ * counting now, even if it died inside a read section. Its pending
+ * retirements stay where they are, in a region nobody can map writable
+ * any more: validated once here, then drained by later cycles under the
+ * same rule as everyone's (ORPHAN), never lost and never early.
+ */
+static void baton_epoch_unregister(struct baton_epoch_file *ef)
+{
+	struct baton_epoch *d = ef->d;
+	struct baton_epoch_part *p = &d->parts[ef->index];
+	u64 tail, nr, j;
+
+	mutex_lock(&d->lock);
+	tail = READ_ONCE(*p->tail);
+	nr = tail - p->head;
+	if (nr > d->queue_len) {
+		/* A scribbled tail: nothing of that queue can be trusted. */
+		baton_epoch_add(&d->hdr->bad_words, 1);
+		nr = 0;
+	}
+	for (j = 0; j < nr; j++) {
+		struct baton_epoch_entry *ent =
+			&p->entries[(p->head + j) & (d->queue_len - 1)];
+
+		/* A scribbled epoch waits for the current one. */
+		if (READ_ONCE(ent->epoch) > d->global) {
+			baton_epoch_add(&d->hdr->bad_words, 1);
+			WRITE_ONCE(ent->epoch, d->global);
+		}
+	}
+	WRITE_ONCE(*p->ann, 0);
+	p->orphan_tail = p->head + nr;
+	p->state = nr ? BATON_PART_ORPHAN : BATON_PART_FREE;
+	put_pid(p->pid);
+	p->pid = NULL;
+	baton_epoch_add(&d->hdr->orphaned, nr);
+	WRITE_ONCE(d->hdr->participants, d->hdr->participants - 1);
+	baton_epoch_add(&d->hdr->participant_releases, 1);
+	mutex_unlock(&d->lock);
+
+	/* A synchronizer waiting on this participant may now proceed. */
+	atomic_inc(&d->wake_seq);
+	wake_up_all(&d->wq);
+}
+
+/* ---- synchronize, poll, collect, kick ---- */
+
+static void baton_epoch_waiters(struct baton_epoch *d, int delta)
+{
+	spin_lock(&d->stat_lock);
+	d->sync_waiters += delta;
+	WRITE_ONCE(d->hdr->sync_waiters, d->sync_waiters);
+	if (delta > 0)
+		baton_epoch_add(&d->hdr->sync_waits, 1);
+	spin_unlock(&d->stat_lock);
+}
+
+static bool baton_epoch_kicked(struct baton_epoch *d, int seq)
+{
+	return atomic_read(&d->wake_seq) != seq;
+}
+
+/*
+ * Run cycles until @epoch is proven, the deadline passes or a signal
+ * comes: 0, -ETIMEDOUT or -ERESTARTSYS. On -ETIMEDOUT *@holder and
+ * *@holder_pid name the oldest active participant of the last scan.
+ */
+static int baton_epoch_sync_wait(struct baton_epoch *d, u64 epoch,
+				 bool has_deadline, ktime_t deadline,
+				 u32 *holder, pid_t *holder_pid)
+{
+	for (;;) {
+		int seq = atomic_read(&d->wake_seq);
+		ktime_t wait = BATON_EPOCH_BACKSTOP_NS;
+		bool done;
+		int ret;
+
+		mutex_lock(&d->lock);
+		baton_epoch_cycle(d, NULL);
+		done = epoch <= d->frontier;
+		*holder = d->holder;
+		*holder_pid = 0;
+		if (*holder != U32_MAX)
+			*holder_pid = pid_vnr(d->parts[*holder].pid);
+		mutex_unlock(&d->lock);
+		if (done)
+			return 0;
+
+		if (has_deadline) {
+			ktime_t left = ktime_sub(deadline, ktime_get());
+
+			if (left <= 0)
+				return -ETIMEDOUT;
+			wait = min(wait, left);
+		}
+		/*
+		 * Sleep until a kick (a reader left while we were counted in
+		 * sync_waiters) or a release bumps wake_seq past the value
+		 * read before this cycle's scan; the backstop bounds the
+		 * damage of a participant that leaves without kicking.
+		 */
+		ret = wait_event_interruptible_hrtimeout(d->wq,
+							 baton_epoch_kicked(d, seq),
+							 wait);
+		if (ret == -ERESTARTSYS)
+			return ret;
+	}
+}
+
+static long baton_epoch_synchronize(struct baton_epoch_file *ef,
+				    void __user *uarg)
+{
+	struct baton_epoch *d = ef->d;
+	struct baton_epoch_sync k;
+	u32 usize, holder = U32_MAX;
+	pid_t holder_pid = 0;
+	ktime_t deadline;
+	bool done;
+	int ret, err;
+
+	ret = baton_copy_in(&k, sizeof(k), BATON_EPOCH_SYNC_SIZE_VER0, uarg,
+			    &usize);
+	if (ret)
+		return ret;
+	if ((k.flags & ~BATON_EPOCH_SYNC_DEADLINE) || k.reserved[0] ||
+	    k.reserved[1])
+		return -EINVAL;
+	deadline = min_t(u64, k.deadline_ns, KTIME_MAX);
+
+	mutex_lock(&d->lock);
+	ret = k.epoch > d->global ? -EINVAL : 0;
+	/*
+	 * The first cycle runs without raising sync_waiters: when nobody
+	 * is inside a section it proves @epoch at once and readers never
+	 * see a waiter (no kicks).
+	 */
+	if (!ret && k.epoch > d->frontier)
+		baton_epoch_cycle(d, NULL);
+	done = k.epoch <= d->frontier;
+	mutex_unlock(&d->lock);
+	if (ret)
+		return ret;
+
+	if (!done) {
+		baton_epoch_waiters(d, 1);
+		/*
+		 * V, matches T: sync_waiters is visible before the next
+		 * cycles' IPIs, so a reader whose exit load missed it made
+		 * that load before the next IPI (Q), which drained its
+		 * ann = 0 store: the scan after that IPI sees it gone.
+		 */
+		smp_mb();
+		ret = baton_epoch_sync_wait(d, k.epoch,
+					    k.flags & BATON_EPOCH_SYNC_DEADLINE,
+					    deadline, &holder, &holder_pid);
+		baton_epoch_waiters(d, -1);
+		if (ret == -ERESTARTSYS)
+			return ret;
+		if (ret == -ETIMEDOUT) {
+			spin_lock(&d->stat_lock);
+			baton_epoch_add(&d->hdr->sync_timeouts, 1);
+			spin_unlock(&d->stat_lock);
+		}
+	}
+
+	k.out_frontier = READ_ONCE(d->frontier);
+	k.out_holder_pid = ret ? holder_pid : 0;
+	k.out_holder_index = ret ? holder : U32_MAX;
+	/* Copied back on ETIMEDOUT too: the holder is the answer. */
+	err = baton_copy_out(uarg, usize, &k, sizeof(k));
+	return err ? err : ret;
+}
+
+static long baton_epoch_poll_ioc(struct baton_epoch_file *ef,
+				 void __user *uarg)
+{
+	struct baton_epoch *d = ef->d;
+	struct baton_epoch_poll k;
+	u32 usize;
+	int ret;
+
+	ret = baton_copy_in(&k, sizeof(k), BATON_EPOCH_POLL_SIZE_VER0, uarg,
+			    &usize);
+	if (ret)
+		return ret;
+	if (k.flags || k.reserved[0] || k.reserved[1])
+		return -EINVAL;
+
+	mutex_lock(&d->lock);
+	if (k.epoch > d->global) {
+		ret = -EINVAL;
+	} else {
+		/* One cycle at most, and only when the answer is not yet. */
+		if (k.epoch > d->frontier)
+			baton_epoch_cycle(d, NULL);
+		k.out_frontier = d->frontier;
+		k.out_quiescent = k.epoch <= d->frontier;
+		k.out_reserved = 0;
+	}
+	mutex_unlock(&d->lock);
+	if (ret)
+		return ret;
+	return baton_copy_out(uarg, usize, &k, sizeof(k));
+}
+
+static long baton_epoch_collect(struct baton_epoch_file *ef,
+				void __user *uarg)
+{
+	struct baton_epoch *d = ef->d;
+	struct baton_epoch_collect k;
+	struct baton_epoch_cycle res;
+	u32 usize;
+	int ret;
+
+	ret = baton_copy_in(&k, sizeof(k), BATON_EPOCH_COLLECT_SIZE_VER0,
+			    uarg, &usize);
+	if (ret)
+		return ret;
+	if (k.flags || k.reserved[0] || k.reserved[1])
+		return -EINVAL;
+
+	mutex_lock(&d->lock);
+	baton_epoch_cycle(d, &res);
+	k.out_global = d->global;
+	k.out_frontier = d->frontier;
+	mutex_unlock(&d->lock);
+	k.out_completed = res.completed;
+	k.out_active = res.active;
+	k.out_reserved = 0;
+	return baton_copy_out(uarg, usize, &k, sizeof(k));
+}
+
+static long baton_epoch_kick(struct baton_epoch_file *ef, unsigned long arg)
+{
+	struct baton_epoch *d = ef->d;
+
+	if (arg)
+		return -EINVAL;
+	/*
+	 * The caller's ann = 0 store was made before this call; the wake
+	 * below takes the wait-queue lock, and the woken synchronizer runs
+	 * a full cycle (P, Q) before it looks at announcements again.
+	 */
+	atomic_inc(&d->wake_seq);
+	spin_lock(&d->stat_lock);
+	WRITE_ONCE(d->hdr->wake_seq, atomic_read(&d->wake_seq));
+	baton_epoch_add(&d->hdr->kicks, 1);
+	spin_unlock(&d->stat_lock);
+	wake_up_all(&d->wq);
+	return 0;
+}
+
+static long baton_epoch_ioctl(struct file *file, unsigned int cmd,
+			      unsigned long arg)
+{
+	struct baton_epoch_file *ef = file->private_data;
+	void __user *uarg = (void __user *)arg;
+
+	switch (cmd) {
+	case BATON_EPOCH_IOC_REGISTER:
+		return baton_epoch_register(ef, uarg);
+	case BATON_EPOCH_IOC_COLLECT:
+		return baton_epoch_collect(ef, uarg);
+	case BATON_EPOCH_IOC_SYNCHRONIZE:
+		return baton_epoch_synchronize(ef, uarg);
+	case BATON_EPOCH_IOC_POLL:
+		return baton_epoch_poll_ioc(ef, uarg);
+	case BATON_EPOCH_IOC_KICK:
+		return baton_epoch_kick(ef, arg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+/* ---- mmap ---- */
+
+static void baton_epoch_vm_open(struct vm_area_struct *vma)
+{
+	struct baton_epoch_file *ef = vma->vm_file->private_data;
+
+	baton_mm_set_add_nofail(&ef->d->mms, vma->vm_mm);
+}
+
+static void baton_epoch_vm_close(struct vm_area_struct *vma)
+{
+	struct baton_epoch_file *ef = vma->vm_file->private_data;
+
+	baton_mm_set_del(&ef->d->mms, vma->vm_mm);
+}
+
+static const struct vm_operations_struct baton_epoch_vm_ops = {
+	.open	= baton_epoch_vm_open,
+	.close	= baton_epoch_vm_close,
+};
+
+/*
+ * One region per mmap() call, at its exact offset: the header and the
+ * table read-only for every domain fd, the self region read-write for the
+ * fd that registered it (the kernel picks the pages from the file, so no
+ * fd can map another participant's region writable).
+ */
+static int baton_epoch_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct baton_epoch_file *ef = file->private_data;
+	struct baton_epoch *d = ef->d;
+	unsigned long pages, area_pgoff;
+	int index = READ_ONCE(ef->index);
+	bool writable = false;
+	int ret;
+
+	switch (vma->vm_pgoff) {
+	case BATON_EPOCH_HDR_PGOFF:
+		pages = 1;
+		area_pgoff = 0;
+		break;
+	case BATON_EPOCH_SELF_PGOFF:
+		if (index < 0)
+			return -EINVAL;
+		pages = d->part_pages;
+		area_pgoff = 1 + (unsigned long)index * d->part_pages;
+		writable = true;
+		break;
+	case BATON_EPOCH_TABLE_PGOFF:
+		pages = (unsigned long)d->max_parts * d->part_pages;
+		area_pgoff = 1;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (vma_pages(vma) > pages)
+		return -EINVAL;
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (!writable) {
+		if (vma->vm_flags & VM_WRITE)
+			return -EACCES;
+		vma->vm_flags &= ~VM_MAYWRITE;
+	}
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+
+	ret = baton_mm_set_add(&d->mms, vma->vm_mm);
+	if (ret)
+		return ret;
+	ret = remap_vmalloc_range(vma, d->base, area_pgoff);
+	if (ret) {
+		/* mmap_region() unmaps without ->close: undo here. */
+		baton_mm_set_del(&d->mms, vma->vm_mm);
+		return ret;
+	}
+	vma->vm_ops = &baton_epoch_vm_ops;
+	return 0;
+}
+
+/* ---- domain fds ---- */
+
+static int baton_epoch_release(struct inode *inode, struct file *file)
+{
+	struct baton_epoch_file *ef = file->private_data;
+
+	if (ef->index >= 0)
+		baton_epoch_unregister(ef);
+	baton_epoch_put(ef->d);
+	kfree(ef);
+	return 0;
+}
+
+static const struct file_operations baton_epoch_fops = {
+	.owner		= THIS_MODULE,
+	.release	= baton_epoch_release,
+	.unlocked_ioctl	= baton_epoch_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.mmap		= baton_epoch_mmap,
+	.llseek		= noop_llseek,
+};
+
+/* Reserve an fd and make a domain file; installed by the caller. */
+static int baton_epoch_file_new(struct baton_epoch *d, struct file **filep)
+{
+	struct baton_epoch_file *ef;
+	struct file *file;
+	int fd;
+
+	ef = kzalloc(sizeof(*ef), GFP_KERNEL_ACCOUNT);
+	if (!ef)
+		return -ENOMEM;
+	ef->d = d;
+	ef->index = -1;
+
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0)
+		goto free_ef;
+	file = anon_inode_getfile("[baton_epoch]", &baton_epoch_fops, ef,
+				  O_RDWR);
+	if (IS_ERR(file)) {
+		put_unused_fd(fd);
+		fd = PTR_ERR(file);
+		goto free_ef;
+	}
+	*filep = file;
+	return fd;
+
+free_ef:
+	kfree(ef);
+	return fd;
+}
+
+/* ---- names, permissions and the registry (the ring rules) ---- */
+
+static int baton_epoch_check_name(const char *name)
+{
+	size_t len = strnlen(name, BATON_NAME_MAX);
+	size_t i;
+
+	if (!len || len == BATON_NAME_MAX)
+		return -EINVAL;
+	for (i = 0; i < len; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+		      c == '-'))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static bool baton_epoch_capable(const struct baton_epoch *d, int cap)
+{
+	struct user_namespace *ns = current_user_ns();
+
+	return ns_capable(ns, cap) && kuid_has_mapping(ns, d->uid) &&
+	       kgid_has_mapping(ns, d->gid);
+}
+
+/* Any opener may become a participant: read and write bits both. */
+static int baton_epoch_permission(const struct baton_epoch *d)
+{
+	umode_t mode = d->mode;
+
+	if (uid_eq(current_fsuid(), d->uid))
+		mode >>= 6;
+	else if (in_group_p(d->gid))
+		mode >>= 3;
+	if ((mode & 06) == 06)
+		return 0;
+	if (baton_epoch_capable(d, CAP_DAC_OVERRIDE))
+		return 0;
+	return -EACCES;
+}
+
+static struct baton_epoch *baton_epoch_find(const char *name)
+{
+	struct baton_epoch *d;
+
+	lockdep_assert_held(&baton_epoch_registry_lock);
+	list_for_each_entry(d, &baton_epoch_registry, node)
+		if (!strcmp(d->name, name))
+			return d;
+	return NULL;
+}
+
+static struct baton_epoch *baton_epoch_get(const char *name)
+{
+	struct baton_epoch *d;
+
+	mutex_lock(&baton_epoch_registry_lock);
+	d = baton_epoch_find(name);
+	if (d)
+		kref_get(&d->ref);
+	mutex_unlock(&baton_epoch_registry_lock);
+	return d;
+}
+
+static int baton_epoch_registry_add(struct baton_epoch *d)
+{
+	int ret = 0;
+
+	mutex_lock(&baton_epoch_registry_lock);
+	if (baton_epoch_find(d->name)) {
+		ret = -EEXIST;
+	} else {
+		kref_get(&d->ref);
+		list_add_tail(&d->node, &baton_epoch_registry);
+	}
+	mutex_unlock(&baton_epoch_registry_lock);
+	return ret;
+}
+
+/* ---- /dev/baton ioctls ---- */
+
+int baton_epoch_create(struct baton_epoch_create *k, void __user *uarg,
+		       u32 usize)
+{
+	struct baton_epoch *d;
+	struct file *file;
+	int fd, ret;
+
+	BUILD_BUG_ON(sizeof(struct baton_epoch_offsets) != 96);
+	BUILD_BUG_ON(sizeof(struct baton_epoch_entry) != 24);
+	BUILD_BUG_ON(sizeof(struct baton_epoch_hdr) > PAGE_SIZE);
+
+	if (k->flags || k->reserved0 || k->reserved[0] || k->reserved[1])
+		return -EINVAL;
+	if (!k->max_participants ||
+	    k->max_participants > BATON_EPOCH_PARTICIPANTS_MAX)
+		return -EINVAL;
+	if (k->queue_len < BATON_EPOCH_QUEUE_MIN ||
+	    k->queue_len > BATON_EPOCH_QUEUE_MAX ||
+	    !is_power_of_2(k->queue_len))
+		return -EINVAL;
+	if (k->mode & ~0777)
+		return -EINVAL;
+	ret = baton_epoch_check_name(k->name);
+	if (ret)
+		return ret;
+
+	/* Early and racy, to spare the allocation; registry_add() decides. */
+	d = baton_epoch_get(k->name);
+	if (d) {
+		baton_epoch_put(d);
+		return -EEXIST;
+	}
+
+	d = baton_epoch_alloc(k);
+	if (IS_ERR(d))
+		return PTR_ERR(d);
+	fd = baton_epoch_file_new(d, &file);
+	if (fd < 0) {
+		baton_epoch_put(d);
+		return fd;
+	}
+
+	k->out_fd = fd;
+	k->out_reserved = 0;
+	k->out_off = d->off;
+	ret = baton_copy_out(uarg, usize, k, sizeof(*k));
+	/* Publish the name last: a failed create leaves nothing behind. */
+	if (!ret)
+		ret = baton_epoch_registry_add(d);
+	if (ret) {
+		fput(file);
+		put_unused_fd(fd);
+		return ret;
+	}
+	fd_install(fd, file);
+	return 0;
+}
+
+int baton_epoch_open(struct baton_epoch_open *k, void __user *uarg,
+		     u32 usize)
+{
+	struct baton_epoch *d;
+	struct file *file;
+	int fd, ret;
+
+	if (k->flags || k->reserved[0] || k->reserved[1])
+		return -EINVAL;
+	ret = baton_epoch_check_name(k->name);
+	if (ret)
+		return ret;
+
+	d = baton_epoch_get(k->name);
+	if (!d)
+		return -ENOENT;
+	ret = baton_epoch_permission(d);
+	if (ret)
+		goto put;
+	fd = baton_epoch_file_new(d, &file);
+	if (fd < 0) {
+		ret = fd;
+		goto put;
+	}
+
+	k->out_fd = fd;
+	k->out_max_participants = d->max_parts;
+	k->out_queue_len = d->queue_len;
+	k->out_reserved = 0;
+	k->out_off = d->off;
+	ret = baton_copy_out(uarg, usize, k, sizeof(*k));
+	if (ret) {
+		fput(file);
+		put_unused_fd(fd);
+		return ret;
+	}
+	fd_install(fd, file);
+	return 0;
+
+put:
+	baton_epoch_put(d);
+	return ret;
+}
+
+int baton_epoch_unlink(const struct baton_unlink *k)
+{
+	struct baton_epoch *d;
+	int ret;
+
+	if (k->flags || k->reserved[0] || k->reserved[1])
+		return -EINVAL;
+	ret = baton_epoch_check_name(k->name);
+	if (ret)
+		return ret;
+
+	mutex_lock(&baton_epoch_registry_lock);
+	d = baton_epoch_find(k->name);
+	if (!d) {
+		ret = -ENOENT;
+	} else if (!uid_eq(current_fsuid(), d->uid) &&
+		   !baton_epoch_capable(d, CAP_SYS_ADMIN)) {
+		ret = -EACCES;
+	} else {
+		list_del_init(&d->node);
+	}
+	mutex_unlock(&baton_epoch_registry_lock);
+
+	if (!ret)
+		baton_epoch_put(d);	/* the registry's reference */
+	return ret;
+}
+
+/* Module exit: only the registry's references are left. */
+void baton_epoch_registry_drain(void)
+{
+	struct baton_epoch *d, *tmp;
+
+	mutex_lock(&baton_epoch_registry_lock);
+	list_for_each_entry_safe(d, tmp, &baton_epoch_registry, node) {
+		list_del_init(&d->node);
+		WARN_ON_ONCE(kref_read(&d->ref) != 1);
+		baton_epoch_put(d);
+	}
+	mutex_unlock(&baton_epoch_registry_lock);
+}

@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libbaton epoch domains on the memfd backend: the same layout in the
+ * tmpfs file /dev/shm/baton-epoch.<name>, with the library as collector.
+ *
+ * The file is the header page, then max_participants regions of
+ * part_stride bytes (announcement, queue tail, queue head, the pid of
+ * the registrant, entries), exactly the kmod layout. Every process maps
+ * all of it read-write: the collector, whoever runs it, writes the
+ * header and the queue heads.
+ *
+ * Participant slots: an OFD write lock on byte BATON_EPOCH_LOCK_BASE + i
+ * (far beyond the end of the file; locks need no data) is participant
+ * i's registration. It goes with the open file description, so with
+ * process death too: a collector that finds the byte unlocked treats the
+ * announcement as gone (it still drains the slot's queue, and a new
+ * registrant skips slots with pending entries, so nothing is lost).
+ * One collector at a time: an OFD write lock on BATON_EPOCH_LOCK_BASE - 1.
+ *
+ * A cycle is the kernel's (kmod/epoch.c has the proof): drain what the
+ * previous cycle proved, publish global + 1, then
+ * membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) as P and Q (every process
+ * that opens a domain registers for it), then scan.
+ *
+ * Synchronize raises hdr->sync_waiters, runs cycles and sleeps on a
+ * futex on hdr->wake_seq between them (at most 10 ms: a backstop); the
+ * kick bumps wake_seq and wakes it.
+ *
+ * What this backend cannot do (Documentation/epoch.rst): no
+ * role-scoped mappings (any opener can scribble on everything, the
+ * header included), no kernel-checked permissions beyond the file mode,
+ * holder pids as the registrant wrote them.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "epoch_internal.h"
+
+#define SHM_DIR			"/dev/shm"
+#define SHM_PREFIX		"baton-epoch."
+#define BATON_EPOCH_LOCK_BASE	(1LL << 40)
+#define BACKSTOP_NS		(10ULL * 1000 * 1000)
+
+static long sys_membarrier(int cmd)
+{
+	return syscall(SYS_membarrier, cmd, 0, 0);
+}
+
+static int path_of(char *buf, size_t len, const char *name)
+{
+	int ret = baton__name_valid(name);
+
+	if (ret)
+		return ret;
+	snprintf(buf, len, "%s/%s%s", SHM_DIR, SHM_PREFIX, name);
+	return 0;
+}
+
+static void layout(uint32_t max, uint32_t qlen, struct baton_epoch_offsets *o,
+		   uint64_t *total)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t part = BATON_EPOCH_L_ENTRIES +
+			(uint64_t)qlen * sizeof(struct baton_epoch_entry);
+
+	part = (part + page - 1) / page * page;
+	memset(o, 0, sizeof(*o));
+	o->hdr_mmap = 0;
+	o->self_mmap = page;	/* unused here: the whole file is mapped */
+	o->table_mmap = page;
+	o->hdr_size = (uint32_t)page;
+	o->self_size = (uint32_t)part;
+	o->table_size = (uint64_t)max * part;
+	o->part_stride = (uint32_t)part;
+	o->ann = BATON_EPOCH_L_ANN;
+	o->q_tail = BATON_EPOCH_L_TAIL;
+	o->q_head = BATON_EPOCH_L_HEAD;
+	o->q_entries = BATON_EPOCH_L_ENTRIES;
+	o->queue_len = qlen;
+	*total = page + o->table_size;
+}
+
+static int lock_byte(int fd, long long at, int wait, int type)
+{
+	struct flock fl = {
+		.l_type = (short)type,
+		.l_whence = SEEK_SET,
+		.l_start = (off_t)at,
+		.l_len = 1,
+	};
+
+	while (fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl))
+		if (errno != EINTR)
+			return errno == EAGAIN || errno == EACCES ? -EBUSY :
+								    -errno;
+	return 0;
+}
+
+/* Is participant @i registered by some other open file description? */
+static int slot_held(int fd, int i)
+{
+	struct flock fl = {
+		.l_type = F_WRLCK,
+		.l_whence = SEEK_SET,
+		.l_start = (off_t)(BATON_EPOCH_LOCK_BASE + i),
+		.l_len = 1,
+	};
+
+	if (fcntl(fd, F_OFD_GETLK, &fl))
+		return 1;	/* cannot tell: keep counting it */
+	return fl.l_type != F_UNLCK;
+}
+
+static int map_file(struct baton_epoch *d, uint64_t total)
+{
+	void *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, d->fd,
+		       0);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	d->map[0].addr = p;
+	d->map[0].len = total;
+	d->hdr = p;
+	d->global = (const uint64_t *)&d->hdr->global;
+	d->sync_waiters = &d->hdr->sync_waiters;
+	return 0;
+}
+
+static uint8_t *part_region(struct baton_epoch *d, uint32_t i)
+{
+	return (uint8_t *)d->map[0].addr + d->off.table_mmap +
+	       (uint64_t)i * d->off.part_stride;
+}
+
+int baton__epoch_memfd_create(const char *name,
+			      const struct baton_epoch_params *p,
+			      struct baton_epoch *d)
+{
+	char path[sizeof(SHM_DIR) + sizeof(SHM_PREFIX) + BATON_NAME_MAX];
+	char proc[64];
+	struct baton_epoch_hdr hdr;
+	uint64_t total;
+	int ret;
+
+	ret = path_of(path, sizeof(path), name);
+	if (ret)
+		return ret;
+	if (sys_membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED))
+		return -errno;
+	d->fd = open(SHM_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (d->fd < 0)
+		return errno == ENOENT ? -ENODEV : -errno;
+	if (fchmod(d->fd, p->mode & 0777))
+		return -errno;
+	layout(p->max_participants, p->queue_len, &d->off, &total);
+	if (ftruncate(d->fd, (off_t)total))
+		return -errno;
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.magic = BATON_EPOCH_MAGIC;
+	hdr.abi_version = BATON_ABI_VERSION;
+	hdr.max_participants = p->max_participants;
+	hdr.queue_len = p->queue_len;
+	hdr.global = 1;
+	hdr.frontier = 0;
+	hdr.off = d->off;
+	/* Still unnamed: nobody sees a partial header. */
+	if (pwrite(d->fd, &hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr))
+		return -EIO;
+	/* As backend_memfd.c: AT_EMPTY_PATH, else the /proc form. */
+	if (linkat(d->fd, "", AT_FDCWD, path, AT_EMPTY_PATH)) {
+		if (errno != ENOENT && errno != EPERM)
+			return -errno;
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", d->fd);
+		if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW))
+			return -errno;
+	}
+	d->max_participants = p->max_participants;
+	return map_file(d, total);
+}
+
+int baton__epoch_memfd_open(const char *name, struct baton_epoch *d)
+{
+	char path[sizeof(SHM_DIR) + sizeof(SHM_PREFIX) + BATON_NAME_MAX];
+	struct baton_epoch_hdr hdr;
+	struct stat st;
+	int ret;
+
+	ret = path_of(path, sizeof(path), name);
+	if (ret)
+		return ret;
+	if (sys_membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED))
+		return -errno;
+	d->fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (d->fd < 0)
+		return -errno;
+	/* Read once, check, keep our copy: any opener may have written it. */
+	if (fstat(d->fd, &st) || !S_ISREG(st.st_mode) ||
+	    st.st_size < (off_t)sizeof(hdr) ||
+	    pread(d->fd, &hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr))
+		return -EPROTO;
+	if (hdr.magic != BATON_EPOCH_MAGIC ||
+	    hdr.abi_version != BATON_ABI_VERSION ||
+	    baton__epoch_params_valid(hdr.max_participants, hdr.queue_len) ||
+	    baton__epoch_offsets_valid(&hdr.off, hdr.max_participants,
+				       hdr.queue_len, (uint64_t)st.st_size))
+		return -EPROTO;
+	d->off = hdr.off;
+	d->max_participants = hdr.max_participants;
+	return map_file(d, d->off.table_mmap + d->off.table_size);
+}
+
+int baton__epoch_memfd_unlink(const char *name)
+{
+	char path[sizeof(SHM_DIR) + sizeof(SHM_PREFIX) + BATON_NAME_MAX];
+	int ret = path_of(path, sizeof(path), name);
+
+	if (ret)
+		return ret;
+	if (unlink(path))
+		return errno == EPERM ? -EACCES : -errno;
+	return 0;
+}
+
+int baton__epoch_memfd_register(struct baton_epoch *d)
+{
+	uint32_t i;
+
+	for (i = 0; i < d->max_participants; i++) {
+		uint8_t *r = part_region(d, i);
+		uint64_t *tail = (uint64_t *)(r + d->off.q_tail);
+		uint64_t *head = (uint64_t *)(r + d->off.q_head);
+
+		if (lock_byte(d->fd, BATON_EPOCH_LOCK_BASE + i, 0, F_WRLCK))
+			continue;
+		/* A dead participant's pending entries are still honoured. */
+		if (__atomic_load_n(tail, __ATOMIC_ACQUIRE) !=
+		    __atomic_load_n(head, __ATOMIC_ACQUIRE)) {
+			lock_byte(d->fd, BATON_EPOCH_LOCK_BASE + i, 0, F_UNLCK);
+			continue;
+		}
+		__atomic_store_n((uint64_t *)(r + d->off.ann), 0,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n((uint32_t *)(r + BATON_EPOCH_L_PID),
+				 (uint32_t)getpid(), __ATOMIC_RELAXED);
+		baton__epoch_bind(d, r, (int)i);
+		return (int)i;
+	}
+	return -ENOSPC;
+}
+
+static uint64_t drain_part(struct baton_epoch *d, uint8_t *r, uint64_t proven)
+{
+	uint64_t *head_p = (uint64_t *)(r + d->off.q_head);
+	struct baton_epoch_entry *ents =
+		(struct baton_epoch_entry *)(r + d->off.q_entries);
+	uint64_t head = __atomic_load_n(head_p, __ATOMIC_RELAXED);
+	/* W, matches the retirer's release of tail. */
+	uint64_t tail = __atomic_load_n((uint64_t *)(r + d->off.q_tail),
+					__ATOMIC_ACQUIRE);
+	uint64_t n = 0, g = d->hdr->global;
+
+	if (tail - head > d->off.queue_len)
+		return 0;
+	while (head != tail) {
+		uint64_t e = __atomic_load_n(&ents[head & (d->off.queue_len - 1)].epoch,
+					     __ATOMIC_RELAXED);
+
+		if (e > g || e > proven)
+			break;
+		head++;
+		n++;
+	}
+	if (n)
+		/* X: entry reads done before the slots may be reused. */
+		__atomic_store_n(head_p, head, __ATOMIC_RELEASE);
+	return n;
+}
+
+int baton__epoch_memfd_collect(struct baton_epoch *d, uint64_t *frontier,
+			       uint64_t *completed, int *holder)
+{
+	struct baton_epoch_hdr *h = (struct baton_epoch_hdr *)d->hdr;
+	uint64_t proven, g, min, n = 0, f;
+	int ret, who = -1;
+	uint32_t i;
+
+	ret = lock_byte(d->fd, BATON_EPOCH_LOCK_BASE - 1, 1, F_WRLCK);
+	if (ret)
+		return ret;
+	proven = h->frontier;
+	g = h->global + 1;
+	min = g;
+	/* 1. Drain what the previous cycle proved. */
+	for (i = 0; i < d->max_participants; i++)
+		n += drain_part(d, part_region(d, i), proven);
+	/* 2. Publish, then P and Q: membarrier on every CPU. */
+	__atomic_store_n(&h->global, g, __ATOMIC_RELAXED);
+	if (sys_membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED)) {
+		ret = -errno;
+		goto out;
+	}
+	/* 3. Scan (R): live participants only, each word read once. */
+	for (i = 0; i < d->max_participants; i++) {
+		uint8_t *r = part_region(d, i);
+		uint64_t ann = __atomic_load_n((uint64_t *)(r + d->off.ann),
+					       __ATOMIC_RELAXED);
+		uint64_t e;
+
+		if (!(ann & BATON_EPOCH_ANN_ACTIVE))
+			continue;
+		if ((int)i != d->index && !slot_held(d->fd, (int)i))
+			continue;	/* its owner is gone */
+		e = ann >> 1;
+		if (e > g) {
+			h->bad_words++;
+			e = proven + 1;
+		}
+		if (e < min) {
+			min = e;
+			who = (int)i;
+		}
+	}
+	f = min - 1 > proven ? min - 1 : proven;
+	__atomic_store_n(&h->frontier, f, __ATOMIC_RELEASE);
+	h->collections++;
+	h->completed += n;
+	if (frontier)
+		*frontier = f;
+	if (completed)
+		*completed = n;
+	if (holder)
+		*holder = who;
+out:
+	lock_byte(d->fd, BATON_EPOCH_LOCK_BASE - 1, 0, F_UNLCK);
+	return ret;
+}
+
+int baton__epoch_memfd_synchronize(struct baton_epoch *d, uint64_t epoch,
+				   int has_deadline, uint64_t deadline_ns,
+				   pid_t *holder)
+{
+	struct baton_epoch_hdr *h = (struct baton_epoch_hdr *)d->hdr;
+	uint64_t f;
+	int ret = 0, who = -1;
+
+	if (epoch > baton_epoch_global(d))
+		return -EINVAL;
+	if (epoch <= __atomic_load_n(&h->frontier, __ATOMIC_ACQUIRE))
+		return 0;
+	/* One cycle first, without sync_waiters: the quiescent case. */
+	ret = baton__epoch_memfd_collect(d, &f, NULL, &who);
+	if (ret || epoch <= f)
+		return ret;
+	/* V: a locked RMW, a full barrier; Q follows in every cycle. */
+	__atomic_fetch_add(&h->sync_waiters, 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&h->sync_waits, 1, __ATOMIC_RELAXED);
+	for (;;) {
+		uint32_t seq = __atomic_load_n(&h->wake_seq, __ATOMIC_ACQUIRE);
+		uint64_t now, wait = BACKSTOP_NS;
+		struct timespec ts;
+
+		ret = baton__epoch_memfd_collect(d, &f, NULL, &who);
+		if (ret || epoch <= f)
+			break;
+		now = baton__now_ns();
+		if (has_deadline) {
+			if (now >= deadline_ns) {
+				ret = -ETIMEDOUT;
+				__atomic_fetch_add(&h->sync_timeouts, 1,
+						   __ATOMIC_RELAXED);
+				if (holder && who >= 0)
+					*holder = (pid_t)__atomic_load_n(
+						(uint32_t *)(part_region(d, (uint32_t)who) +
+							     BATON_EPOCH_L_PID),
+						__ATOMIC_RELAXED);
+				break;
+			}
+			if (deadline_ns - now < wait)
+				wait = deadline_ns - now;
+		}
+		ts.tv_sec = (time_t)(wait / 1000000000ULL);
+		ts.tv_nsec = (long)(wait % 1000000000ULL);
+		/* Relative timeout: FUTEX_WAIT; a changed wake_seq returns. */
+		if (syscall(SYS_futex, &h->wake_seq, FUTEX_WAIT, seq, &ts,
+			    NULL, 0) && errno == EINTR) {
+			ret = -EINTR;
+			break;
+		}
+	}
+	__atomic_fetch_sub(&h->sync_waiters, 1, __ATOMIC_RELAXED);
+	return ret;
+}
+
+void baton__epoch_memfd_kick(struct baton_epoch *d)
+{
+	struct baton_epoch_hdr *h = (struct baton_epoch_hdr *)d->hdr;
+
+	__atomic_fetch_add(&h->wake_seq, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&h->kicks, 1, __ATOMIC_RELAXED);
+	syscall(SYS_futex, &h->wake_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libbaton: epoch domains, a quiescence service shared by processes
+ * (Documentation/epoch.rst). Included from <baton.h>; do not include it
+ * alone.
+ *
+ * Readers bracket a snapshot with baton_epoch_enter() / _exit(): one
+ * announcement for the whole snapshot, whatever it protects, with no
+ * locked instruction, no fence and no syscall (unless a destroyer is
+ * parked, see _exit). Writers unlink an object, then either
+ * baton_epoch_destroy_sync() (retire and park until no participant can
+ * hold it; then tear it down on their own thread) or baton_epoch_retire()
+ * plus baton_epoch_poll() / _synchronize() later.
+ *
+ * One handle is one domain fd. After baton_epoch_register() it is also a
+ * participant with its own announcement and retirement queue; a
+ * participant handle is single-threaded (one thread enters, exits and
+ * retires at a time). Barrier letters are those of <linux/baton.h>.
+ */
+#ifndef BATON_EPOCH_H
+#define BATON_EPOCH_H
+
+#ifndef BATON_H
+#error "include <baton.h>, which includes this file"
+#endif
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * struct baton_epoch - one process's handle on one epoch domain
+ *
+ * Public only so enter and exit can be inline; treat it as private.
+ */
+struct baton_epoch {
+	/* fast path */
+	const uint64_t *global;		/* hdr->global, shared */
+	const uint32_t *sync_waiters;	/* hdr->sync_waiters, shared */
+	uint64_t *ann;			/* own announcement, shared */
+
+	/* retirement queue (participant only) */
+	uint64_t *q_tail;		/* we write */
+	const uint64_t *q_head;		/* the collector writes */
+	struct baton_epoch_entry *q_entries;
+	uint64_t q_local;		/* our tail */
+	uint64_t q_cached_head;
+	uint32_t queue_len;
+	int32_t index;			/* participant index, -1 if none */
+
+	/* slow path */
+	const struct baton_epoch_hdr *hdr;
+	int fd;
+	int backend;
+	uint32_t max_participants;
+	uint32_t reserved0;
+	uint64_t kick_calls;		/* kick syscalls this handle made */
+	struct baton_epoch_offsets off;
+	struct {
+		void *addr;
+		size_t len;
+	} map[2];			/* kmod: hdr, self; memfd: the file */
+	char name[BATON_NAME_MAX];
+};
+
+/**
+ * struct baton_epoch_params - a new domain
+ * @max_participants: 1..BATON_EPOCH_PARTICIPANTS_MAX
+ * @queue_len: retirement queue entries per participant, power of two
+ * @mode: permission bits, e.g. 0600
+ * @backend: enum baton_backend
+ */
+struct baton_epoch_params {
+	uint32_t max_participants;
+	uint32_t queue_len;
+	uint32_t mode;
+	int backend;
+};
+
+/**
+ * struct baton_epoch_stats - the header's counters, sampled
+ * (the fields of struct baton_epoch_hdr of the same names)
+ */
+struct baton_epoch_stats {
+	uint64_t global;
+	uint64_t frontier;
+	uint64_t collections;
+	uint64_t sync_waits;
+	uint64_t sync_timeouts;
+	uint64_t kicks;
+	uint64_t participants;
+	uint64_t participant_releases;
+	uint64_t completed;
+	uint64_t orphaned;
+	uint64_t orphans_completed;
+	uint64_t bad_words;
+	uint64_t kick_calls;		/* this handle's */
+};
+
+/* Setup and teardown (lib/epoch.c). Negative errno on failure. */
+int baton_epoch_create(const char *name, const struct baton_epoch_params *p,
+		       struct baton_epoch **out);
+int baton_epoch_open(const char *name, int backend, struct baton_epoch **out);
+void baton_epoch_close(struct baton_epoch *d);
+int baton_epoch_unlink(const char *name, int backend);
+int baton_epoch_fd(const struct baton_epoch *d);
+int baton_epoch_stats(const struct baton_epoch *d,
+		      struct baton_epoch_stats *st);
+
+/* Become a participant: returns the index, -EBUSY, -ENOSPC. */
+int baton_epoch_register(struct baton_epoch *d);
+
+/*
+ * Retire: queue {handle, epoch, tag} after the caller has unlinked the
+ * object. 0 and *epoch (may be NULL) on success; -ENOSPC when the queue is
+ * full: nothing is ever freed early, ownership stays with the caller
+ * (collect or synchronize, then retry).
+ */
+int baton_epoch_retire(struct baton_epoch *d, uint64_t handle, uint64_t tag,
+		       uint64_t *epoch);
+
+/*
+ * Park until nothing retired at @epoch or earlier can be held by any
+ * participant. timeout_ns < 0 waits forever. 0, -ETIMEDOUT (then
+ * *holder, if not NULL, is the pid holding the oldest epoch; memfd: the
+ * pid it registered with), -EINTR, -EINVAL (@epoch in the future).
+ */
+int baton_epoch_synchronize(struct baton_epoch *d, uint64_t epoch,
+			    int64_t timeout_ns, pid_t *holder);
+
+/* Retire, then synchronize on the epoch retired at. */
+int baton_epoch_destroy_sync(struct baton_epoch *d, uint64_t handle,
+			     uint64_t tag, int64_t timeout_ns, pid_t *holder);
+
+/* Never blocks: 1 if @epoch is quiescent, 0 if not yet (may run a cycle). */
+int baton_epoch_poll(struct baton_epoch *d, uint64_t epoch);
+
+/*
+ * Run one collection cycle now. The outputs (each may be NULL) are the
+ * frontier proved and the entries consumed.
+ */
+int baton_epoch_collect(struct baton_epoch *d, uint64_t *frontier,
+			uint64_t *completed);
+
+/* Out of line so exit stays small: wake parked destroyers. */
+void __baton_epoch_kick(struct baton_epoch *d);
+
+/* The global epoch now (a relaxed sample). */
+static inline uint64_t baton_epoch_global(const struct baton_epoch *d)
+{
+	return __atomic_load_n(d->global, __ATOMIC_RELAXED);
+}
+
+/*
+ * Enter a read section: announce the epoch, then re-check it. No locked
+ * instruction and no fence: the StoreLoad ordering between the
+ * announcement and the re-check is supplied by the collector, which
+ * forces a full barrier on every participant's CPU after publishing a new
+ * epoch and before scanning (Q). Returns the epoch announced. Sections do
+ * not nest; the handle must be registered.
+ */
+static inline uint64_t baton_epoch_enter(struct baton_epoch *d)
+{
+	const uint64_t *global = d->global;
+	uint64_t *ann = d->ann;
+	uint64_t e;
+
+	do {
+		e = __atomic_load_n(global, __ATOMIC_RELAXED);
+		/* O, matches Q: a plain store; the collector pays. */
+		__atomic_store_n(ann, BATON_EPOCH_ANN(e), __ATOMIC_RELAXED);
+		/* Compiler-only: the store stays before the re-check. */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		/* Acquire: protected loads stay after the re-check. */
+	} while (__atomic_load_n(global, __ATOMIC_ACQUIRE) != e);
+	return e;
+}
+
+/* Leave the read section: one release store, a syscall only if asked. */
+static inline void baton_epoch_exit(struct baton_epoch *d)
+{
+	/* S: the protected reads are done before the announcement drops. */
+	__atomic_store_n(d->ann, 0, __ATOMIC_RELEASE);
+	/*
+	 * T, matches V: store then load without a fence. A synchronizer
+	 * raised sync_waiters before its cycles' IPIs (Q): if this load
+	 * misses it, the store above was drained by that IPI and seen.
+	 */
+	if (__atomic_load_n(d->sync_waiters, __ATOMIC_RELAXED))
+		__baton_epoch_kick(d);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BATON_EPOCH_H */

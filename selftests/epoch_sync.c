@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Epoch domains through the library on the real module: synchronous
+ * destroy (quiescent, held by a reader that kicks on exit), the deadline
+ * naming the holder's pid, kill -9 of a reader inside its section and of a
+ * destroyer parked in SYNCHRONIZE (the frontier advances, the orphaned
+ * retirements are consumed only once proven, nothing is left behind),
+ * the full queue, the aliasing check against the kernel collector, POLL,
+ * and the ring pattern: a consumer snapshot reads buffers that the
+ * producer process destroys.
+ */
+#include "common.h"
+
+#define EP_SEC	1000000000LL
+
+static void ep_params(struct baton_epoch_params *p, uint32_t maxp,
+		      uint32_t qlen)
+{
+	p->max_participants = maxp;
+	p->queue_len = qlen;
+	p->mode = 0600;
+	p->backend = BATON_BACKEND_KMOD;
+}
+
+/* Child: open, register, or exit with @code. */
+static struct baton_epoch *ep_child_open(const char *name, int code)
+{
+	struct baton_epoch *d;
+
+	if (baton_epoch_open(name, BATON_BACKEND_KMOD, &d))
+		_exit(code);
+	if (baton_epoch_register(d) < 0)
+		_exit(code + 1);
+	return d;
+}
+
+static int wait_u32(const volatile uint32_t *w, uint32_t want, long ms)
+{
+	int64_t end = bt_now_ns() + ms * BT_MSEC;
+
+	while (*w != want) {
+		if (bt_now_ns() > end)
+			return -1;
+		bt_sleep_ms(1);
+	}
+	return 0;
+}
+
+FIXTURE(es) {
+	char name[BATON_NAME_MAX];
+	struct baton_epoch *d;
+};
+
+FIXTURE_SETUP(es)
+{
+	struct baton_epoch_params p;
+
+	BT_REQUIRE_DEV();
+	bt_make_name(self->name, sizeof(self->name), "es");
+	ep_params(&p, 8, 8);
+	ASSERT_EQ(0, baton_epoch_create(self->name, &p, &self->d));
+	ASSERT_LE(0, baton_epoch_register(self->d));
+}
+
+FIXTURE_TEARDOWN(es)
+{
+	baton_epoch_close(self->d);
+	baton_epoch_unlink(self->name, BATON_BACKEND_KMOD);
+}
+
+TEST_F(es, quiescent_destroy_is_one_cycle)
+{
+	struct baton_epoch_stats st0, st;
+	uint64_t e;
+
+	baton_epoch_stats(self->d, &st0);
+	ASSERT_EQ(0, baton_epoch_retire(self->d, 1, 2, &e));
+	ASSERT_EQ(0, baton_epoch_synchronize(self->d, e, EP_SEC, NULL));
+	baton_epoch_stats(self->d, &st);
+	EXPECT_EQ(st0.collections + 1, st.collections);
+	EXPECT_LE(e, st.frontier);
+	EXPECT_EQ(0U, st.sync_waits);
+	/* Enter and exit with nobody parked: no syscall at all. */
+	baton_epoch_enter(self->d);
+	baton_epoch_exit(self->d);
+	EXPECT_EQ(0U, self->d->kick_calls);
+	EXPECT_EQ(1, baton_epoch_poll(self->d, e));
+	EXPECT_EQ(0, baton_epoch_destroy_sync(self->d, 3, 4, EP_SEC, NULL));
+}
+
+/* The destroyer parks; the reader's exit sees sync_waiters and kicks. */
+TEST_F(es, reader_exit_kicks_parked_destroyer)
+{
+	const volatile struct baton_epoch_hdr *h = self->d->hdr;
+	struct baton_epoch_stats st;
+	struct bt_sync in;
+	uint64_t e;
+	int64_t t0;
+	pid_t pid;
+
+	ASSERT_EQ(0, bt_sync_init(&in));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct baton_epoch *r = ep_child_open(self->name, 10);
+
+		baton_epoch_enter(r);
+		bt_sync_post(&in);
+		/* Stay inside until the destroyer is parked, then leave. */
+		if (wait_u32(&r->hdr->sync_waiters, 1, 10000))
+			_exit(12);
+		bt_sleep_ms(100);
+		baton_epoch_exit(r);
+		_exit(r->kick_calls == 1 ? 0 : 13);
+	}
+	ASSERT_EQ(0, bt_sync_wait(&in, 10000));
+	ASSERT_EQ(0, baton_epoch_retire(self->d, 7, 0, &e));
+	t0 = bt_now_ns();
+	EXPECT_EQ(0, baton_epoch_synchronize(self->d, e, 10 * EP_SEC, NULL));
+	EXPECT_LE(100 * BT_MSEC, bt_now_ns() - t0);
+	EXPECT_EQ(0, bt_wait(pid));
+	baton_epoch_stats(self->d, &st);
+	EXPECT_EQ(1U, st.sync_waits);
+	EXPECT_LE(1U, st.kicks);
+	EXPECT_EQ(0U, h->sync_waiters);
+	bt_sync_close(&in);
+}
+
+/*
+ * kill -9 inside a read section: the deadline names the holder, then its
+ * death releases the frontier.
+ */
+TEST_F(es, deadline_names_holder_then_kill9_releases)
+{
+	struct baton_epoch_stats st;
+	struct bt_sync in;
+	pid_t pid, holder = 0;
+	uint64_t e;
+
+	ASSERT_EQ(0, bt_sync_init(&in));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct baton_epoch *r = ep_child_open(self->name, 10);
+
+		baton_epoch_enter(r);
+		bt_sync_post(&in);
+		for (;;)
+			pause();
+	}
+	ASSERT_EQ(0, bt_sync_wait(&in, 10000));
+	ASSERT_EQ(0, baton_epoch_retire(self->d, 1, 0, &e));
+	EXPECT_EQ(-ETIMEDOUT, baton_epoch_synchronize(self->d, e,
+						      100 * BT_MSEC, &holder));
+	EXPECT_EQ(pid, holder);
+	EXPECT_EQ(0, baton_epoch_poll(self->d, e));
+	baton_epoch_stats(self->d, &st);
+	EXPECT_EQ(1U, st.sync_timeouts);
+	EXPECT_EQ(2U, st.participants);
+
+	kill(pid, SIGKILL);
+	EXPECT_EQ(128 + SIGKILL, bt_wait(pid));
+	EXPECT_EQ(0, baton_epoch_synchronize(self->d, e, 5 * EP_SEC, NULL));
+	baton_epoch_stats(self->d, &st);
+	EXPECT_EQ(1U, st.participants);
+	EXPECT_EQ(1U, st.participant_releases);
+	EXPECT_LE(e, st.frontier);
+	bt_sync_close(&in);
+}
+
+/*
+ * A destroyer killed while parked: its retirements become the kernel's,
+ * stay pending while a reader holds their epoch, and are consumed once
+ * it is gone. Nothing early, nothing lost.
+ */
+TEST_F(es, kill9_parked_destroyer_orphans)
+{
+	const volatile struct baton_epoch_hdr *h = self->d->hdr;
+	struct baton_epoch_stats st;
+	struct bt_sync in;
+	pid_t reader, destroyer;
+	uint64_t done;
+	int i;
+
+	ASSERT_EQ(0, bt_sync_init(&in));
+	reader = fork();
+	ASSERT_LE(0, reader);
+	if (reader == 0) {
+		struct baton_epoch *r = ep_child_open(self->name, 10);
+
+		baton_epoch_enter(r);
+		bt_sync_post(&in);
+		for (;;)
+			pause();
+	}
+	ASSERT_EQ(0, bt_sync_wait(&in, 10000));
+	destroyer = fork();
+	ASSERT_LE(0, destroyer);
+	if (destroyer == 0) {
+		struct baton_epoch *w = ep_child_open(self->name, 20);
+		uint64_t e = 0;
+
+		for (i = 0; i < 3; i++)
+			if (baton_epoch_retire(w, (uint64_t)i, 0, &e))
+				_exit(22);
+		baton_epoch_synchronize(w, e, -1, NULL);
+		_exit(23);	/* must not get here: the reader holds e */
+	}
+	ASSERT_EQ(0, wait_u32(&h->sync_waiters, 1, 10000));
+	ASSERT_EQ(0, bt_wait_sleeping(destroyer, 10000));
+	kill(destroyer, SIGKILL);
+	EXPECT_EQ(128 + SIGKILL, bt_wait(destroyer));
+	EXPECT_EQ(0U, h->sync_waiters);
+	baton_epoch_stats(self->d, &st);
+	EXPECT_EQ(3U, st.orphaned);
+	for (i = 0; i < 5; i++)
+		ASSERT_EQ(0, baton_epoch_collect(self->d, NULL, &done));
+	baton_epoch_stats(self->d, &st);
+	EXPECT_EQ(0U, st.orphans_completed);	/* the reader still holds */
+
+	kill(reader, SIGKILL);
+	EXPECT_EQ(128 + SIGKILL, bt_wait(reader));
+	ASSERT_EQ(0, baton_epoch_collect(self->d, NULL, NULL));
+	ASSERT_EQ(0, baton_epoch_collect(self->d, NULL, &done));
+	EXPECT_EQ(3U, done);
+	baton_epoch_stats(self->d, &st);
+	EXPECT_EQ(3U, st.orphans_completed);
+	EXPECT_EQ(1U, st.participants);
+	EXPECT_EQ(2U, st.participant_releases);
+	EXPECT_EQ(0U, st.bad_words);
+	bt_sync_close(&in);
+}
+
+TEST_F(es, full_queue_enospc_nothing_early)
+{
+	struct baton_epoch *r;
+	uint64_t e, done;
+	int i;
+
+	ASSERT_EQ(0, baton_epoch_open(self->name, BATON_BACKEND_KMOD, &r));
+	ASSERT_LE(0, baton_epoch_register(r));
+	baton_epoch_enter(r);
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0, baton_epoch_retire(self->d, (uint64_t)i, 0, &e));
+	EXPECT_EQ(-ENOSPC, baton_epoch_retire(self->d, 99, 0, &e));
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, baton_epoch_collect(self->d, NULL, &done));
+		EXPECT_EQ(0U, done);
+	}
+	EXPECT_EQ(0U, *self->d->q_head);
+	EXPECT_EQ(-ENOSPC, baton_epoch_retire(self->d, 99, 0, &e));
+	baton_epoch_exit(r);
+	ASSERT_EQ(0, baton_epoch_collect(self->d, NULL, &done));
+	ASSERT_EQ(0, baton_epoch_collect(self->d, NULL, &done));
+	EXPECT_EQ(8U, done);
+	EXPECT_EQ(0, baton_epoch_retire(self->d, 99, 0, &e));
+	baton_epoch_close(r);
+}
+
+/*
+ * A participant scribbling on its own region: an announcement above the
+ * global holds the frontier (never lets anything go), a tail beyond the
+ * queue is ignored; both are counted, and the domain recovers once the
+ * words are sane again.
+ */
+TEST_F(es, scribbled_words_never_free_early)
+{
+	struct baton_epoch_stats st0, st;
+	struct baton_epoch *r;
+	uint64_t e, f0, f, done;
+	int i;
+
+	ASSERT_EQ(0, baton_epoch_open(self->name, BATON_BACKEND_KMOD, &r));
+	ASSERT_LE(0, baton_epoch_register(r));
+	baton_epoch_stats(self->d, &st0);
+	ASSERT_EQ(0, baton_epoch_collect(self->d, &f0, NULL));
+	ASSERT_EQ(0, baton_epoch_retire(self->d, 1, 0, &e));
+	__atomic_store_n(r->ann, BATON_EPOCH_ANN(baton_epoch_global(r) + 1000),
+			 __ATOMIC_RELAXED);
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, baton_epoch_collect(self->d, &f, &done));
+		EXPECT_EQ(f0, f);
+		EXPECT_EQ(0U, done);
+	}
+	EXPECT_EQ(0, baton_epoch_poll(self->d, e));
+	baton_epoch_stats(self->d, &st);
+	EXPECT_LE(st0.bad_words + 4, st.bad_words);
+
+	__atomic_store_n(r->ann, 0, __ATOMIC_RELAXED);
+	EXPECT_EQ(0, baton_epoch_synchronize(self->d, e, EP_SEC, NULL));
+
+	/* A tail far past the head: that queue is skipped, counted. */
+	__atomic_store_n(r->q_tail, 1000000, __ATOMIC_RELEASE);
+	baton_epoch_stats(self->d, &st0);
+	ASSERT_EQ(0, baton_epoch_collect(self->d, NULL, NULL));
+	baton_epoch_stats(self->d, &st);
+	EXPECT_LT(st0.bad_words, st.bad_words);
+	EXPECT_EQ(0U, *r->q_head);
+	/* Released with it: nothing of that queue is taken over. */
+	baton_epoch_close(r);
+	baton_epoch_stats(self->d, &st0);
+	EXPECT_EQ(st.orphaned, st0.orphaned);
+	EXPECT_LT(st.bad_words, st0.bad_words);
+}
+
+/*
+ * Aliasing: a child collects in a tight loop while this process retires
+ * and a reader holds epoch `held`. No entry with an epoch >= held may be
+ * consumed, however the retirements interleave with the advances (the
+ * seed's three buckets drained entries retired during the advance).
+ */
+TEST_F(es, retire_racing_advance_never_drained_early)
+{
+	struct baton_epoch *r;
+	uint64_t epochs[8], held, head, e;
+	int n = 0, i, spins = 0;
+	pid_t pid;
+
+	ASSERT_EQ(0, baton_epoch_open(self->name, BATON_BACKEND_KMOD, &r));
+	ASSERT_LE(0, baton_epoch_register(r));
+	held = baton_epoch_enter(r);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct baton_epoch *c;
+
+		if (baton_epoch_open(self->name, BATON_BACKEND_KMOD, &c))
+			_exit(10);
+		for (;;)
+			baton_epoch_collect(c, NULL, NULL);
+	}
+	/* Spread the retirements over many advances. */
+	while (n < 8 && spins++ < 100000) {
+		if (baton_epoch_retire(self->d, (uint64_t)n, 0, &e) == 0)
+			epochs[n++] = e;
+		bt_sleep_ms(5);
+	}
+	bt_sleep_ms(200);
+	kill(pid, SIGKILL);
+	bt_wait(pid);
+	head = __atomic_load_n(self->d->q_head, __ATOMIC_ACQUIRE);
+	TH_LOG("held %llu global %llu head %llu n %d",
+	       (unsigned long long)held,
+	       (unsigned long long)baton_epoch_global(self->d),
+	       (unsigned long long)head, n);
+	EXPECT_EQ(0U, head);
+	EXPECT_EQ(8, n);
+	EXPECT_LT(epochs[0], epochs[n - 1]);
+	EXPECT_LT(held + 2, baton_epoch_global(self->d));
+	for (i = 0; i < n; i++)
+		EXPECT_GE(epochs[i], held);
+	baton_epoch_exit(r);
+	ASSERT_EQ(0, baton_epoch_collect(self->d, NULL, NULL));
+	ASSERT_EQ(0, baton_epoch_collect(self->d, NULL, NULL));
+	EXPECT_EQ((uint64_t)n, __atomic_load_n(self->d->q_head,
+					       __ATOMIC_ACQUIRE));
+	baton_epoch_close(r);
+}
+
+/*
+ * The ring pattern: the producer process owns a pool of buffers and
+ * sends their indices over an SPSC ring; the consumer looks each up in
+ * the shared buffer table inside one epoch section (its snapshot) and
+ * checks it. The producer destroys buffers at any time: unlink from the
+ * table, baton_epoch_destroy_sync(), poison, reuse.
+ */
+#define RP_BUFS	32
+#define RP_MSGS	3000
+
+struct rp_shared {
+	uint64_t table[RP_BUFS];	/* 0 or 1 + buffer index */
+	uint64_t buf[2 * RP_BUFS][8];	/* word 0: poison */
+	uint64_t bad;
+	uint64_t seen;
+	uint64_t missing;
+};
+
+TEST_F(es, ring_consumer_snapshot_of_destroyed_buffers)
+{
+	struct rp_shared *s;
+	struct baton_ring_params rp = bt_params(16, 8);
+	struct baton_ring *prod;
+	char ring[BATON_NAME_MAX];
+	uint64_t i, destroys = 0, fifo[RP_BUFS], fh = 0, ft = RP_BUFS;
+	pid_t pid;
+
+	s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, s);
+	memset(s, 0, sizeof(*s));
+	bt_make_name(ring, sizeof(ring), "es.rp");
+	ASSERT_EQ(0, baton_ring_create(ring, &rp, BATON_ROLE_PRODUCER, &prod));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct baton_epoch *r = ep_child_open(self->name, 10);
+		struct baton_ring *cons;
+		uint64_t k;
+		int ret;
+
+		/* The producer's file must go with the parent's close. */
+		baton_ring_close(prod);
+
+		if (baton_ring_open(ring, BATON_ROLE_CONSUMER,
+				    BATON_BACKEND_KMOD, &cons))
+			_exit(12);
+		for (;;) {
+			uint64_t msg, b, j;
+
+			ret = baton_spsc_pop(cons, &msg, sizeof(msg),
+					     10 * EP_SEC);
+			if (ret == -EPIPE)
+				break;
+			if (ret < 0)
+				_exit(13);
+			baton_epoch_enter(r);
+			b = __atomic_load_n(&s->table[msg % RP_BUFS],
+					    __ATOMIC_ACQUIRE);
+			if (!b) {
+				s->missing++;	/* destroyed before we looked */
+			} else {
+				for (k = 0; k < 200; k++)
+					for (j = 0; j < 8; j++)
+						if (__atomic_load_n(&s->buf[b - 1][0],
+								    __ATOMIC_RELAXED))
+							s->bad++;
+				s->seen++;
+			}
+			baton_epoch_exit(r);
+		}
+		_exit(0);
+	}
+	for (i = 0; i < RP_BUFS; i++) {
+		s->table[i] = i + 1;
+		fifo[i] = RP_BUFS + i;
+	}
+	for (i = 0; i < RP_MSGS; i++) {
+		uint64_t slot = i % RP_BUFS, old, nb;
+
+		ASSERT_LT(0, baton_spsc_push(prod, &slot, sizeof(slot),
+					     10 * EP_SEC));
+		if (i % 3)
+			continue;
+		/*
+		 * Replace the buffer just announced while the consumer may be
+		 * reading it, destroy the old one, and keep it poisoned
+		 * while RP_BUFS others are recycled before it.
+		 */
+		nb = fifo[fh++ % RP_BUFS];
+		__atomic_store_n(&s->buf[nb][0], 0, __ATOMIC_RELAXED);
+		old = __atomic_exchange_n(&s->table[slot], nb + 1,
+					  __ATOMIC_ACQ_REL);
+		ASSERT_EQ(0, baton_epoch_destroy_sync(self->d, old, slot,
+						      10 * EP_SEC, NULL));
+		__atomic_store_n(&s->buf[old - 1][0], 1, __ATOMIC_RELAXED);
+		fifo[ft++ % RP_BUFS] = old - 1;
+		destroys++;
+	}
+	baton_ring_close(prod);
+	EXPECT_EQ(0, bt_wait_timeout(pid, 60000));
+	TH_LOG("destroys %llu seen %llu missing %llu bad %llu",
+	       (unsigned long long)destroys, (unsigned long long)s->seen,
+	       (unsigned long long)s->missing, (unsigned long long)s->bad);
+	EXPECT_EQ(0U, s->bad);
+	EXPECT_EQ((uint64_t)RP_MSGS, s->seen + s->missing);
+	baton_ring_unlink(ring, BATON_BACKEND_KMOD);
+	munmap(s, sizeof(*s));
+}
+
+TEST_HARNESS_MAIN

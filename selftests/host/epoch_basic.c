@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Epoch domains on the memfd backend, under ASan/UBSan and TSan: the
+ * lifecycle and its errnos, enter/exit/retire/synchronize, the full queue
+ * (-ENOSPC, nothing consumed early), the aliasing check (a retirement that
+ * races the epoch advance is never consumed while a reader holds its
+ * epoch), a dead participant, the synchronize deadline with the holder's
+ * pid, and the torture (threads here; processes in the fork case, which
+ * TSan cannot follow and skips).
+ */
+#include "kselftest_harness.h"
+#include "common.h"
+#include "../epoch_torture.h"
+
+#include <pthread.h>
+
+FIXTURE(ep) {
+	char name[BATON_NAME_MAX];
+	struct baton_epoch_params p;
+	struct baton_epoch *d;
+};
+
+FIXTURE_SETUP(ep)
+{
+	force_memfd();
+	ring_name(self->name, sizeof(self->name), "ep");
+	baton_epoch_unlink(self->name, BATON_BACKEND_AUTO);
+	self->p.max_participants = 8;
+	self->p.queue_len = 4;
+	self->p.mode = 0600;
+	self->p.backend = BATON_BACKEND_AUTO;
+	ASSERT_EQ(0, baton_epoch_create(self->name, &self->p, &self->d));
+}
+
+FIXTURE_TEARDOWN(ep)
+{
+	baton_epoch_close(self->d);
+	baton_epoch_unlink(self->name, BATON_BACKEND_AUTO);
+}
+
+TEST_F(ep, lifecycle_and_errnos)
+{
+	struct baton_epoch *o, *x;
+	struct baton_epoch_params bad = self->p;
+
+	EXPECT_EQ(BATON_BACKEND_MEMFD, self->d->backend);
+	EXPECT_EQ(BATON_EPOCH_MAGIC, self->d->hdr->magic);
+	EXPECT_EQ(1U, baton_epoch_global(self->d));
+	EXPECT_EQ(-EEXIST, baton_epoch_create(self->name, &self->p, &x));
+	EXPECT_EQ(-ENOENT, baton_epoch_open("t.no.such", BATON_BACKEND_AUTO,
+					    &x));
+	EXPECT_EQ(-EINVAL, baton_epoch_open("bad/name", BATON_BACKEND_AUTO,
+					    &x));
+	bad.queue_len = 3;
+	EXPECT_EQ(-EINVAL, baton_epoch_create("t.bad", &bad, &x));
+	bad.queue_len = 4;
+	bad.max_participants = 0;
+	EXPECT_EQ(-EINVAL, baton_epoch_create("t.bad", &bad, &x));
+	bad.max_participants = BATON_EPOCH_PARTICIPANTS_MAX + 1;
+	EXPECT_EQ(-EINVAL, baton_epoch_create("t.bad", &bad, &x));
+
+	/* Not a participant yet: no retirement. */
+	EXPECT_EQ(-EINVAL, baton_epoch_retire(self->d, 1, 0, NULL));
+	ASSERT_EQ(0, baton_epoch_open(self->name, BATON_BACKEND_AUTO, &o));
+	EXPECT_LE(0, baton_epoch_register(o));
+	EXPECT_EQ(-EBUSY, baton_epoch_register(o));
+	EXPECT_EQ(1U, baton_epoch_enter(o));
+	baton_epoch_exit(o);
+	EXPECT_EQ(0, baton_epoch_poll(o, 0) < 0);
+	baton_epoch_close(o);
+}
+
+TEST_F(ep, table_full)
+{
+	struct baton_epoch *h[8];
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		ASSERT_EQ(0, baton_epoch_open(self->name, BATON_BACKEND_AUTO,
+					      &h[i]));
+		ASSERT_EQ(i, baton_epoch_register(h[i]));
+	}
+	EXPECT_EQ(-ENOSPC, baton_epoch_register(self->d));
+	/* A released slot is free again. */
+	baton_epoch_close(h[3]);
+	EXPECT_EQ(3, baton_epoch_register(self->d));
+	for (i = 0; i < 8; i++)
+		if (i != 3)
+			baton_epoch_close(h[i]);
+}
+
+TEST_F(ep, synchronize_quiescent_and_reader_held)
+{
+	struct baton_epoch *r;
+	uint64_t e, held;
+	pid_t holder = -1;
+
+	ASSERT_LE(0, baton_epoch_register(self->d));
+	ASSERT_EQ(0, baton_epoch_open(self->name, BATON_BACKEND_AUTO, &r));
+	ASSERT_LE(0, baton_epoch_register(r));
+
+	/* Nobody inside: one cycle proves it. */
+	ASSERT_EQ(0, baton_epoch_retire(self->d, 1, 0, &e));
+	EXPECT_EQ(0, baton_epoch_synchronize(self->d, e, -1, NULL));
+	EXPECT_LE(e, self->d->hdr->frontier);
+
+	/* A reader inside at epoch held: anything retired now waits. */
+	held = baton_epoch_enter(r);
+	ASSERT_EQ(0, baton_epoch_retire(self->d, 2, 0, &e));
+	EXPECT_GE(e, held);
+	EXPECT_EQ(-ETIMEDOUT, baton_epoch_synchronize(self->d, e, 30000000,
+						      &holder));
+	EXPECT_EQ(getpid(), holder);
+	EXPECT_EQ(0, baton_epoch_poll(self->d, e));
+	EXPECT_GT(held, self->d->hdr->frontier);
+	baton_epoch_exit(r);
+	EXPECT_EQ(1, baton_epoch_poll(self->d, e));
+	EXPECT_EQ(-EINVAL, baton_epoch_synchronize(self->d,
+						   baton_epoch_global(self->d) + 5,
+						   0, NULL));
+	baton_epoch_close(r);
+}
+
+/* The queue never frees early: a full one says -ENOSPC and keeps all. */
+TEST_F(ep, full_queue_enospc)
+{
+	struct baton_epoch *r;
+	uint64_t e, done;
+	int i;
+
+	ASSERT_LE(0, baton_epoch_register(self->d));
+	ASSERT_EQ(0, baton_epoch_open(self->name, BATON_BACKEND_AUTO, &r));
+	ASSERT_LE(0, baton_epoch_register(r));
+	baton_epoch_enter(r);
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, baton_epoch_retire(self->d, (uint64_t)i, 0, &e));
+	EXPECT_EQ(-ENOSPC, baton_epoch_retire(self->d, 9, 0, &e));
+	for (i = 0; i < 5; i++) {
+		ASSERT_EQ(0, baton_epoch_collect(self->d, NULL, &done));
+		EXPECT_EQ(0U, done);
+	}
+	EXPECT_EQ(-ENOSPC, baton_epoch_retire(self->d, 9, 0, &e));
+	baton_epoch_exit(r);
+	/* One cycle proves, the next consumes. */
+	ASSERT_EQ(0, baton_epoch_collect(self->d, NULL, &done));
+	ASSERT_EQ(0, baton_epoch_collect(self->d, NULL, &done));
+	EXPECT_EQ(4U, done);
+	EXPECT_EQ(0, baton_epoch_retire(self->d, 9, 0, &e));
+	baton_epoch_close(r);
+}
+
+/*
+ * The seed's aliasing bug drained a bucket that retirements racing the
+ * advance were still landing in. Here a collector thread cycles as fast
+ * as it can while this thread retires; a reader holds epoch `held` the
+ * whole time, so no entry with epoch >= held may ever be consumed.
+ */
+struct alias_arg {
+	struct baton_epoch *c;
+	int stop;
+	uint64_t cycles;
+};
+
+static void *alias_collector(void *p)
+{
+	struct alias_arg *a = p;
+
+	while (!__atomic_load_n(&a->stop, __ATOMIC_RELAXED)) {
+		baton_epoch_collect(a->c, NULL, NULL);
+		a->cycles++;
+	}
+	return NULL;
+}
+
+TEST(aliasing_memfd)
+{
+	char name[BATON_NAME_MAX];
+	struct baton_epoch_params p = { 4, 64, 0600, BATON_BACKEND_MEMFD };
+	struct baton_epoch *w, *r, *c;
+	struct alias_arg a = { 0 };
+	uint64_t epochs[64], held, head, e;
+	pthread_t t;
+	int n = 0, i;
+
+	ring_name(name, sizeof(name), "alias");
+	ASSERT_EQ(0, baton_epoch_create(name, &p, &w));
+	ASSERT_EQ(0, baton_epoch_open(name, BATON_BACKEND_MEMFD, &r));
+	ASSERT_EQ(0, baton_epoch_open(name, BATON_BACKEND_MEMFD, &c));
+	ASSERT_LE(0, baton_epoch_register(w));
+	ASSERT_LE(0, baton_epoch_register(r));
+	/* Some entries from before the reader: these may go. */
+	for (i = 0; i < 8; i++) {
+		ASSERT_EQ(0, baton_epoch_retire(w, 100 + i, 0, &epochs[n]));
+		n++;
+		baton_epoch_collect(c, NULL, NULL);
+	}
+	held = baton_epoch_enter(r);
+	a.c = c;
+	ASSERT_EQ(0, pthread_create(&t, NULL, alias_collector, &a));
+	while (n < 64) {
+		if (baton_epoch_retire(w, (uint64_t)n, 0, &e) == 0)
+			epochs[n++] = e;
+		usleep(100);
+	}
+	usleep(20000);
+	__atomic_store_n(&a.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	head = __atomic_load_n(w->q_head, __ATOMIC_ACQUIRE);
+	TH_LOG("%llu cycles, head %llu, held %llu, global %llu",
+	       (unsigned long long)a.cycles, (unsigned long long)head,
+	       (unsigned long long)held,
+	       (unsigned long long)baton_epoch_global(w));
+	EXPECT_LT(10U, baton_epoch_global(w) - held);
+	for (i = 0; i < (int)head; i++)
+		EXPECT_LT(epochs[i], held);
+	for (i = (int)head; i < n; i++)
+		EXPECT_GE(epochs[i], held);
+	baton_epoch_exit(r);
+	baton_epoch_collect(c, NULL, NULL);
+	baton_epoch_collect(c, NULL, NULL);
+	EXPECT_EQ((uint64_t)n, __atomic_load_n(w->q_head, __ATOMIC_ACQUIRE));
+	baton_epoch_close(c);
+	baton_epoch_close(r);
+	baton_epoch_close(w);
+	baton_epoch_unlink(name, BATON_BACKEND_MEMFD);
+}
+
+/* A participant that dies inside a read section stops holding anything. */
+TEST(dead_reader_memfd)
+{
+	char name[BATON_NAME_MAX];
+	struct baton_epoch_params p = { 4, 8, 0600, BATON_BACKEND_MEMFD };
+	struct baton_epoch *w;
+	int pfd[2];
+	uint64_t e;
+	pid_t pid;
+	char c;
+
+	if (UNDER_TSAN)
+		SKIP(return, "fork: TSan cannot follow processes");
+	ring_name(name, sizeof(name), "dead");
+	ASSERT_EQ(0, baton_epoch_create(name, &p, &w));
+	ASSERT_LE(0, baton_epoch_register(w));
+	ASSERT_EQ(0, pipe(pfd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct baton_epoch *r;
+
+		if (et_open(name, BATON_BACKEND_MEMFD, &r))
+			_exit(1);
+		baton_epoch_enter(r);
+		if (write(pfd[1], "x", 1) != 1)
+			_exit(2);
+		pause();
+		_exit(0);
+	}
+	ASSERT_EQ(1, read(pfd[0], &c, 1));
+	ASSERT_EQ(0, baton_epoch_retire(w, 1, 0, &e));
+	pid_t holder = 0;
+	EXPECT_EQ(-ETIMEDOUT, baton_epoch_synchronize(w, e, 20000000, &holder));
+	EXPECT_EQ(pid, holder);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	EXPECT_EQ(0, baton_epoch_synchronize(w, e, 2000000000LL, NULL));
+	close(pfd[0]);
+	close(pfd[1]);
+	baton_epoch_close(w);
+	baton_epoch_unlink(name, BATON_BACKEND_MEMFD);
+}
+
+/* Torture in threads: each thread its own handle, for TSan too. */
+struct tt_arg {
+	struct et_shared *s;
+	const char *name;
+	int role;	/* -1 reader, else writer index */
+	int rc;
+};
+
+static void *tt_thread(void *p)
+{
+	struct tt_arg *a = p;
+
+	a->rc = a->role < 0 ? et_reader(a->s, a->name, BATON_BACKEND_MEMFD) :
+			      et_writer(a->s, a->name, BATON_BACKEND_MEMFD,
+					a->role);
+	return NULL;
+}
+
+TEST(torture_threads_memfd)
+{
+	char name[BATON_NAME_MAX];
+	struct baton_epoch_params p = { 8, 16, 0600, BATON_BACKEND_MEMFD };
+	struct tt_arg args[2 + ET_WRITERS];
+	pthread_t t[2 + ET_WRITERS];
+	struct baton_epoch *d;
+	struct et_shared *s = et_setup();
+	int i;
+
+	ASSERT_NE(NULL, s);
+	ring_name(name, sizeof(name), "tt");
+	ASSERT_EQ(0, baton_epoch_create(name, &p, &d));
+	for (i = 0; i < 2 + ET_WRITERS; i++) {
+		args[i] = (struct tt_arg){ s, name, i < 2 ? -1 : i - 2, -1 };
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, tt_thread, &args[i]));
+	}
+	usleep(UNDER_TSAN ? 500000 : 1000000);
+	__atomic_store_n(&s->stop, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < 2 + ET_WRITERS; i++) {
+		pthread_join(t[i], NULL);
+		EXPECT_EQ(0, args[i].rc);
+	}
+	TH_LOG("sections %llu destroys %llu violations %llu",
+	       (unsigned long long)s->sections,
+	       (unsigned long long)s->destroys,
+	       (unsigned long long)s->violations);
+	EXPECT_EQ(0U, s->violations);
+	EXPECT_LT(0U, s->destroys);
+	EXPECT_LT(0U, s->sections);
+	baton_epoch_close(d);
+	baton_epoch_unlink(name, BATON_BACKEND_MEMFD);
+	munmap(s, sizeof(*s));
+}
+
+TEST(torture_procs_memfd)
+{
+	char name[BATON_NAME_MAX];
+	struct baton_epoch_params p = { 8, 16, 0600, BATON_BACKEND_MEMFD };
+	struct baton_epoch *d;
+	struct et_shared *s;
+
+	if (UNDER_TSAN)
+		SKIP(return, "fork: TSan cannot follow processes");
+	s = et_setup();
+	ASSERT_NE(NULL, s);
+	ring_name(name, sizeof(name), "tp");
+	ASSERT_EQ(0, baton_epoch_create(name, &p, &d));
+	EXPECT_EQ(0, et_run(s, name, BATON_BACKEND_MEMFD, 2, 1500));
+	TH_LOG("sections %llu destroys %llu violations %llu",
+	       (unsigned long long)s->sections,
+	       (unsigned long long)s->destroys,
+	       (unsigned long long)s->violations);
+	EXPECT_EQ(0U, s->violations);
+	EXPECT_LT(0U, s->destroys);
+	baton_epoch_close(d);
+	baton_epoch_unlink(name, BATON_BACKEND_MEMFD);
+	munmap(s, sizeof(*s));
+}
+
+TEST_HARNESS_MAIN
