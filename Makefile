@@ -3,12 +3,16 @@
 # selftests/vm/ (the test VM).
 #
 #   make deps        install the Debian packages baton needs (idempotent)
-#   make             build kmod/baton.ko, lib/libbaton.a, selftests, bench
+#   make             build kmod/baton.ko, lib/libbaton.a, selftests, bench programs
 #   make check       deps, build, host tests, models, lint, VM selftests;
 #                    logs in build/logs/, last line "N passed, N failed, N skipped"
 #   make run         deps, build, boot the VM, run bench/pipeline_demo
 #   make vm-check    just the VM selftests     make host-check   just the host tests
 #   make models      the spin models           make lint         checkpatch --strict
+#   make bench       the benchmark suite (host memfd + VM kmod, peers, plots):
+#                    bench/results/; `make bench-build` only builds bench/
+#   make perf-gate   callgrind instructions/op of the fast paths, HEAD~1 (BASE=)
+#                    vs the tree, fails above +2%; perf-gate-selftest proves it can fail
 #   make install     module (extra/), library, udev rule, group, DKMS sources
 #   make clean
 #
@@ -20,10 +24,10 @@
 KVER = $(shell selftests/vm/kver.sh)
 KMOD_ARGS = KVER=$(KVER) KDIR=/lib/modules/$(KVER)/build
 
-.PHONY: all kmod lib selftests bench deps check run install lint models \
-	vm-check host-check clean
+.PHONY: all kmod lib selftests bench bench-build perf-gate perf-gate-selftest \
+	deps check run install lint models vm-check host-check clean
 
-all: kmod lib selftests bench
+all: kmod lib selftests bench-build
 
 kmod:
 	$(MAKE) -C kmod $(KMOD_ARGS)
@@ -34,8 +38,18 @@ lib:
 selftests: lib
 	$(MAKE) -C selftests
 
-bench: lib
+bench-build: lib
 	$(MAKE) -C bench
+
+# The whole suite; the VM half needs the module.
+bench: bench-build kmod
+	bench/run-suite.sh
+
+perf-gate:
+	bench/perf-gate.sh
+
+perf-gate-selftest:
+	bench/perf-gate.sh --selftest
 
 deps:
 	.ci/deps.sh
@@ -45,7 +59,7 @@ check:
 
 run:
 	$(MAKE) deps
-	$(MAKE) kmod bench
+	$(MAKE) kmod bench-build
 	selftests/vm/run-vm.sh demo
 
 vm-check: kmod selftests
@@ -65,23 +79,28 @@ DKMS_SRCS = $(filter-out %.mod.c,$(wildcard kmod/*.c)) $(wildcard kmod/*.h) \
 	kmod/Kbuild kmod/Makefile kmod/dkms.conf
 
 # Module under /lib/modules/<ver>/extra, library under PREFIX, the udev rule,
-# the group it names, and, when DKMS is installed, the module sources for it.
+# the group it names, and the module sources for DKMS in /usr/src/baton-<ver>
+# (always: a package staged with DESTDIR needs them whether or not this host
+# has dkms). The uapi headers go to uapi/linux/ inside that tree, where
+# kmod/Kbuild looks before ../uapi. Debian's header trees have no System.map,
+# so modules_install skips depmod; we run it (not under DESTDIR: a package's
+# postinst does), else `modprobe baton` cannot find the module.
 install: kmod lib
 	$(MAKE) -C kmod $(KMOD_ARGS) install
+	@if [ -z "$(DESTDIR)" ]; then echo "depmod -a $(KVER)"; depmod -a $(KVER); fi
 	$(MAKE) -C lib install
 	install -D -m 0644 kmod/99-baton.rules $(DESTDIR)/etc/udev/rules.d/99-baton.rules
 	@if [ -z "$(DESTDIR)" ]; then groupadd -f baton; \
 	else echo "install: DESTDIR set; not creating group baton on this host"; fi
-	@if command -v dkms >/dev/null; then \
-		ver=$$(sed -n 's/^PACKAGE_VERSION="\{0,1\}\([^"]*\)"\{0,1\}/\1/p' kmod/dkms.conf); \
-		test -n "$$ver" || { echo "install: no PACKAGE_VERSION in kmod/dkms.conf" >&2; exit 1; }; \
-		dst=$(DESTDIR)/usr/src/baton-$$ver; \
-		echo "install: DKMS sources in $$dst"; \
-		install -d $$dst/uapi/linux; \
-		install -m 0644 $(DKMS_SRCS) $$dst/; \
-		install -m 0644 uapi/linux/baton.h $$dst/uapi/linux/; \
-	else \
-		echo "install: dkms not installed; no DKMS sources"; \
+	@ver=$$(sed -n 's/^PACKAGE_VERSION="\{0,1\}\([^"]*\)"\{0,1\}/\1/p' kmod/dkms.conf); \
+	test -n "$$ver" || { echo "install: no PACKAGE_VERSION in kmod/dkms.conf" >&2; exit 1; }; \
+	dst=$(DESTDIR)/usr/src/baton-$$ver; \
+	echo "install: DKMS sources in $$dst"; \
+	install -d $$dst/uapi/linux && \
+	install -m 0644 $(DKMS_SRCS) $$dst/ && \
+	install -m 0644 $(wildcard uapi/linux/*.h) $$dst/uapi/linux/ || exit 1; \
+	if [ -z "$(DESTDIR)" ] && command -v dkms >/dev/null; then \
+		echo "install: to rebuild baton.ko for new kernels: dkms add baton/$$ver"; \
 	fi
 
 clean:

@@ -3,9 +3,10 @@
 #
 # Stages, in order: deps; build kmod, lib, selftests, bench (each a test);
 # host tests (selftests/host, TAP); the spin models (TAP); checkpatch lint
-# (TAP, a test per file); the VM selftests (TAP, plus "VM finished" and
-# "kernel log clean"). A later stage runs even when an earlier one failed, so
-# one report shows everything; only a failed `make deps` stops the run.
+# (TAP, a test per file); the perf gate and its self-test (TAP, a test per
+# gated path: bench/perf-gate.sh); the VM selftests (TAP, plus "VM finished"
+# and "kernel log clean"). A later stage runs even when an earlier one failed,
+# so one report shows everything; only a failed `make deps` stops the run.
 #
 # Each stage leaves build/logs/<stage>.log (everything it printed) and
 # build/logs/<stage>.tap (its result lines). A stage that exits non-zero
@@ -80,11 +81,13 @@ build kmod $MAKE --no-print-directory kmod
 build lib $MAKE --no-print-directory lib
 # -k: one test file that does not compile must not keep the others out of the VM.
 build selftests $MAKE --no-print-directory -k selftests
-build bench $MAKE --no-print-directory bench
+build bench $MAKE --no-print-directory bench-build
 
 stage host $MAKE --no-print-directory host-check
 stage models selftests/models/check.sh
 stage lint .ci/lint.sh
+stage perf-gate $MAKE --no-print-directory perf-gate
+stage perf-gate-selftest $MAKE --no-print-directory perf-gate-selftest
 
 # The VM runner writes its own vm-selftests.tap (job TAP + its verdicts);
 # it must exist, else the runner died before giving one.
@@ -104,7 +107,7 @@ body=$(mktemp)
 trap 'rm -f "$body"' EXIT
 for tap in "$logs"/build-kmod.tap "$logs"/build-lib.tap "$logs"/build-selftests.tap \
 	"$logs"/build-bench.tap "$logs"/host.tap "$logs"/models.tap "$logs"/lint.tap \
-	"$logs"/vm-selftests.tap; do
+	"$logs"/perf-gate.tap "$logs"/perf-gate-selftest.tap "$logs"/vm-selftests.tap; do
 	st=$(basename "$tap" .tap)
 	[[ -f $tap ]] || echo "not ok - $st: the stage left no results" >"$tap"
 	while IFS= read -r line; do

@@ -11,6 +11,10 @@ PKGS=(
 	qemu-system-x86 busybox-static
 	spin sparse strace valgrind
 	libnl-3-dev libnl-genl-3-dev
+	# bench/: the peers (DPDK rte_ring, Concurrency Kit, iceoryx), liburcu for
+	# the epoch comparisons, gnuplot for the plots; valgrind above: the perf gate
+	dpdk-dev libck-dev liburcu-dev iceoryx libiceoryx-binding-c-dev
+	gnuplot-nox
 )
 
 missing=()
