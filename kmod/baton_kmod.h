@@ -19,6 +19,7 @@
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
 
 struct mm_struct;
 struct baton_ring_create;
@@ -97,5 +98,20 @@ int baton_mpsc_attach(struct baton_mpsc *m);
 void baton_mpsc_detach(struct baton_mpsc *m, int k);
 int baton_mpsc_check_consumer(struct baton_mpsc *m, u64 c, bool gone);
 int baton_mpsc_check_producer(struct baton_mpsc *m, u64 i);
+
+/*
+ * owner.c: names and permissions of the objects behind /dev/baton (rings
+ * and epoch domains share the rules).
+ */
+struct baton_owner {
+	kuid_t uid;
+	kgid_t gid;
+	umode_t mode;
+};
+
+void baton_owner_init(struct baton_owner *o, u32 mode);
+int baton_check_name(const char *name);
+int baton_owner_permission(const struct baton_owner *o, int may);
+bool baton_owner_may_unlink(const struct baton_owner *o);
 
 #endif /* BATON_KMOD_H */

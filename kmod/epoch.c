@@ -129,9 +129,7 @@ struct baton_epoch {
 	struct kref ref;
 	struct list_head node;		/* registry; baton_epoch_registry_lock */
 	char name[BATON_NAME_MAX];
-	kuid_t uid;
-	kgid_t gid;
-	umode_t mode;
+	struct baton_owner owner;
 	u32 max_parts;
 	u32 queue_len;
 	u32 part_pages;
@@ -293,9 +291,7 @@ static struct baton_epoch *baton_epoch_alloc(const struct baton_epoch_create *k)
 	kref_init(&d->ref);
 	INIT_LIST_HEAD(&d->node);
 	strscpy(d->name, k->name, sizeof(d->name));
-	d->uid = current_fsuid();
-	d->gid = current_fsgid();
-	d->mode = k->mode;
+	baton_owner_init(&d->owner, k->mode);
 	mutex_init(&d->lock);
 	spin_lock_init(&d->stat_lock);
 	atomic_set(&d->wake_seq, 0);
@@ -895,48 +891,6 @@ free_ef:
 
 /* ---- names, permissions and the registry (the ring rules) ---- */
 
-static int baton_epoch_check_name(const char *name)
-{
-	size_t len = strnlen(name, BATON_NAME_MAX);
-	size_t i;
-
-	if (!len || len == BATON_NAME_MAX)
-		return -EINVAL;
-	for (i = 0; i < len; i++) {
-		char c = name[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-		      c == '-'))
-			return -EINVAL;
-	}
-	return 0;
-}
-
-static bool baton_epoch_capable(const struct baton_epoch *d, int cap)
-{
-	struct user_namespace *ns = current_user_ns();
-
-	return ns_capable(ns, cap) && kuid_has_mapping(ns, d->uid) &&
-	       kgid_has_mapping(ns, d->gid);
-}
-
-/* Any opener may become a participant: read and write bits both. */
-static int baton_epoch_permission(const struct baton_epoch *d)
-{
-	umode_t mode = d->mode;
-
-	if (uid_eq(current_fsuid(), d->uid))
-		mode >>= 6;
-	else if (in_group_p(d->gid))
-		mode >>= 3;
-	if ((mode & 06) == 06)
-		return 0;
-	if (baton_epoch_capable(d, CAP_DAC_OVERRIDE))
-		return 0;
-	return -EACCES;
-}
-
 static struct baton_epoch *baton_epoch_find(const char *name)
 {
 	struct baton_epoch *d;
@@ -999,7 +953,7 @@ int baton_epoch_create(struct baton_epoch_create *k, void __user *uarg,
 		return -EINVAL;
 	if (k->mode & ~0777)
 		return -EINVAL;
-	ret = baton_epoch_check_name(k->name);
+	ret = baton_check_name(k->name);
 	if (ret)
 		return ret;
 
@@ -1044,14 +998,15 @@ int baton_epoch_open(struct baton_epoch_open *k, void __user *uarg,
 
 	if (k->flags || k->reserved[0] || k->reserved[1])
 		return -EINVAL;
-	ret = baton_epoch_check_name(k->name);
+	ret = baton_check_name(k->name);
 	if (ret)
 		return ret;
 
 	d = baton_epoch_get(k->name);
 	if (!d)
 		return -ENOENT;
-	ret = baton_epoch_permission(d);
+	/* Any opener may become a participant: read and write bits both. */
+	ret = baton_owner_permission(&d->owner, MAY_READ | MAY_WRITE);
 	if (ret)
 		goto put;
 	fd = baton_epoch_file_new(d, &file);
@@ -1086,20 +1041,18 @@ int baton_epoch_unlink(const struct baton_unlink *k)
 
 	if (k->flags || k->reserved[0] || k->reserved[1])
 		return -EINVAL;
-	ret = baton_epoch_check_name(k->name);
+	ret = baton_check_name(k->name);
 	if (ret)
 		return ret;
 
 	mutex_lock(&baton_epoch_registry_lock);
 	d = baton_epoch_find(k->name);
-	if (!d) {
+	if (!d)
 		ret = -ENOENT;
-	} else if (!uid_eq(current_fsuid(), d->uid) &&
-		   !baton_epoch_capable(d, CAP_SYS_ADMIN)) {
+	else if (!baton_owner_may_unlink(&d->owner))
 		ret = -EACCES;
-	} else {
+	else
 		list_del_init(&d->node);
-	}
 	mutex_unlock(&baton_epoch_registry_lock);
 
 	if (!ret)

@@ -72,9 +72,7 @@ struct baton_ring {
 	struct kref ref;
 	struct list_head node;		/* registry; baton_registry_lock */
 	char name[BATON_NAME_MAX];
-	kuid_t uid;
-	kgid_t gid;
-	umode_t mode;
+	struct baton_owner owner;
 	u32 kind;
 	u32 slot_count;
 	u32 slot_size;
@@ -279,9 +277,7 @@ static struct baton_ring *baton_ring_alloc(const struct baton_ring_create *k)
 	kref_init(&ring->ref);
 	INIT_LIST_HEAD(&ring->node);
 	strscpy(ring->name, k->name, sizeof(ring->name));
-	ring->uid = current_fsuid();
-	ring->gid = current_fsgid();
-	ring->mode = k->mode;
+	baton_owner_init(&ring->owner, k->mode);
 	ring->kind = k->kind;
 	ring->slot_count = k->slot_count;
 	ring->slot_size = k->slot_size;
@@ -904,26 +900,6 @@ static const struct file_operations baton_ring_fops = {
 
 /* ---- names, permissions and the registry ---- */
 
-/* 1..63 bytes of [A-Za-z0-9._-], NUL-terminated within the array. */
-static int baton_check_name(const char *name)
-{
-	size_t len = strnlen(name, BATON_NAME_MAX);
-	size_t i;
-
-	if (!len || len == BATON_NAME_MAX)
-		return -EINVAL;
-	for (i = 0; i < len; i++) {
-		char c = name[i];
-
-		/* Not isalnum(): the kernel's ctype counts Latin-1 letters. */
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-		      c == '-'))
-			return -EINVAL;
-	}
-	return 0;
-}
-
 static int baton_check_geometry(u32 slot_count, u32 slot_size)
 {
 	if (slot_count < BATON_SLOTS_MIN || slot_count > BATON_SLOTS_MAX ||
@@ -936,31 +912,6 @@ static int baton_check_geometry(u32 slot_count, u32 slot_size)
 	if ((u64)slot_count * slot_size > BATON_RING_BYTES_MAX)
 		return -EINVAL;
 	return 0;
-}
-
-/* As capable_wrt_inode_uidgid(): the owner must be mapped in our userns. */
-static bool baton_ring_capable(const struct baton_ring *ring, int cap)
-{
-	struct user_namespace *ns = current_user_ns();
-
-	return ns_capable(ns, cap) && kuid_has_mapping(ns, ring->uid) &&
-	       kgid_has_mapping(ns, ring->gid);
-}
-
-/* Like a file: owner, group or other bits; CAP_DAC_OVERRIDE bypasses. */
-static int baton_ring_permission(const struct baton_ring *ring, int may)
-{
-	umode_t mode = ring->mode;
-
-	if (uid_eq(current_fsuid(), ring->uid))
-		mode >>= 6;
-	else if (in_group_p(ring->gid))
-		mode >>= 3;
-	if (!(may & ~mode & (MAY_READ | MAY_WRITE)))
-		return 0;
-	if (baton_ring_capable(ring, CAP_DAC_OVERRIDE))
-		return 0;
-	return -EACCES;
 }
 
 static struct baton_ring *baton_registry_find(const char *name)
@@ -1081,8 +1032,9 @@ int baton_ring_open(struct baton_ring_open *k, void __user *uarg, u32 usize)
 	ring = baton_registry_get(k->name);
 	if (!ring)
 		return -ENOENT;
-	ret = baton_ring_permission(ring, k->role == BATON_ROLE_PRODUCER ?
-					  MAY_WRITE : MAY_READ);
+	ret = baton_owner_permission(&ring->owner,
+				     k->role == BATON_ROLE_PRODUCER ?
+				     MAY_WRITE : MAY_READ);
 	if (ret)
 		goto put_ring;
 	fd = baton_ring_file_new(ring, k->role, &file);
@@ -1128,14 +1080,12 @@ int baton_ring_unlink(const struct baton_unlink *k)
 
 	mutex_lock(&baton_registry_lock);
 	ring = baton_registry_find(k->name);
-	if (!ring) {
+	if (!ring)
 		ret = -ENOENT;
-	} else if (!uid_eq(current_fsuid(), ring->uid) &&
-		   !baton_ring_capable(ring, CAP_SYS_ADMIN)) {
+	else if (!baton_owner_may_unlink(&ring->owner))
 		ret = -EACCES;
-	} else {
+	else
 		list_del_init(&ring->node);
-	}
 	mutex_unlock(&baton_registry_lock);
 
 	if (!ret)
