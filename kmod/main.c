@@ -61,125 +61,107 @@ int baton_copy_out(void __user *uarg, u32 usize, const void *k, size_t ksize)
 	return 0;
 }
 
-static long baton_ioc_version(void __user *uarg)
+/* Handlers get the copied-in struct, the user pointer and the caller's size. */
+static long baton_ioc_version(void *arg, void __user *uarg, u32 usize)
 {
-	struct baton_version k;
-	u32 usize;
-	int ret;
+	struct baton_version *k = arg;
 
-	ret = baton_copy_in(&k, sizeof(k), BATON_VERSION_SIZE_VER0, uarg,
-			    &usize);
-	if (ret)
-		return ret;
-	if (k.flags)
+	if (k->flags)
 		return -EINVAL;
-	k.out_abi_version = BATON_ABI_VERSION;
-	k.out_reserved = 0;
-	k.out_features = BATON_FEATURES;
-	return baton_copy_out(uarg, usize, &k, sizeof(k));
+	k->out_abi_version = BATON_ABI_VERSION;
+	k->out_reserved = 0;
+	k->out_features = BATON_FEATURES;
+	return baton_copy_out(uarg, usize, k, sizeof(*k));
 }
 
-static long baton_ioc_ring_create(void __user *uarg)
+static long baton_ioc_ring_create(void *k, void __user *uarg, u32 usize)
 {
-	struct baton_ring_create k;
-	u32 usize;
-	int ret;
-
-	ret = baton_copy_in(&k, sizeof(k), BATON_RING_CREATE_SIZE_VER0, uarg,
-			    &usize);
-	if (ret)
-		return ret;
-	return baton_ring_create(&k, uarg, usize);
+	return baton_ring_create(k, uarg, usize);
 }
 
-static long baton_ioc_ring_open(void __user *uarg)
+static long baton_ioc_ring_open(void *k, void __user *uarg, u32 usize)
 {
-	struct baton_ring_open k;
-	u32 usize;
-	int ret;
-
-	ret = baton_copy_in(&k, sizeof(k), BATON_RING_OPEN_SIZE_VER0, uarg,
-			    &usize);
-	if (ret)
-		return ret;
-	return baton_ring_open(&k, uarg, usize);
+	return baton_ring_open(k, uarg, usize);
 }
 
-static long baton_ioc_unlink(void __user *uarg)
+static long baton_ioc_unlink(void *k, void __user *uarg, u32 usize)
 {
-	struct baton_unlink k;
-	u32 usize;
-	int ret;
-
-	ret = baton_copy_in(&k, sizeof(k), BATON_UNLINK_SIZE_VER0, uarg,
-			    &usize);
-	if (ret)
-		return ret;
-	return baton_ring_unlink(&k);
+	return baton_ring_unlink(k);
 }
 
-static long baton_ioc_epoch_create(void __user *uarg)
+static long baton_ioc_epoch_create(void *k, void __user *uarg, u32 usize)
 {
-	struct baton_epoch_create k;
-	u32 usize;
-	int ret;
-
-	ret = baton_copy_in(&k, sizeof(k), BATON_EPOCH_CREATE_SIZE_VER0, uarg,
-			    &usize);
-	if (ret)
-		return ret;
-	return baton_epoch_create(&k, uarg, usize);
+	return baton_epoch_create(k, uarg, usize);
 }
 
-static long baton_ioc_epoch_open(void __user *uarg)
+static long baton_ioc_epoch_open(void *k, void __user *uarg, u32 usize)
 {
-	struct baton_epoch_open k;
-	u32 usize;
-	int ret;
-
-	ret = baton_copy_in(&k, sizeof(k), BATON_EPOCH_OPEN_SIZE_VER0, uarg,
-			    &usize);
-	if (ret)
-		return ret;
-	return baton_epoch_open(&k, uarg, usize);
+	return baton_epoch_open(k, uarg, usize);
 }
 
-static long baton_ioc_epoch_unlink(void __user *uarg)
+static long baton_ioc_epoch_unlink(void *k, void __user *uarg, u32 usize)
 {
-	struct baton_unlink k;
-	u32 usize;
-	int ret;
-
-	ret = baton_copy_in(&k, sizeof(k), BATON_UNLINK_SIZE_VER0, uarg,
-			    &usize);
-	if (ret)
-		return ret;
-	return baton_epoch_unlink(&k);
+	return baton_epoch_unlink(k);
 }
+
+/* Room for the largest struct any /dev/baton ioctl takes. */
+union baton_dev_arg {
+	struct baton_version version;
+	struct baton_ring_create ring_create;
+	struct baton_ring_open ring_open;
+	struct baton_unlink unlink;
+	struct baton_epoch_create epoch_create;
+	struct baton_epoch_open epoch_open;
+};
+
+/*
+ * One row per /dev/baton ioctl, as iommufd does it: the size rules are
+ * applied once, here, for every command, so no handler can forget them.
+ */
+struct baton_dev_op {
+	unsigned int cmd;
+	size_t ksize;
+	size_t ver0;
+	long (*fn)(void *k, void __user *uarg, u32 usize);
+};
+
+static const struct baton_dev_op baton_dev_ops[] = {
+	{ BATON_IOC_VERSION, sizeof(struct baton_version),
+	  BATON_VERSION_SIZE_VER0, baton_ioc_version },
+	{ BATON_IOC_RING_CREATE, sizeof(struct baton_ring_create),
+	  BATON_RING_CREATE_SIZE_VER0, baton_ioc_ring_create },
+	{ BATON_IOC_RING_OPEN, sizeof(struct baton_ring_open),
+	  BATON_RING_OPEN_SIZE_VER0, baton_ioc_ring_open },
+	{ BATON_IOC_UNLINK, sizeof(struct baton_unlink),
+	  BATON_UNLINK_SIZE_VER0, baton_ioc_unlink },
+	{ BATON_IOC_EPOCH_CREATE, sizeof(struct baton_epoch_create),
+	  BATON_EPOCH_CREATE_SIZE_VER0, baton_ioc_epoch_create },
+	{ BATON_IOC_EPOCH_OPEN, sizeof(struct baton_epoch_open),
+	  BATON_EPOCH_OPEN_SIZE_VER0, baton_ioc_epoch_open },
+	{ BATON_IOC_EPOCH_UNLINK, sizeof(struct baton_unlink),
+	  BATON_UNLINK_SIZE_VER0, baton_ioc_epoch_unlink },
+};
 
 static long baton_dev_ioctl(struct file *file, unsigned int cmd,
 			    unsigned long arg)
 {
 	void __user *uarg = (void __user *)arg;
+	union baton_dev_arg k;
+	u32 usize;
+	size_t i;
+	int ret;
 
-	switch (cmd) {
-	case BATON_IOC_VERSION:
-		return baton_ioc_version(uarg);
-	case BATON_IOC_RING_CREATE:
-		return baton_ioc_ring_create(uarg);
-	case BATON_IOC_RING_OPEN:
-		return baton_ioc_ring_open(uarg);
-	case BATON_IOC_UNLINK:
-		return baton_ioc_unlink(uarg);
-	case BATON_IOC_EPOCH_CREATE:
-		return baton_ioc_epoch_create(uarg);
-	case BATON_IOC_EPOCH_OPEN:
-		return baton_ioc_epoch_open(uarg);
-	case BATON_IOC_EPOCH_UNLINK:
-		return baton_ioc_epoch_unlink(uarg);
-	default:
-		return -ENOTTY;
+	for (i = 0; i < ARRAY_SIZE(baton_dev_ops); i++) {
+		const struct baton_dev_op *op = &baton_dev_ops[i];
+
+		if (op->cmd != cmd)
+			continue;
+		ret = baton_copy_in(&k, op->ksize, op->ver0, uarg, &usize);
+		if (ret)
+			return ret;
+		return op->fn(&k, uarg, usize);
 	}
+	return -ENOTTY;
 }
 
 static const struct file_operations baton_dev_fops = {
