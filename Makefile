@@ -22,7 +22,8 @@
 # Recursive (=) on purpose: evaluated only by the targets that need it, so
 # `make deps` works on a machine with no kernel headers yet.
 KVER = $(shell selftests/vm/kver.sh)
-KMOD_ARGS = KVER=$(KVER) KDIR=/lib/modules/$(KVER)/build
+KDIR ?= /lib/modules/$(KVER)/build
+KMOD_ARGS = KVER=$(KVER) KDIR=$(KDIR)
 
 .PHONY: all kmod lib selftests bench bench-build perf-gate perf-gate-selftest \
 	deps check run install lint models vm-check host-check clean
