@@ -15,11 +15,14 @@
 
 #include <linux/compiler_types.h>
 #include <linux/cpumask.h>
+#include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
+
+#include <linux/baton.h>
 
 struct mm_struct;
 struct baton_ring_create;
@@ -100,8 +103,8 @@ int baton_mpsc_check_consumer(struct baton_mpsc *m, u64 c, bool gone);
 int baton_mpsc_check_producer(struct baton_mpsc *m, u64 i);
 
 /*
- * owner.c: names and permissions of the objects behind /dev/baton (rings
- * and epoch domains share the rules).
+ * owner.c: names, permissions and registries of the objects behind
+ * /dev/baton (rings and epoch domains share the rules).
  */
 struct baton_owner {
 	kuid_t uid;
@@ -109,9 +112,32 @@ struct baton_owner {
 	umode_t mode;
 };
 
-void baton_owner_init(struct baton_owner *o, u32 mode);
+/*
+ * What every named object embeds, and the registry of one kind of object
+ * (rings, epoch domains). The registry holds a reference on each object
+ * it lists until unlink or module exit.
+ */
+struct baton_named {
+	struct list_head node;		/* in its registry; names->lock */
+	struct kref ref;
+	char name[BATON_NAME_MAX];
+	struct baton_owner owner;
+};
+
+struct baton_names {
+	struct mutex lock;		/* guards list */
+	struct list_head list;
+};
+
 int baton_check_name(const char *name);
+void baton_named_init(struct baton_named *n, const char *name, u32 mode);
+struct baton_named *baton_names_get(struct baton_names *names,
+				    const char *name);
+int baton_names_add(struct baton_names *names, struct baton_named *n);
+struct baton_named *baton_names_unlink(struct baton_names *names,
+				       const char *name);
+void baton_names_drain(struct baton_names *names,
+		       void (*put)(struct baton_named *n));
 int baton_owner_permission(const struct baton_owner *o, int may);
-bool baton_owner_may_unlink(const struct baton_owner *o);
 
 #endif /* BATON_KMOD_H */

@@ -49,7 +49,7 @@
  * domain file one; a mapping holds its vm_file. The fops pin the module.
  *
  * Locking:
- *  - baton_epoch_registry_lock (mutex): the registry list.
+ *  - baton_domains.lock (mutex, owner.c): the registry list.
  *  - d->lock (mutex): the participant table, the trusted global and
  *    frontier, and the header counters they drive. Held
  *    across a whole cycle, IPI round included (it may sleep there).
@@ -126,10 +126,7 @@ struct baton_epoch_part {
 };
 
 struct baton_epoch {
-	struct kref ref;
-	struct list_head node;		/* registry; baton_epoch_registry_lock */
-	char name[BATON_NAME_MAX];
-	struct baton_owner owner;
+	struct baton_named named;	/* name, owner, reference, registry */
 	u32 max_parts;
 	u32 queue_len;
 	u32 part_pages;
@@ -159,8 +156,10 @@ struct baton_epoch_file {
 	int index;			/* participant index, or -1 */
 };
 
-static DEFINE_MUTEX(baton_epoch_registry_lock);
-static LIST_HEAD(baton_epoch_registry);
+static struct baton_names baton_domains = {
+	.lock = __MUTEX_INITIALIZER(baton_domains.lock),
+	.list = LIST_HEAD_INIT(baton_domains.list),
+};
 
 static const struct file_operations baton_epoch_fops;
 
@@ -168,7 +167,7 @@ static const struct file_operations baton_epoch_fops;
 
 static void baton_epoch_free(struct kref *ref)
 {
-	struct baton_epoch *d = container_of(ref, struct baton_epoch, ref);
+	struct baton_epoch *d = container_of(ref, struct baton_epoch, named.ref);
 	unsigned int i;
 
 	vunmap(d->base);
@@ -183,7 +182,7 @@ static void baton_epoch_free(struct kref *ref)
 
 static void baton_epoch_put(struct baton_epoch *d)
 {
-	kref_put(&d->ref, baton_epoch_free);
+	kref_put(&d->named.ref, baton_epoch_free);
 }
 
 /* As ring.c: pages charged to the caller, one VM_USERMAP area. */
@@ -288,10 +287,7 @@ static struct baton_epoch *baton_epoch_alloc(const struct baton_epoch_create *k)
 	if (ret)
 		goto free_mms;
 
-	kref_init(&d->ref);
-	INIT_LIST_HEAD(&d->node);
-	strscpy(d->name, k->name, sizeof(d->name));
-	baton_owner_init(&d->owner, k->mode);
+	baton_named_init(&d->named, k->name, k->mode);
 	mutex_init(&d->lock);
 	spin_lock_init(&d->stat_lock);
 	atomic_set(&d->wake_seq, 0);
@@ -891,42 +887,17 @@ free_ef:
 
 /* ---- names, permissions and the registry (the ring rules) ---- */
 
-static struct baton_epoch *baton_epoch_find(const char *name)
-{
-	struct baton_epoch *d;
-
-	lockdep_assert_held(&baton_epoch_registry_lock);
-	list_for_each_entry(d, &baton_epoch_registry, node)
-		if (!strcmp(d->name, name))
-			return d;
-	return NULL;
-}
-
+/* The epoch named @name, with a reference for the caller, or NULL. */
 static struct baton_epoch *baton_epoch_get(const char *name)
 {
-	struct baton_epoch *d;
+	struct baton_named *n = baton_names_get(&baton_domains, name);
 
-	mutex_lock(&baton_epoch_registry_lock);
-	d = baton_epoch_find(name);
-	if (d)
-		kref_get(&d->ref);
-	mutex_unlock(&baton_epoch_registry_lock);
-	return d;
+	return n ? container_of(n, struct baton_epoch, named) : NULL;
 }
 
-static int baton_epoch_registry_add(struct baton_epoch *d)
+static void baton_epoch_put_named(struct baton_named *n)
 {
-	int ret = 0;
-
-	mutex_lock(&baton_epoch_registry_lock);
-	if (baton_epoch_find(d->name)) {
-		ret = -EEXIST;
-	} else {
-		kref_get(&d->ref);
-		list_add_tail(&d->node, &baton_epoch_registry);
-	}
-	mutex_unlock(&baton_epoch_registry_lock);
-	return ret;
+	baton_epoch_put(container_of(n, struct baton_epoch, named));
 }
 
 /* ---- /dev/baton ioctls ---- */
@@ -979,7 +950,7 @@ int baton_epoch_create(struct baton_epoch_create *k, void __user *uarg,
 	ret = baton_copy_out(uarg, usize, k, sizeof(*k));
 	/* Publish the name last: a failed create leaves nothing behind. */
 	if (!ret)
-		ret = baton_epoch_registry_add(d);
+		ret = baton_names_add(&baton_domains, &d->named);
 	if (ret) {
 		fput(file);
 		put_unused_fd(fd);
@@ -1006,7 +977,7 @@ int baton_epoch_open(struct baton_epoch_open *k, void __user *uarg,
 	if (!d)
 		return -ENOENT;
 	/* Any opener may become a participant: read and write bits both. */
-	ret = baton_owner_permission(&d->owner, MAY_READ | MAY_WRITE);
+	ret = baton_owner_permission(&d->named.owner, MAY_READ | MAY_WRITE);
 	if (ret)
 		goto put;
 	fd = baton_epoch_file_new(d, &file);
@@ -1036,7 +1007,7 @@ put:
 
 int baton_epoch_unlink(const struct baton_unlink *k)
 {
-	struct baton_epoch *d;
+	struct baton_named *n;
 	int ret;
 
 	if (k->flags || k->reserved[0] || k->reserved[1])
@@ -1045,31 +1016,15 @@ int baton_epoch_unlink(const struct baton_unlink *k)
 	if (ret)
 		return ret;
 
-	mutex_lock(&baton_epoch_registry_lock);
-	d = baton_epoch_find(k->name);
-	if (!d)
-		ret = -ENOENT;
-	else if (!baton_owner_may_unlink(&d->owner))
-		ret = -EACCES;
-	else
-		list_del_init(&d->node);
-	mutex_unlock(&baton_epoch_registry_lock);
-
-	if (!ret)
-		baton_epoch_put(d);	/* the registry's reference */
-	return ret;
+	n = baton_names_unlink(&baton_domains, k->name);
+	if (IS_ERR(n))
+		return PTR_ERR(n);
+	baton_epoch_put_named(n);	/* the registry's reference */
+	return 0;
 }
 
 /* Module exit: only the registry's references are left. */
 void baton_epoch_registry_drain(void)
 {
-	struct baton_epoch *d, *tmp;
-
-	mutex_lock(&baton_epoch_registry_lock);
-	list_for_each_entry_safe(d, tmp, &baton_epoch_registry, node) {
-		list_del_init(&d->node);
-		WARN_ON_ONCE(kref_read(&d->ref) != 1);
-		baton_epoch_put(d);
-	}
-	mutex_unlock(&baton_epoch_registry_lock);
+	baton_names_drain(&baton_domains, baton_epoch_put_named);
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * baton: who owns a named object and who may use it.
+ * baton: named objects: who owns one, who may use it, and where it is
+ * found by name.
  *
  * Rings (ring.c) and epoch domains (epoch.c) both live by name behind
  * /dev/baton and follow one set of rules, kept here so they cannot drift
@@ -10,12 +11,21 @@
  * CAP_SYS_ADMIN may unlink. Both capabilities count only when the owner
  * and group are mapped in the caller's user namespace, as for inodes.
  *
- * Locking: none. A struct baton_owner is written once at create, before
- * the object is published, and only read afterwards.
+ * A registry (struct baton_names) lists one kind of object by name and
+ * holds a reference on each until unlink or module exit; lookups hand out
+ * a reference of their own.
+ *
+ * Locking: names->lock (mutex) guards a registry's list. A struct
+ * baton_named's name and owner are written once, before the object is
+ * published, and only read afterwards.
  */
 #include <linux/capability.h>
 #include <linux/cred.h>
+#include <linux/err.h>
 #include <linux/fs.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/string.h>
 #include <linux/uidgid.h>
 
@@ -23,7 +33,7 @@
 
 #include "baton_kmod.h"
 
-void baton_owner_init(struct baton_owner *o, u32 mode)
+static void baton_owner_init(struct baton_owner *o, u32 mode)
 {
 	o->uid = current_fsuid();
 	o->gid = current_fsgid();
@@ -74,8 +84,94 @@ int baton_owner_permission(const struct baton_owner *o, int may)
 	return -EACCES;
 }
 
-bool baton_owner_may_unlink(const struct baton_owner *o)
+static bool baton_owner_may_unlink(const struct baton_owner *o)
 {
 	return uid_eq(current_fsuid(), o->uid) ||
 	       baton_owner_capable(o, CAP_SYS_ADMIN);
+}
+
+void baton_named_init(struct baton_named *n, const char *name, u32 mode)
+{
+	kref_init(&n->ref);
+	INIT_LIST_HEAD(&n->node);
+	strscpy(n->name, name, sizeof(n->name));
+	baton_owner_init(&n->owner, mode);
+}
+
+static struct baton_named *baton_names_find(struct baton_names *names,
+					    const char *name)
+{
+	struct baton_named *n;
+
+	lockdep_assert_held(&names->lock);
+	list_for_each_entry(n, &names->list, node)
+		if (!strcmp(n->name, name))
+			return n;
+	return NULL;
+}
+
+/* The object named @name, with a reference for the caller, or NULL. */
+struct baton_named *baton_names_get(struct baton_names *names,
+				    const char *name)
+{
+	struct baton_named *n;
+
+	mutex_lock(&names->lock);
+	n = baton_names_find(names, name);
+	if (n)
+		kref_get(&n->ref);
+	mutex_unlock(&names->lock);
+	return n;
+}
+
+/* Publish @n under its name (EEXIST if taken); the registry takes a ref. */
+int baton_names_add(struct baton_names *names, struct baton_named *n)
+{
+	int ret = 0;
+
+	mutex_lock(&names->lock);
+	if (baton_names_find(names, n->name)) {
+		ret = -EEXIST;
+	} else {
+		kref_get(&n->ref);
+		list_add_tail(&n->node, &names->list);
+	}
+	mutex_unlock(&names->lock);
+	return ret;
+}
+
+/*
+ * Remove @name if the caller may (ENOENT, EACCES). On success the caller
+ * inherits the registry's reference and must put it.
+ */
+struct baton_named *baton_names_unlink(struct baton_names *names,
+				       const char *name)
+{
+	struct baton_named *n;
+
+	mutex_lock(&names->lock);
+	n = baton_names_find(names, name);
+	if (!n)
+		n = ERR_PTR(-ENOENT);
+	else if (!baton_owner_may_unlink(&n->owner))
+		n = ERR_PTR(-EACCES);
+	else
+		list_del_init(&n->node);
+	mutex_unlock(&names->lock);
+	return n;
+}
+
+/* Module exit: no file or mapping is left, so only the registry's refs. */
+void baton_names_drain(struct baton_names *names,
+		       void (*put)(struct baton_named *n))
+{
+	struct baton_named *n, *tmp;
+
+	mutex_lock(&names->lock);
+	list_for_each_entry_safe(n, tmp, &names->list, node) {
+		list_del_init(&n->node);
+		WARN_ON_ONCE(kref_read(&n->ref) != 1);
+		put(n);
+	}
+	mutex_unlock(&names->lock);
 }

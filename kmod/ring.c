@@ -17,8 +17,8 @@
  * are and who may map them.
  *
  * Locking:
- *  - baton_registry_lock (mutex) guards the registry list; a lookup takes
- *    its reference under it.
+ *  - baton_rings.lock (mutex, owner.c) guards the registry list; a lookup
+ *    takes its reference under it.
  *  - ring->lock (spinlock) guards the role counts, ->state, ->prod_parked
  *    and the counters in the shared header. Slow paths only; the only lock
  *    taken while it is held is mpsc.c's (producer attach and release).
@@ -69,10 +69,7 @@
 #define BATON_WAITING_OFF	64
 
 struct baton_ring {
-	struct kref ref;
-	struct list_head node;		/* registry; baton_registry_lock */
-	char name[BATON_NAME_MAX];
-	struct baton_owner owner;
+	struct baton_named named;	/* name, owner, reference, registry */
 	u32 kind;
 	u32 slot_count;
 	u32 slot_size;
@@ -112,8 +109,10 @@ struct baton_ring_file {
 	int index;			/* MPSC producer: its claim page */
 };
 
-static DEFINE_MUTEX(baton_registry_lock);
-static LIST_HEAD(baton_registry);
+static struct baton_names baton_rings = {
+	.lock = __MUTEX_INITIALIZER(baton_rings.lock),
+	.list = LIST_HEAD_INIT(baton_rings.list),
+};
 
 static const struct file_operations baton_ring_fops;
 
@@ -121,7 +120,7 @@ static const struct file_operations baton_ring_fops;
 
 static void baton_ring_free(struct kref *ref)
 {
-	struct baton_ring *ring = container_of(ref, struct baton_ring, ref);
+	struct baton_ring *ring = container_of(ref, struct baton_ring, named.ref);
 	unsigned int i;
 
 	baton_mpsc_free(ring->mpsc);
@@ -135,7 +134,7 @@ static void baton_ring_free(struct kref *ref)
 
 static void baton_ring_put(struct baton_ring *ring)
 {
-	kref_put(&ring->ref, baton_ring_free);
+	kref_put(&ring->named.ref, baton_ring_free);
 }
 
 /* MPSC: the sequence words and one claim page per index, after the slots. */
@@ -274,10 +273,7 @@ static struct baton_ring *baton_ring_alloc(const struct baton_ring_create *k)
 	if (ret)
 		goto free_mms;
 
-	kref_init(&ring->ref);
-	INIT_LIST_HEAD(&ring->node);
-	strscpy(ring->name, k->name, sizeof(ring->name));
-	baton_owner_init(&ring->owner, k->mode);
+	baton_named_init(&ring->named, k->name, k->mode);
 	ring->kind = k->kind;
 	ring->slot_count = k->slot_count;
 	ring->slot_size = k->slot_size;
@@ -914,43 +910,17 @@ static int baton_check_geometry(u32 slot_count, u32 slot_size)
 	return 0;
 }
 
-static struct baton_ring *baton_registry_find(const char *name)
+/* The ring named @name, with a reference for the caller, or NULL. */
+static struct baton_ring *baton_ring_get(const char *name)
 {
-	struct baton_ring *ring;
+	struct baton_named *n = baton_names_get(&baton_rings, name);
 
-	lockdep_assert_held(&baton_registry_lock);
-	list_for_each_entry(ring, &baton_registry, node)
-		if (!strcmp(ring->name, name))
-			return ring;
-	return NULL;
+	return n ? container_of(n, struct baton_ring, named) : NULL;
 }
 
-/* The ring with @name, with a reference for the caller, or NULL. */
-static struct baton_ring *baton_registry_get(const char *name)
+static void baton_ring_put_named(struct baton_named *n)
 {
-	struct baton_ring *ring;
-
-	mutex_lock(&baton_registry_lock);
-	ring = baton_registry_find(name);
-	if (ring)
-		kref_get(&ring->ref);
-	mutex_unlock(&baton_registry_lock);
-	return ring;
-}
-
-static int baton_registry_add(struct baton_ring *ring)
-{
-	int ret = 0;
-
-	mutex_lock(&baton_registry_lock);
-	if (baton_registry_find(ring->name)) {
-		ret = -EEXIST;
-	} else {
-		kref_get(&ring->ref);
-		list_add_tail(&ring->node, &baton_registry);
-	}
-	mutex_unlock(&baton_registry_lock);
-	return ret;
+	baton_ring_put(container_of(n, struct baton_ring, named));
 }
 
 /* ---- /dev/baton ioctls ---- */
@@ -983,7 +953,7 @@ int baton_ring_create(struct baton_ring_create *k, void __user *uarg,
 		return ret;
 
 	/* Early and racy, to spare the allocation; registry_add() decides. */
-	ring = baton_registry_get(k->name);
+	ring = baton_ring_get(k->name);
 	if (ring) {
 		baton_ring_put(ring);
 		return -EEXIST;
@@ -1006,7 +976,7 @@ int baton_ring_create(struct baton_ring_create *k, void __user *uarg,
 	ret = baton_copy_out(uarg, usize, k, sizeof(*k));
 	/* Publish the name last: a failed create leaves nothing behind. */
 	if (!ret)
-		ret = baton_registry_add(ring);
+		ret = baton_names_add(&baton_rings, &ring->named);
 	if (ret) {
 		baton_ring_file_abort(fd, file);
 		return ret;
@@ -1029,10 +999,10 @@ int baton_ring_open(struct baton_ring_open *k, void __user *uarg, u32 usize)
 	if (ret)
 		return ret;
 
-	ring = baton_registry_get(k->name);
+	ring = baton_ring_get(k->name);
 	if (!ring)
 		return -ENOENT;
-	ret = baton_owner_permission(&ring->owner,
+	ret = baton_owner_permission(&ring->named.owner,
 				     k->role == BATON_ROLE_PRODUCER ?
 				     MAY_WRITE : MAY_READ);
 	if (ret)
@@ -1069,7 +1039,7 @@ put_ring:
 
 int baton_ring_unlink(const struct baton_unlink *k)
 {
-	struct baton_ring *ring;
+	struct baton_named *n;
 	int ret;
 
 	if (k->flags || k->reserved[0] || k->reserved[1])
@@ -1078,31 +1048,15 @@ int baton_ring_unlink(const struct baton_unlink *k)
 	if (ret)
 		return ret;
 
-	mutex_lock(&baton_registry_lock);
-	ring = baton_registry_find(k->name);
-	if (!ring)
-		ret = -ENOENT;
-	else if (!baton_owner_may_unlink(&ring->owner))
-		ret = -EACCES;
-	else
-		list_del_init(&ring->node);
-	mutex_unlock(&baton_registry_lock);
-
-	if (!ret)
-		baton_ring_put(ring);	/* the registry's reference */
-	return ret;
+	n = baton_names_unlink(&baton_rings, k->name);
+	if (IS_ERR(n))
+		return PTR_ERR(n);
+	baton_ring_put_named(n);	/* the registry's reference */
+	return 0;
 }
 
 /* Module exit: only the registry's references are left. */
 void baton_registry_drain(void)
 {
-	struct baton_ring *ring, *tmp;
-
-	mutex_lock(&baton_registry_lock);
-	list_for_each_entry_safe(ring, tmp, &baton_registry, node) {
-		list_del_init(&ring->node);
-		WARN_ON_ONCE(kref_read(&ring->ref) != 1);
-		baton_ring_put(ring);
-	}
-	mutex_unlock(&baton_registry_lock);
+	baton_names_drain(&baton_rings, baton_ring_put_named);
 }
