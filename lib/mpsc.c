@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -181,6 +182,41 @@ void __baton_mpsc_wake(struct baton_ring *r, uint64_t idx)
 }
 
 /*
+ * One poll of a producer's spin phase. Every 64th poll yields the CPU:
+ * with more runnable processes than CPUs (the sweep's oversubscribed
+ * points), the process that would free the slot may be waiting for this
+ * very CPU, and a pure spin would burn the rest of the time slice.
+ */
+static void prod_poll_pause(uint32_t polls)
+{
+	if (polls % 64 == 0)
+		sched_yield();
+	else
+		cpu_relax();
+}
+
+/*
+ * The next ticket's slot looked occupied (baton_mpsc_prod_room()): poll
+ * for room for at most r->spin_limit polls before taking a ticket; 1 with
+ * *tail a tail value whose slot was seen free, 0 with *tail the last tail
+ * read. Then the caller takes a ticket anyway: a ring that stays full is
+ * baton_mpsc_prod_wait()'s to park on, with the kernel's wakeup protocol,
+ * which a producer holding no ticket has no slot to park on. Bounded, so a
+ * scribbled tail or sequence costs at most one spin phase per push.
+ */
+static int prod_wait_room(struct baton_ring *r, uint64_t *tail)
+{
+	uint32_t polls;
+
+	for (polls = 1; polls <= r->spin_limit; polls++) {
+		prod_poll_pause(polls);
+		if (baton_mpsc_prod_room(r, tail))
+			return 1;
+	}
+	return 0;
+}
+
+/*
  * The producer holds @ticket and its slot is not free yet: spin, then
  * park on the slot until the consumer frees it. No timeout: the ticket
  * cannot be handed back (see baton_mpsc_prod_reserve()). On -EPIPE or
@@ -191,15 +227,15 @@ void __baton_mpsc_wake(struct baton_ring *r, uint64_t idx)
 int baton_mpsc_prod_wait(struct baton_ring *r, uint64_t ticket)
 {
 	const struct baton_backend_ops *ops;
-	uint32_t spins;
+	uint32_t polls;
 	int ret;
 
 	if (!r || r->kind != BATON_RING_MPSC || r->role != BATON_ROLE_PRODUCER)
 		return -EINVAL;
-	for (spins = r->spin_limit; spins; spins--) {
+	for (polls = 1; polls <= r->spin_limit; polls++) {
 		if (baton_mpsc_prod_slot_free(r, ticket))
 			return 0;
-		cpu_relax();
+		prod_poll_pause(polls);
 	}
 	ops = baton__ops(r->backend);
 	for (;;) {
@@ -223,6 +259,30 @@ int baton_mpsc_prod_wait(struct baton_ring *r, uint64_t ticket)
 	return ret;
 }
 
+/*
+ * baton_mpsc_push() found the next ticket's slot occupied: the ring looks
+ * full. Wait for room (bounded), then take a ticket and wait on its slot
+ * as the inline push does. Out of line so the inline push keeps a single
+ * fetch_add and no waiting loop.
+ */
+int baton_mpsc_push_full(struct baton_ring *r, const void *msg, size_t len)
+{
+	uint64_t t, tail;
+	int room, ret;
+
+	room = prod_wait_room(r, &tail);
+	t = baton_mpsc_prod_reserve_from(r, 1, tail);
+	if (!(room && t == tail) && !baton_mpsc_prod_slot_free(r, t)) {
+		ret = baton_mpsc_prod_wait(r, t);
+		if (ret)
+			return ret;
+	}
+	memcpy(baton_ring_slot(r, t), msg, len);
+	baton_mpsc_prod_publish(r, t);
+	baton_mpsc_prod_done(r);
+	return 0;
+}
+
 int baton_mpsc_push_batch(struct baton_ring *r, const void *msgs, size_t len,
 			  uint32_t n)
 {
@@ -237,7 +297,9 @@ int baton_mpsc_push_batch(struct baton_ring *r, const void *msgs, size_t len,
 		return -EINVAL;
 	if (r->mpsc_error)
 		return r->mpsc_error;
-	t = baton_mpsc_prod_reserve(r, n);
+	if (!baton_mpsc_prod_room(r, &t))
+		prod_wait_room(r, &t);
+	t = baton_mpsc_prod_reserve_from(r, n, t);
 	for (i = 0; i < n; i++) {
 		if (!baton_mpsc_prod_slot_free(r, t + i)) {
 			ret = baton_mpsc_prod_wait(r, t + i);

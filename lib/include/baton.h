@@ -390,6 +390,7 @@ int baton_mpsc_stats(const struct baton_ring *r, struct baton_mpsc_stats *st);
 /* Out of line (lib/mpsc.c): the syscalls and the waiting loops. */
 void __baton_mpsc_wake(struct baton_ring *r, uint64_t idx);
 int baton_mpsc_prod_wait(struct baton_ring *r, uint64_t ticket);
+int baton_mpsc_push_full(struct baton_ring *r, const void *msg, size_t len);
 
 /*
  * MPSC producer, step 1: take n tickets [t, t + n) with one fetch_add.
@@ -403,15 +404,17 @@ int baton_mpsc_prod_wait(struct baton_ring *r, uint64_t ticket);
  * The claim page says which tickets this handle holds, so the kernel can
  * tell a live producer's unpublished ticket from a dead one's.
  */
-static inline uint64_t baton_mpsc_prod_reserve(struct baton_ring *r,
-					       uint32_t n)
+static inline uint64_t baton_mpsc_prod_reserve_from(struct baton_ring *r,
+						    uint32_t n, uint64_t floor)
 {
 	struct baton_mpsc_claim *cl = r->claim;
 	uint64_t t;
 
-	/* A floor at most the ticket: ordered before the ticket by I. */
-	__atomic_store_n(&cl->floor, __atomic_load_n(r->tail, __ATOMIC_RELAXED),
-			 __ATOMIC_RELAXED);
+	/*
+	 * @floor: a tail value this producer read, so at most the ticket
+	 * (the tail only grows); ordered before the ticket by I.
+	 */
+	__atomic_store_n(&cl->floor, floor, __ATOMIC_RELAXED);
 	/* I: the one locked instruction; the release covers the floor. */
 	t = __atomic_fetch_add(r->tail, n, __ATOMIC_ACQ_REL);
 	/* J: first, then count, each a release (the kernel acquires). */
@@ -420,12 +423,46 @@ static inline uint64_t baton_mpsc_prod_reserve(struct baton_ring *r,
 	return t;
 }
 
+static inline uint64_t baton_mpsc_prod_reserve(struct baton_ring *r,
+					       uint32_t n)
+{
+	return baton_mpsc_prod_reserve_from(r, n, __atomic_load_n(r->tail,
+							       __ATOMIC_RELAXED));
+}
+
 /* Nonzero when the slot of ticket t is free for it (this lap). */
 static inline int baton_mpsc_prod_slot_free(const struct baton_ring *r,
 					    uint64_t t)
 {
 	/* N, matches M: the consumer is done with the previous lap. */
 	return __atomic_load_n(&r->seq[t & r->mask], __ATOMIC_ACQUIRE) == t;
+}
+
+/*
+ * Whether the next ticket's slot is free now (*tail: the tail read, for
+ * the floor): a hint, read before taking a ticket so that a producer does
+ * not take one while the ring is full.
+ *
+ * Why: a ticket cannot be handed back, so a producer that takes one on a
+ * full ring holds it until the consumer frees that slot, and the consumer
+ * then needs that producer to run before it can go past the ticket. With
+ * more processes than CPUs the holder is often not running (a convoy:
+ * bench/mpsc_sweep's oversubscribed points). Checking first keeps tickets
+ * out of the hands of producers that would only wait.
+ *
+ * It is a plain load and compare, not a reservation: the branch is decided
+ * by the consumer's progress, and losing the race for the last free slot
+ * to another producer is harmless, because the fetch_add still hands out
+ * a ticket and baton_mpsc_prod_wait() waits on its slot as before. So the
+ * reservation stays one unconditional fetch_add with no retry. A scribbled
+ * tail or sequence makes the hint wrong, never the protocol: the wait for
+ * room is bounded (baton_mpsc_push_full(), out of line).
+ */
+static inline int baton_mpsc_prod_room(const struct baton_ring *r,
+					uint64_t *tail)
+{
+	*tail = __atomic_load_n(r->tail, __ATOMIC_RELAXED);
+	return baton_mpsc_prod_slot_free(r, *tail);
 }
 
 /* Publish ticket t (its slot written), then wake the consumer if parked. */
@@ -456,15 +493,21 @@ static inline void baton_mpsc_prod_done(struct baton_ring *r)
 static inline int baton_mpsc_push(struct baton_ring *r, const void *msg,
 				  size_t len)
 {
-	uint64_t t;
+	uint64_t t, tail;
 	int ret;
 
 	if (len > r->slot_size)
 		return -22; /* -EINVAL, without pulling in <errno.h> */
 	if (r->mpsc_error)
 		return r->mpsc_error;
-	t = baton_mpsc_prod_reserve(r, 1);
-	if (!baton_mpsc_prod_slot_free(r, t)) {
+	if (!baton_mpsc_prod_room(r, &tail))
+		return baton_mpsc_push_full(r, msg, len);
+	t = baton_mpsc_prod_reserve_from(r, 1, tail);
+	/*
+	 * Got the very ticket whose slot was seen free (N done, before the
+	 * fetch_add): nothing left to wait for. Else wait on its own slot.
+	 */
+	if (t != tail && !baton_mpsc_prod_slot_free(r, t)) {
 		ret = baton_mpsc_prod_wait(r, t);
 		if (ret)
 			return ret;
