@@ -8,6 +8,8 @@
 #                    logs in build/logs/, last line "N passed, N failed, N skipped"
 #   make run         deps, build, boot the VM, run bench/pipeline_demo
 #   make vm-check    just the VM selftests     make host-check   just the host tests
+#   make fuzz        the ioctl/mmap fuzzer alone in the VM for DURATION seconds
+#                    (default 60; SEED= replays a run), then it unloads the module
 #   make models      the spin models           make lint         checkpatch --strict
 #   make bench       the benchmark suite (host memfd + VM kmod, peers, plots):
 #                    bench/results/; `make bench-build` only builds bench/
@@ -26,7 +28,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 KMOD_ARGS = KVER=$(KVER) KDIR=$(KDIR)
 
 .PHONY: all kmod lib selftests bench bench-build perf-gate perf-gate-selftest \
-	deps check run install lint models vm-check host-check clean
+	deps check run install lint models vm-check host-check fuzz clean
 
 all: kmod lib selftests bench-build
 
@@ -65,6 +67,13 @@ run:
 
 vm-check: kmod selftests
 	selftests/vm/run-vm.sh selftests
+
+# selftests/fuzz.c -u: after the run everything must be closed, so the
+# fuzzer itself must be able to unload the module.
+fuzz: kmod selftests
+	BATON_EXEC_ARGS="-s $(or $(DURATION),60) -u $(if $(SEED),-S $(SEED))" \
+	BATON_VM_TIMEOUT=$$(( $(or $(DURATION),60) + 600 )) \
+		selftests/vm/run-vm.sh exec build/selftests/fuzz
 
 host-check: lib
 	$(MAKE) -C selftests/host check

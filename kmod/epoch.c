@@ -397,12 +397,14 @@ static void baton_epoch_cycle(struct baton_epoch *d,
 		if (!(ann & BATON_EPOCH_ANN_ACTIVE))
 			continue;
 		e = ann >> 1;
-		if (e > g) {
+		if (!e || e > g) {
 			/*
-			 * No reader ever read this epoch: a scribbled word.
-			 * Treat it as the oldest possible announcement, so it
-			 * holds the frontier where it is and never lets
-			 * anything go early.
+			 * No reader ever read this epoch (the global starts
+			 * at 1 and only grows): a scribbled word. Treat it as
+			 * the oldest possible announcement, so it holds the
+			 * frontier where it is and never lets anything go
+			 * early. Epoch 0 must not reach min below: min - 1
+			 * would wrap to U64_MAX, a frontier that frees all.
 			 */
 			baton_epoch_add(&d->hdr->bad_words, 1);
 			e = proven + 1;

@@ -322,7 +322,8 @@ int baton__epoch_memfd_collect(struct baton_epoch *d, uint64_t *frontier,
 		if ((int)i != d->index && !slot_held(d->fd, (int)i))
 			continue;	/* its owner is gone */
 		e = ann >> 1;
-		if (e > g) {
+		/* Epoch 0 is as impossible as one above g: min - 1 wraps. */
+		if (!e || e > g) {
 			h->bad_words++;
 			e = proven + 1;
 		}
