@@ -595,8 +595,9 @@ struct baton_epoch_entry {
  * @completed: queue entries proven and consumed
  * @orphaned: pending entries of released participants, taken over
  * @orphans_completed: of those, proven and consumed
- * @bad_words: corrupt announcements or queue words seen (each one is
- *             treated conservatively: it never lets anything go early)
+ * @bad_words: corrupt announcements (epoch 0 or above the global) or
+ *             queue words seen (each one is treated conservatively: it
+ *             never lets anything go early)
  * @off: the layout, for backends where no ioctl returns it
  */
 struct baton_epoch_hdr {
