@@ -24,6 +24,7 @@
 
 #include <linux/baton.h>
 
+struct ipc_namespace;
 struct mm_struct;
 struct baton_ring_create;
 struct baton_ring_open;
@@ -103,8 +104,22 @@ int baton_mpsc_check_consumer(struct baton_mpsc *m, u64 c, bool gone);
 int baton_mpsc_check_producer(struct baton_mpsc *m, u64 i);
 
 /*
- * owner.c: names, permissions and registries of the objects behind
- * /dev/baton (rings and epoch domains share the rules).
+ * limits.c: the per-user caps. A charge records what one object costs its
+ * owner, from create until the object is freed.
+ */
+struct baton_user;
+
+struct baton_charge {
+	struct baton_user *user;	/* NULL: nothing charged */
+	unsigned long bytes;
+};
+
+int baton_charge(struct baton_charge *c, kuid_t uid, unsigned long bytes);
+void baton_uncharge(struct baton_charge *c);
+
+/*
+ * owner.c: names, permissions, IPC namespaces and registries of the
+ * objects behind /dev/baton (rings and epoch domains share the rules).
  */
 struct baton_owner {
 	kuid_t uid;
@@ -115,13 +130,17 @@ struct baton_owner {
 /*
  * What every named object embeds, and the registry of one kind of object
  * (rings, epoch domains). The registry holds a reference on each object
- * it lists until unlink or module exit.
+ * it lists until unlink or module exit. @ipc_ns is the creator's IPC
+ * namespace, pinned until the object is freed: the name is found only
+ * from inside it.
  */
 struct baton_named {
 	struct list_head node;		/* in its registry; names->lock */
 	struct kref ref;
 	char name[BATON_NAME_MAX];
 	struct baton_owner owner;
+	struct ipc_namespace *ipc_ns;
+	struct baton_charge charge;	/* what the owner pays (limits.c) */
 };
 
 struct baton_names {
@@ -130,7 +149,10 @@ struct baton_names {
 };
 
 int baton_check_name(const char *name);
-void baton_named_init(struct baton_named *n, const char *name, u32 mode);
+int baton_named_init(struct baton_named *n, const char *name, u32 mode,
+		     unsigned long bytes);
+void baton_named_destroy(struct baton_named *n);
+bool baton_named_same_ns(const struct baton_named *n);
 struct baton_named *baton_names_get(struct baton_names *names,
 				    const char *name);
 int baton_names_add(struct baton_names *names, struct baton_named *n);

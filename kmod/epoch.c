@@ -177,6 +177,7 @@ static void baton_epoch_free(struct kref *ref)
 	kfree(d->parts);
 	baton_mm_set_destroy(&d->mms);
 	mutex_destroy(&d->lock);
+	baton_named_destroy(&d->named);	/* the charge, the namespace */
 	kfree(d);
 }
 
@@ -185,19 +186,22 @@ static void baton_epoch_put(struct baton_epoch *d)
 	kref_put(&d->named.ref, baton_epoch_free);
 }
 
-/* As ring.c: pages charged to the caller, one VM_USERMAP area. */
+/*
+ * As ring.c: pages charged to the caller's memory cgroup, one VM_USERMAP
+ * area, and ENOMEM rather than an OOM kill when they do not fit.
+ */
+#define BATON_EPOCH_GFP	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL |	\
+			 __GFP_NOWARN)
+
 static int baton_epoch_alloc_pages(struct baton_epoch *d)
 {
 	unsigned int i;
 
-	d->nr_pages = 1 + d->max_parts * d->part_pages;
-	d->pages = kvcalloc(d->nr_pages, sizeof(*d->pages),
-			    GFP_KERNEL_ACCOUNT);
+	d->pages = kvcalloc(d->nr_pages, sizeof(*d->pages), BATON_EPOCH_GFP);
 	if (!d->pages)
 		return -ENOMEM;
 	for (i = 0; i < d->nr_pages; i++) {
-		d->pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO |
-					 __GFP_NOWARN);
+		d->pages[i] = alloc_page(BATON_EPOCH_GFP | __GFP_ZERO);
 		if (!d->pages[i])
 			goto fail;
 	}
@@ -274,12 +278,18 @@ static struct baton_epoch *baton_epoch_alloc(const struct baton_epoch_create *k)
 	part_bytes = BATON_EPOCH_ENTRY_OFF +
 		     (size_t)k->queue_len * sizeof(struct baton_epoch_entry);
 	d->part_pages = PAGE_ALIGN(part_bytes) >> PAGE_SHIFT;
+	d->nr_pages = 1 + d->max_parts * d->part_pages;
 
+	/* Charged before the pages exist: over a cap, none are allocated. */
+	ret = baton_named_init(&d->named, k->name, k->mode,
+			       (unsigned long)d->nr_pages << PAGE_SHIFT);
+	if (ret)
+		goto free_d;
 	ret = -ENOMEM;
 	d->parts = kcalloc(d->max_parts, sizeof(*d->parts),
 			   GFP_KERNEL_ACCOUNT);
 	if (!d->parts)
-		goto free_d;
+		goto destroy_named;
 	ret = baton_mm_set_init(&d->mms);
 	if (ret)
 		goto free_parts;
@@ -287,7 +297,6 @@ static struct baton_epoch *baton_epoch_alloc(const struct baton_epoch_create *k)
 	if (ret)
 		goto free_mms;
 
-	baton_named_init(&d->named, k->name, k->mode);
 	mutex_init(&d->lock);
 	spin_lock_init(&d->stat_lock);
 	atomic_set(&d->wake_seq, 0);
@@ -299,6 +308,8 @@ free_mms:
 	baton_mm_set_destroy(&d->mms);
 free_parts:
 	kfree(d->parts);
+destroy_named:
+	baton_named_destroy(&d->named);
 free_d:
 	kfree(d);
 	return ERR_PTR(ret);

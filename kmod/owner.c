@@ -15,17 +15,37 @@
  * holds a reference on each until unlink or module exit; lookups hand out
  * a reference of their own.
  *
+ * Names are scoped to the creator's IPC namespace, as POSIX message
+ * queues are: create, open and unlink only see the objects of the
+ * caller's namespace, so one name may exist once per namespace, and
+ * anything that lists objects (netlink) asks baton_named_same_ns(). An
+ * object pins its namespace (a reference, not an identity: a freed
+ * namespace's address or inode number can come back as a new one's) until
+ * it is freed. 6.1 exports neither put_ipc_ns() nor a per-namespace exit
+ * hook, so the reference is taken with the inline get_ipc_ns() and dropped
+ * through the namespace's own proc_ns_operations ->put (ipcns_put(), which
+ * is put_ipc_ns()). The cost: a namespace whose processes are gone lives
+ * on while one of its objects is neither unlinked nor closed.
+ *
+ * Creating an object also charges its owner (limits.c); the charge and
+ * the namespace reference both end in baton_named_destroy(), called when
+ * the object is freed.
+ *
  * Locking: names->lock (mutex) guards a registry's list. A struct
- * baton_named's name and owner are written once, before the object is
- * published, and only read afterwards.
+ * baton_named's name, owner and namespace are written once, before the
+ * object is published, and only read afterwards.
  */
 #include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/err.h>
 #include <linux/fs.h>
+#include <linux/ipc_namespace.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/nsproxy.h>
+#include <linux/proc_ns.h>
+#include <linux/sched.h>
 #include <linux/string.h>
 #include <linux/uidgid.h>
 
@@ -90,12 +110,56 @@ static bool baton_owner_may_unlink(const struct baton_owner *o)
 	       baton_owner_capable(o, CAP_SYS_ADMIN);
 }
 
-void baton_named_init(struct baton_named *n, const char *name, u32 mode)
+/* A task in an ioctl has its nsproxy: only an exiting task loses it. */
+static struct ipc_namespace *baton_current_ipc_ns(void)
 {
+	return current->nsproxy->ipc_ns;
+}
+
+/* put_ipc_ns() is not exported; ipcns_operations.put is that function. */
+static void baton_put_ipc_ns(struct ipc_namespace *ns)
+{
+	/* Without CONFIG_IPC_NS there is one namespace and no reference. */
+	if (IS_ENABLED(CONFIG_IPC_NS))
+		ns->ns.ops->put(&ns->ns);
+}
+
+/*
+ * Before the object's memory is allocated: charge its owner for @bytes
+ * (EDQUOT over a cap) and pin the caller's IPC namespace. Undone by
+ * baton_named_destroy(), which the object's free calls.
+ */
+int baton_named_init(struct baton_named *n, const char *name, u32 mode,
+		     unsigned long bytes)
+{
+	int ret;
+
 	kref_init(&n->ref);
 	INIT_LIST_HEAD(&n->node);
 	strscpy(n->name, name, sizeof(n->name));
 	baton_owner_init(&n->owner, mode);
+	ret = baton_charge(&n->charge, n->owner.uid, bytes);
+	if (ret)
+		return ret;
+	n->ipc_ns = get_ipc_ns(baton_current_ipc_ns());
+	return 0;
+}
+
+/* The object is being freed: its last reference is gone. */
+void baton_named_destroy(struct baton_named *n)
+{
+	baton_uncharge(&n->charge);
+	baton_put_ipc_ns(n->ipc_ns);
+	n->ipc_ns = NULL;
+}
+
+/*
+ * Whether the caller may see @n at all: same IPC namespace. Every lookup
+ * by name applies it, and so must anything that lists objects.
+ */
+bool baton_named_same_ns(const struct baton_named *n)
+{
+	return n->ipc_ns == baton_current_ipc_ns();
 }
 
 static struct baton_named *baton_names_find(struct baton_names *names,
@@ -105,7 +169,7 @@ static struct baton_named *baton_names_find(struct baton_names *names,
 
 	lockdep_assert_held(&names->lock);
 	list_for_each_entry(n, &names->list, node)
-		if (!strcmp(n->name, name))
+		if (baton_named_same_ns(n) && !strcmp(n->name, name))
 			return n;
 	return NULL;
 }
@@ -124,7 +188,10 @@ struct baton_named *baton_names_get(struct baton_names *names,
 	return n;
 }
 
-/* Publish @n under its name (EEXIST if taken); the registry takes a ref. */
+/*
+ * Publish @n under its name (EEXIST if taken in the caller's namespace,
+ * which is @n's: the caller created it); the registry takes a ref.
+ */
 int baton_names_add(struct baton_names *names, struct baton_named *n)
 {
 	int ret = 0;
@@ -141,8 +208,9 @@ int baton_names_add(struct baton_names *names, struct baton_named *n)
 }
 
 /*
- * Remove @name if the caller may (ENOENT, EACCES). On success the caller
- * inherits the registry's reference and must put it.
+ * Remove @name if the caller may (ENOENT, EACCES; an object of another
+ * IPC namespace is ENOENT). On success the caller inherits the registry's
+ * reference and must put it.
  */
 struct baton_named *baton_names_unlink(struct baton_names *names,
 				       const char *name)

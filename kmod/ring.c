@@ -129,6 +129,7 @@ static void baton_ring_free(struct kref *ref)
 		__free_page(ring->pages[i]);
 	kvfree(ring->pages);
 	baton_mm_set_destroy(&ring->mms);
+	baton_named_destroy(&ring->named);	/* the charge, the namespace */
 	kfree(ring);
 }
 
@@ -225,20 +226,28 @@ static int baton_ring_init_layout(struct baton_ring *ring, size_t slots_bytes)
  * The ring memory is pages charged to the caller's memory cgroup (a ring
  * can be 256 MiB and /dev/baton is open to everyone), mapped into one
  * VM_USERMAP area so remap_vmalloc_range() accepts it. vmalloc_user()
- * would give the same area but cannot charge the pages.
+ * would give the same area but cannot charge the pages. Charged pages
+ * are ordinary pages to vm_insert_page() (no page type, not slab).
+ *
+ * __GFP_RETRY_MAYFAIL: a ring that does not fit the creator's memory.max
+ * (or the machine) is the caller's ENOMEM, never an OOM kill of whatever
+ * else runs in its cgroup; try_charge_memcg() gives up before its OOM
+ * killer for such requests.
  */
+#define BATON_RING_GFP	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL |	\
+			 __GFP_NOWARN)
+
 static int baton_ring_alloc_pages(struct baton_ring *ring, size_t bytes)
 {
 	unsigned int i;
 
 	ring->nr_pages = bytes >> PAGE_SHIFT;
 	ring->pages = kvcalloc(ring->nr_pages, sizeof(*ring->pages),
-			       GFP_KERNEL_ACCOUNT);
+			       BATON_RING_GFP);
 	if (!ring->pages)
 		return -ENOMEM;
 	for (i = 0; i < ring->nr_pages; i++) {
-		ring->pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO |
-					    __GFP_NOWARN);
+		ring->pages[i] = alloc_page(BATON_RING_GFP | __GFP_ZERO);
 		if (!ring->pages[i])
 			goto fail;
 	}
@@ -256,24 +265,26 @@ fail:
 static struct baton_ring *baton_ring_alloc(const struct baton_ring_create *k)
 {
 	size_t slots_bytes = PAGE_ALIGN((size_t)k->slot_count * k->slot_size);
+	size_t bytes = (BATON_SLOTS_PGOFF << PAGE_SHIFT) + slots_bytes +
+		       baton_ring_mpsc_bytes(k->kind, k->slot_count,
+					     k->max_producers);
 	struct baton_ring *ring;
 	int ret;
 
 	ring = kzalloc(sizeof(*ring), GFP_KERNEL_ACCOUNT);
 	if (!ring)
 		return ERR_PTR(-ENOMEM);
-	ret = baton_mm_set_init(&ring->mms);
+	/* Charged before the pages exist: over a cap, none are allocated. */
+	ret = baton_named_init(&ring->named, k->name, k->mode, bytes);
 	if (ret)
 		goto free_ring;
-	ret = baton_ring_alloc_pages(ring, (BATON_SLOTS_PGOFF << PAGE_SHIFT) +
-				     slots_bytes +
-				     baton_ring_mpsc_bytes(k->kind,
-							   k->slot_count,
-							   k->max_producers));
+	ret = baton_mm_set_init(&ring->mms);
+	if (ret)
+		goto destroy_named;
+	ret = baton_ring_alloc_pages(ring, bytes);
 	if (ret)
 		goto free_mms;
 
-	baton_named_init(&ring->named, k->name, k->mode);
 	ring->kind = k->kind;
 	ring->slot_count = k->slot_count;
 	ring->slot_size = k->slot_size;
@@ -291,6 +302,8 @@ static struct baton_ring *baton_ring_alloc(const struct baton_ring_create *k)
 
 free_mms:
 	baton_mm_set_destroy(&ring->mms);
+destroy_named:
+	baton_named_destroy(&ring->named);
 free_ring:
 	kfree(ring);
 	return ERR_PTR(ret);

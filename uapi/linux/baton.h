@@ -145,6 +145,17 @@ struct baton_ring_offsets {
  * @out_fd: the new ring fd (O_CLOEXEC)
  * @out_reserved: written as 0
  * @out_off: the mmap layout
+ *
+ * Errors besides EINVAL (Documentation/limits.rst):
+ *  - EEXIST: the name is taken in the caller's IPC namespace (the same
+ *    name in another namespace is another ring);
+ *  - EDQUOT: the caller's fsuid, the ring's owner, already owns the
+ *    module parameter max_objects_per_user rings and domains, or the
+ *    ring's pages would take it past max_bytes_per_user; CAP_SYS_RESOURCE
+ *    in the initial user namespace bypasses both caps. Nothing the caller
+ *    owns already is affected;
+ *  - ENOMEM: out of memory, including the memory.max of the caller's
+ *    memory cgroup, which is charged for the ring (never an OOM kill).
  */
 struct baton_ring_create {
 	__u32 size;
@@ -171,7 +182,8 @@ struct baton_ring_create {
  *        needs write permission on the ring, the consumer role read
  *        permission (EACCES)
  * @reserved0: 0
- * @name: the ring's name
+ * @name: the ring's name; ENOENT unless a ring of that name was created
+ *        in the caller's IPC namespace
  * @reserved: 0
  * @out_fd: the new ring fd (O_CLOEXEC)
  * @out_kind: the ring's kind
@@ -202,7 +214,10 @@ struct baton_ring_open {
  * @reserved: 0
  *
  * Only the ring's owner (fsuid) or a caller with CAP_SYS_ADMIN in the
- * user namespace may unlink (EACCES).
+ * user namespace may unlink (EACCES). Names are looked up in the caller's
+ * IPC namespace only: a ring of another namespace is ENOENT. The ring's
+ * memory stays charged to its owner (EDQUOT caps, memory cgroup) until
+ * it is freed, after its last fd and mapping are gone, not at unlink.
  */
 struct baton_unlink {
 	__u32 size;
@@ -638,6 +653,10 @@ struct baton_epoch_hdr {
  * @out_fd: the new domain fd (O_CLOEXEC), not yet a participant
  * @out_reserved: written as 0
  * @out_off: the mmap layout
+ *
+ * EEXIST, EDQUOT and ENOMEM as for struct baton_ring_create: a domain
+ * counts as one object against max_objects_per_user and its pages (the
+ * header and every participant region) against max_bytes_per_user.
  */
 struct baton_epoch_create {
 	__u32 size;
@@ -658,7 +677,8 @@ struct baton_epoch_create {
  * struct baton_epoch_open - BATON_IOC_EPOCH_OPEN on /dev/baton
  * @size: sizeof(struct baton_epoch_open)
  * @flags: must be 0
- * @name: the domain's name; read and write permission needed (EACCES)
+ * @name: the domain's name; read and write permission needed (EACCES);
+ *        ENOENT unless created in the caller's IPC namespace
  * @reserved: 0
  * @out_fd: the new domain fd (O_CLOEXEC)
  * @out_max_participants: the domain's table size
