@@ -197,6 +197,19 @@ TEST_F(park, producer_parks_until_pop)
 
 #define STRESS_COUNT	200000
 #define STRESS_OP_NS	(20 * BT_NSEC)
+/*
+ * The hunt stops at STRESS_COUNT messages or after this long, whichever
+ * comes first (BATON_STRESS_SECONDS): a loaded host or the debug kernel
+ * can be ten times slower than a quiet TCG run, and the harness timeout
+ * must not be what ends the test. Every message sent is still checked.
+ */
+static int64_t stress_budget_ns(void)
+{
+	const char *e = getenv("BATON_STRESS_SECONDS");
+	long s = e ? atol(e) : 60;
+
+	return (s > 0 ? s : 60) * BT_NSEC;
+}
 
 /*
  * Lost-wakeup hunt: a 2-slot ring, spin_limit 0 so every empty/full
@@ -208,12 +221,17 @@ TEST_F_TIMEOUT(park, stress_two_slots_no_lost_wakeup, 280)
 	struct baton_ring_params p = bt_params(2, 8);
 	struct baton_ring_stats st;
 	struct baton_ring *c;
+	int64_t t0, budget = stress_budget_ns();
+	uint32_t *stop;
 	struct bt_sync go;
 	uint64_t i, v;
-	int64_t t0;
 	pid_t pid;
 	int rc;
 
+	stop = mmap(NULL, sizeof(*stop), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, stop);
+	*stop = 0;
 	ASSERT_EQ(0, bt_sync_init(&go));
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -226,7 +244,8 @@ TEST_F_TIMEOUT(park, stress_two_slots_no_lost_wakeup, 280)
 				    BATON_BACKEND_KMOD, &pr))
 			_exit(3);
 		pr->spin_limit = 0;
-		for (i = 0; i < STRESS_COUNT; i++) {
+		for (i = 0; i < STRESS_COUNT &&
+			    !__atomic_load_n(stop, __ATOMIC_RELAXED); i++) {
 			v = bt_mix(i);
 			rc = baton_spsc_push(pr, &v, sizeof(v), STRESS_OP_NS);
 			if (rc != 1) {
@@ -245,8 +264,12 @@ TEST_F_TIMEOUT(park, stress_two_slots_no_lost_wakeup, 280)
 	c->spin_limit = 0;
 	t0 = bt_now_ns();
 	ASSERT_EQ(0, bt_sync_post(&go));
-	for (i = 0; i < STRESS_COUNT; i++) {
+	for (i = 0;; i++) {
+		if (bt_now_ns() - t0 > budget)
+			__atomic_store_n(stop, 1, __ATOMIC_RELAXED);
 		rc = baton_spsc_pop(c, &v, sizeof(v), STRESS_OP_NS);
+		if (rc == -EPIPE && (i == STRESS_COUNT || *stop))
+			break;	/* the producer sent all it was going to */
 		ASSERT_EQ(1, rc) TH_LOG("pop %llu: %d%s",
 					(unsigned long long)i, rc,
 					rc == -ETIMEDOUT ?
@@ -254,21 +277,23 @@ TEST_F_TIMEOUT(park, stress_two_slots_no_lost_wakeup, 280)
 		ASSERT_EQ(bt_mix(i), v) TH_LOG("message %llu",
 					       (unsigned long long)i);
 	}
-	EXPECT_EQ(-EPIPE, baton_spsc_pop(c, &v, sizeof(v), STRESS_OP_NS));
 	EXPECT_EQ(0, bt_wait_timeout(pid, 30000));
 	ASSERT_EQ(0, baton_ring_stats(c, &st));
-	TH_LOG("%d msgs in %lld ms: parks_empty %llu parks_full %llu "
-	       "wakes_of_consumer %llu wakes_of_producer %llu",
-	       STRESS_COUNT, (long long)((bt_now_ns() - t0) / BT_MSEC),
+	TH_LOG("%llu msgs (of %d; budget %lld s) in %lld ms: parks_empty %llu "
+	       "parks_full %llu wakes_of_consumer %llu wakes_of_producer %llu",
+	       (unsigned long long)i, STRESS_COUNT,
+	       (long long)(budget / BT_NSEC),
+	       (long long)((bt_now_ns() - t0) / BT_MSEC),
 	       (unsigned long long)st.parks_empty,
 	       (unsigned long long)st.parks_full,
 	       (unsigned long long)st.wakes_of_consumer,
 	       (unsigned long long)st.wakes_of_producer);
 	EXPECT_LT(0, st.parks_empty);
 	EXPECT_LT(0, st.parks_full);
-	EXPECT_EQ(STRESS_COUNT, st.head);
+	EXPECT_EQ(i, st.head);
 	baton_ring_close(c);
 	bt_sync_close(&go);
+	munmap(stop, sizeof(*stop));
 }
 
 /* The comparison: a moved index returns at once, an unmoved one sleeps. */
