@@ -10,6 +10,9 @@
 #   make vm-check    just the VM selftests     make host-check   just the host tests
 #   make fuzz        the ioctl/mmap fuzzer alone in the VM for DURATION seconds
 #                    (default 60; SEED= replays a run), then it unloads the module
+#   make soak DURATION=secs [KILL_ITERS=n]
+#                    the VM soak (selftests/soak.c) for DURATION seconds (default
+#                    600); with KILL_ITERS, then the kill -9 matrix at n iterations
 #   make models      the spin models           make lint         checkpatch --strict
 #   make bench       the benchmark suite (host memfd + VM kmod, peers, plots):
 #                    bench/results/; `make bench-build` only builds bench/
@@ -28,7 +31,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 KMOD_ARGS = KVER=$(KVER) KDIR=$(KDIR)
 
 .PHONY: all kmod lib selftests bench bench-build perf-gate perf-gate-selftest \
-	deps check run install lint models vm-check host-check fuzz clean
+	deps check run install lint models vm-check host-check fuzz soak clean
 
 all: kmod lib selftests bench-build
 
@@ -77,6 +80,14 @@ fuzz: kmod selftests
 
 host-check: lib
 	$(MAKE) -C selftests/host check
+
+# Documentation/reliability.rst. The VM gets DURATION plus ten minutes.
+DURATION ?= 600
+soak: kmod selftests
+	BATON_EXEC_ARGS=$(DURATION) BATON_VM_TIMEOUT=$$(($(DURATION) + 600)) \
+		selftests/vm/run-vm.sh exec build/selftests/soak
+	$(if $(KILL_ITERS),BATON_EXEC_ARGS=$(KILL_ITERS) BATON_VM_TIMEOUT=$$(($(KILL_ITERS) * 2 + 600)) \
+		selftests/vm/run-vm.sh exec build/selftests/kill_matrix)
 
 models:
 	selftests/models/check.sh

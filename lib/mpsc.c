@@ -97,9 +97,33 @@ void baton__mpsc_unmap(struct baton_ring *r)
 }
 
 /*
+ * A consumer releases slot c with two stores, seq[c] = c + N (M), then
+ * head = c + 1 (C). One that died between them left head at c with slot c
+ * already handed to the next lap, which may even have published (or, its
+ * producer dead, tombstoned) ticket c + N there. Slot c was consumed:
+ * resume after it. Read as a ticket-c state, c + N would be EPROTO, and
+ * the ring would be stuck for every later consumer. Only one slot can be
+ * in this state (M and C alternate), and only the consumer writes head.
+ */
+static void resume_consumer(struct baton_ring *r)
+{
+	uint64_t c = r->local, n = r->slot_count;
+	/* L, matches K and M: as in baton_mpsc_cons_peek(). */
+	uint64_t s = __atomic_load_n(&r->seq[c & r->mask], __ATOMIC_ACQUIRE);
+
+	if (s != c + n && s != c + n + 1 &&
+	    s != ((c + n + 1) | BATON_MPSC_TOMB))
+		return;
+	r->local = c + 1;
+	r->cached = r->local;
+	/* C: as in baton_mpsc_cons_release(). */
+	__atomic_store_n(r->head, r->local, __ATOMIC_RELEASE);
+}
+
+/*
  * Map the sequence words (both roles write them) and, for a producer, its
  * claim page; reset the claim (the kernel did too on kmod); resume the
- * consumer from the shared head.
+ * consumer from the shared head (past a slot its predecessor freed).
  */
 int baton__mpsc_attach(struct baton_ring *r, const struct baton_ring_desc *d,
 		       int role)
@@ -148,6 +172,7 @@ int baton__mpsc_attach(struct baton_ring *r, const struct baton_ring_desc *d,
 		/* The last consumer's position; nobody else moves it. */
 		r->local = __atomic_load_n(r->head, __ATOMIC_RELAXED);
 		r->cached = r->local;
+		resume_consumer(r);
 	}
 	return 0;
 }
