@@ -308,14 +308,21 @@ int baton_mpsc_push_full(struct baton_ring *r, const void *msg, size_t len)
 	return 0;
 }
 
-int baton_mpsc_push_batch(struct baton_ring *r, const void *msgs, size_t len,
-			  uint32_t n)
+/*
+ * The batch publishes ticket by ticket, so an error (-EPIPE: the consumer
+ * went away; -EPROTO) can come after some of it is out. *published says
+ * how many, always: a caller that retries the whole batch would duplicate
+ * those, one that drops it would lose the rest (the soak found both).
+ */
+int baton_mpsc_push_batch_n(struct baton_ring *r, const void *msgs,
+			    size_t len, uint32_t n, uint32_t *published)
 {
 	const uint8_t *m = msgs;
 	uint64_t t;
 	uint32_t i;
 	int ret;
 
+	*published = 0;
 	if (!r || r->kind != BATON_RING_MPSC ||
 	    r->role != BATON_ROLE_PRODUCER || len > r->slot_size ||
 	    !n || n > r->slot_count || (!msgs && len))
@@ -333,9 +340,18 @@ int baton_mpsc_push_batch(struct baton_ring *r, const void *msgs, size_t len,
 		}
 		memcpy(baton_ring_slot(r, t + i), m + (size_t)i * len, len);
 		baton_mpsc_prod_publish(r, t + i);
+		*published = i + 1;
 	}
 	baton_mpsc_prod_done(r);
 	return 0;
+}
+
+int baton_mpsc_push_batch(struct baton_ring *r, const void *msgs, size_t len,
+			  uint32_t n)
+{
+	uint32_t published;
+
+	return baton_mpsc_push_batch_n(r, msgs, len, n, &published);
 }
 
 /* timeout_ns < 0: no deadline. Saturates instead of wrapping. */

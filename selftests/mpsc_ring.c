@@ -11,7 +11,8 @@
  * from 1..8 producer processes, a full ring with producers parked on their
  * slots (no lost wakeup under a stress loop; the counters name parks and
  * wakes), try-push's -EAGAIN on a full ring without a ticket taken, batch
- * reservation, and a consumer that leaves a parked producer (EPIPE).
+ * reservation, and a consumer that leaves a parked producer (EPIPE), also
+ * in the middle of a batch (baton_mpsc_push_batch_n() says how much is out).
  */
 #include "mpsc_common.h"
 
@@ -498,6 +499,56 @@ TEST_F_TIMEOUT(mp, consumer_gone_parked_producer_epipe, 60)
 	/* the handle abandoned its ticket: it refuses from now on */
 	EXPECT_EQ(-EPIPE, baton_mpsc_try_push(pr, m, MP_MSG));
 	EXPECT_EQ(0, *pr->prod_waiting);
+	EXPECT_EQ(0, bt_wait_timeout(pid, 20000));
+	baton_ring_close(pr);
+	bt_sync_close(&go);
+}
+
+/*
+ * A batch cut short by the consumer's exit says how much of it is out:
+ * a full 4-slot ring, a batch of 4 parked on its first slot, the consumer
+ * pops 2 and leaves; exactly those 2 are published, then EPIPE.
+ */
+TEST_F_TIMEOUT(mp, batch_cut_short_reports_published, 60)
+{
+	struct baton_ring_params p = mp_params(4, 2);
+	uint64_t m[4] = { 1, 2, 3, 4 };
+	struct baton_ring *pr;
+	uint32_t published = 99;
+	struct bt_sync go;
+	pid_t pid;
+	int i;
+
+	ASSERT_EQ(0, bt_sync_init(&go));
+	ASSERT_EQ(0, baton_ring_create(self->name, &p, BATON_ROLE_PRODUCER,
+				       &pr));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct baton_ring *c;
+		uint64_t v;
+
+		if (baton_ring_open(self->name, BATON_ROLE_CONSUMER,
+				    BATON_BACKEND_KMOD, &c))
+			_exit(3);
+		bt_sync_post(&go);
+		/* the batch is reserved once the producer sleeps on slot 0 */
+		if (bt_wait_flag(c->prod_waiting, 20000))
+			_exit(4);
+		if (bt_wait_sleeping(getppid(), 20000))
+			_exit(5);
+		for (i = 0; i < 2; i++)
+			if (baton_mpsc_try_pop(c, &v, sizeof(v), NULL) != 1)
+				_exit(6);
+		baton_ring_close(c);
+		_exit(0);
+	}
+	ASSERT_EQ(0, bt_sync_wait(&go, 20000));
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, baton_mpsc_push(pr, &m[i], MP_MSG));
+	EXPECT_EQ(-EPIPE, baton_mpsc_push_batch_n(pr, m, MP_MSG, 4,
+						  &published));
+	EXPECT_EQ(2, published);
 	EXPECT_EQ(0, bt_wait_timeout(pid, 20000));
 	baton_ring_close(pr);
 	bt_sync_close(&go);

@@ -565,9 +565,16 @@ static inline int baton_mpsc_try_push(struct baton_ring *r, const void *msg,
 	return -11; /* -EAGAIN */
 }
 
-/* n messages of len bytes each, back to back in msgs: one fetch_add. */
+/*
+ * n messages of len bytes each, back to back in msgs: one fetch_add. On an
+ * error part of the batch may already be out: baton_mpsc_push_batch_n()
+ * says how much in *published (also on success: n), so a caller can resume
+ * after it instead of duplicating or dropping messages.
+ */
 int baton_mpsc_push_batch(struct baton_ring *r, const void *msgs, size_t len,
 			  uint32_t n);
+int baton_mpsc_push_batch_n(struct baton_ring *r, const void *msgs,
+			    size_t len, uint32_t n, uint32_t *published);
 
 /*
  * MPSC consumer: one thread of one process.
