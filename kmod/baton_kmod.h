@@ -8,7 +8,9 @@
  * indices, dead producers, tombstones); barrier.c owns the set of mms that
  * map a ring and the IPI barrier (G) over their CPUs. Each file states its
  * own locking rules; no lock is shared across files except through the
- * functions below.
+ * functions below. netlink.c owns the generic netlink family "baton":
+ * statistics of named objects, watchers and events; the other files only
+ * fill its stats structs and hand it events.
  */
 #ifndef BATON_KMOD_H
 #define BATON_KMOD_H
@@ -23,9 +25,11 @@
 #include <linux/uidgid.h>
 
 #include <linux/baton.h>
+#include <linux/baton_nl.h>
 
 struct ipc_namespace;
 struct mm_struct;
+struct pid;
 struct baton_ring_create;
 struct baton_ring_open;
 struct baton_unlink;
@@ -91,6 +95,7 @@ struct baton_mpsc_layout {
 	u32 slot_count;
 	u32 slot_size;
 	u32 max_producers;
+	const struct baton_named *named;	/* the ring, for events */
 };
 
 /* Check result: sleep, but re-check within a millisecond. */
@@ -136,16 +141,25 @@ struct baton_owner {
  */
 struct baton_named {
 	struct list_head node;		/* in its registry; names->lock */
+	struct list_head live;		/* in names->live until freed */
 	struct kref ref;
 	char name[BATON_NAME_MAX];
 	struct baton_owner owner;
 	struct ipc_namespace *ipc_ns;
 	struct baton_charge charge;	/* what the owner pays (limits.c) */
+	u64 id;				/* publication order: a dump's cursor */
+	bool published;			/* was ever listed (names->lock) */
 };
 
+/*
+ * @list: reachable by name. @live: every published object not yet freed,
+ * unlinked ones included (statistics list them; they hold no reference).
+ */
 struct baton_names {
-	struct mutex lock;		/* guards list */
+	struct mutex lock;		/* guards list and live */
 	struct list_head list;
+	struct list_head live;
+	void (*release)(struct kref *ref);	/* the kind's free */
 };
 
 int baton_check_name(const char *name);
@@ -161,5 +175,119 @@ struct baton_named *baton_names_unlink(struct baton_names *names,
 void baton_names_drain(struct baton_names *names,
 		       void (*put)(struct baton_named *n));
 int baton_owner_permission(const struct baton_owner *o, int may);
+
+/*
+ * The one visibility rule of statistics and events (owner.c): may the
+ * current credentials, asking from IPC namespace @ns, learn that @n
+ * exists? Dumps, doits and event delivery (under the watcher's saved
+ * credentials and namespace) all ask this.
+ */
+bool baton_named_visible(const struct baton_named *n,
+			 const struct ipc_namespace *ns);
+/* The caller's IPC namespace, and a reference on one (owner.c). */
+struct ipc_namespace *baton_current_ipc_ns(void);
+struct ipc_namespace *baton_get_ipc_ns(struct ipc_namespace *ns);
+void baton_put_ipc_ns(struct ipc_namespace *ns);
+struct baton_named *baton_names_next(struct baton_names *names, u64 after);
+bool baton_named_unlinked(struct baton_names *names,
+			  const struct baton_named *n);
+void baton_named_put(struct baton_names *names, struct baton_named *n);
+void baton_named_forget(struct baton_names *names, struct baton_named *n);
+
+/* The two registries, for netlink.c's lookups and dumps. */
+extern struct baton_names baton_rings;
+extern struct baton_names baton_domains;
+
+/*
+ * Statistics snapshots (netlink.c). One attached ring file or one epoch
+ * participant; @pid holds a reference, dropped by baton_stats_peers_free().
+ */
+struct baton_peer_stat {
+	struct pid *pid;
+	u32 role;			/* BATON_ROLE_*; 0 for participants */
+	s32 index;			/* MPSC producer or participant; -1 */
+	bool parked;			/* ring: inside BATON_RING_IOC_PARK */
+	bool active;			/* participant: inside a read section */
+	u64 announced;			/* participant: its epoch, if active */
+	u64 pending;			/* participant: queued retirements */
+};
+
+void baton_stats_peers_free(struct baton_peer_stat *peers, u32 nr);
+
+/* ring.c: everything BATON_CMD_RING_GET reports about one ring. */
+struct baton_ring_stats {
+	u32 kind;
+	u32 slot_count;
+	u32 slot_size;
+	u32 max_producers;
+	u32 state;
+	u32 producers;
+	u32 consumers;
+	u32 parked_producers;
+	u32 parked_consumers;
+	u64 head;			/* sampled from the shared page */
+	u64 tail;			/* ditto */
+	u64 occupancy;			/* tail - head, clamped */
+	u64 parks_full;
+	u64 parks_empty;
+	u64 wakes_of_producer;
+	u64 wakes_of_consumer;
+	u64 producer_deaths;
+	u64 consumer_deaths;
+	u64 tombstones;
+	u64 scribbles;
+	u32 nr_peers;
+	struct baton_peer_stat *peers;	/* kcalloc'ed; the caller frees */
+};
+
+int baton_ring_stats(const struct baton_named *n, struct baton_ring_stats *st);
+
+/* epoch.c: everything BATON_CMD_EPOCH_GET reports about one domain. */
+struct baton_epoch_stats {
+	u32 max_participants;
+	u32 queue_len;
+	u64 global;
+	u64 frontier;
+	u32 participants;
+	u32 active_readers;
+	u64 oldest;			/* valid if oldest_pid */
+	struct pid *oldest_pid;		/* a reference, or NULL */
+	u64 pending;
+	u32 sync_waiters;
+	u64 sync_waits;
+	u64 sync_timeouts;
+	u32 orphans;
+	u32 nr_peers;
+	struct baton_peer_stat *peers;	/* kcalloc'ed; the caller frees */
+};
+
+int baton_epoch_stats(const struct baton_named *n,
+		      struct baton_epoch_stats *st);
+
+/*
+ * netlink.c: events. The emitter fills a struct baton_event on its stack;
+ * baton_event() copies what it needs (the object's name and owner, a
+ * reference on @pid) and returns at once: delivery runs later, from a
+ * work item, under each watcher's credentials. It allocates with @gfp
+ * (GFP_ATOMIC under a spinlock) and does nothing when nobody listens.
+ */
+struct baton_event {
+	u32 type;			/* BATON_EVENT_* */
+	const struct baton_named *obj;
+	struct pid *pid;		/* or NULL; the caller keeps its ref */
+	u32 role;			/* 0: none */
+	s32 index;			/* -1: none */
+	u64 count;
+	u64 ticket;
+	u64 epoch;
+	u64 waited_ms;
+};
+
+void baton_event(const struct baton_event *ev, gfp_t gfp);
+/* A released ring file or participant whose process is dying. */
+bool baton_peer_died(struct pid *opener);
+unsigned int baton_straggler_ms(void);
+int baton_nl_init(void);
+void baton_nl_exit(void);
 
 #endif /* BATON_KMOD_H */

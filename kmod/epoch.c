@@ -60,6 +60,11 @@
  *    before its cycle and sleeps only while it is unchanged, so no kick
  *    that follows its scan is lost.
  *
+ * Statistics and events (netlink.c): baton_epoch_stats() fills a
+ * snapshot under d->lock; hooks emit events on create, unlink, free, the
+ * release of a dying participant, and a synchronizer held up past
+ * straggler_ms by one reader (once per call).
+ *
  * Shared words: a participant may scribble on its own region at any time.
  * The kernel reads each announcement, tail and entry epoch once with
  * READ_ONCE(), validates it and uses only that copy; what it must trust
@@ -141,6 +146,7 @@ struct baton_epoch {
 	u64 global;
 	u64 frontier;
 	u32 holder;			/* oldest active index, last scan */
+	u64 holder_epoch;		/* its announced epoch */
 	struct baton_epoch_part *parts;
 
 	spinlock_t stat_lock;		/* sync_waiters, kick/wait counters */
@@ -156,12 +162,29 @@ struct baton_epoch_file {
 	int index;			/* participant index, or -1 */
 };
 
-static struct baton_names baton_domains = {
+static void baton_epoch_free(struct kref *ref);
+
+struct baton_names baton_domains = {
 	.lock = __MUTEX_INITIALIZER(baton_domains.lock),
 	.list = LIST_HEAD_INIT(baton_domains.list),
+	.live = LIST_HEAD_INIT(baton_domains.live),
+	.release = baton_epoch_free,
 };
 
 static const struct file_operations baton_epoch_fops;
+
+/* ---- events (netlink.c) ---- */
+
+static void baton_epoch_event(struct baton_epoch *d, u32 type)
+{
+	struct baton_event ev = {
+		.type = type,
+		.obj = &d->named,
+		.index = -1,
+	};
+
+	baton_event(&ev, GFP_KERNEL);
+}
 
 /* ---- memory and lifetime ---- */
 
@@ -169,6 +192,11 @@ static void baton_epoch_free(struct kref *ref)
 {
 	struct baton_epoch *d = container_of(ref, struct baton_epoch, named.ref);
 	unsigned int i;
+
+	baton_named_forget(&baton_domains, &d->named);
+	/* A domain that never had a name was never announced either. */
+	if (d->named.published)
+		baton_epoch_event(d, BATON_EVENT_EPOCH_DESTROYED);
 
 	vunmap(d->base);
 	for (i = 0; i < d->nr_pages; i++)
@@ -429,6 +457,7 @@ static void baton_epoch_cycle(struct baton_epoch *d,
 	frontier = max(min - 1, proven);
 	d->frontier = frontier;
 	d->holder = holder;
+	d->holder_epoch = min;
 	WRITE_ONCE(d->hdr->frontier, frontier);
 	baton_epoch_add(&d->hdr->collections, 1);
 	baton_epoch_add(&d->hdr->completed, n);
@@ -491,6 +520,20 @@ unlock:
 	return ret;
 }
 
+/* Events: participant @index released by a dying process. */
+static void baton_epoch_part_died(struct baton_epoch *d, int index)
+{
+	struct baton_event ev = {
+		.type = BATON_EVENT_PEER_DIED,
+		.obj = &d->named,
+		.pid = d->parts[index].pid,
+		.index = index,
+	};
+
+	if (baton_peer_died(ev.pid))
+		baton_event(&ev, GFP_KERNEL);
+}
+
 /*
  * The file of participant @ef->index is gone: its announcement stops
  * counting now, even if it died inside a read section. Its pending
@@ -525,6 +568,7 @@ static void baton_epoch_unregister(struct baton_epoch_file *ef)
 	WRITE_ONCE(*p->ann, 0);
 	p->orphan_tail = p->head + nr;
 	p->state = nr ? BATON_PART_ORPHAN : BATON_PART_FREE;
+	baton_epoch_part_died(d, ef->index);
 	put_pid(p->pid);
 	p->pid = NULL;
 	baton_epoch_add(&d->hdr->orphaned, nr);
@@ -555,6 +599,48 @@ static bool baton_epoch_kicked(struct baton_epoch *d, int seq)
 }
 
 /*
+ * Events: one synchronize call, held up by one reader (the same index and
+ * announcement, scan after scan) for straggler_ms, reports it once.
+ */
+struct baton_epoch_straggler {
+	ktime_t since;			/* when @index began holding us up */
+	u32 index;			/* U32_MAX: nobody yet */
+	u64 epoch;
+	bool reported;
+};
+
+static void baton_epoch_straggler_check(struct baton_epoch *d,
+					struct baton_epoch_straggler *s)
+{
+	struct baton_event ev = {
+		.type = BATON_EVENT_STRAGGLER,
+		.obj = &d->named,
+	};
+	ktime_t now = ktime_get();
+	s64 waited;
+
+	lockdep_assert_held(&d->lock);
+	if (s->reported)
+		return;
+	if (d->holder == U32_MAX || d->holder != s->index ||
+	    d->holder_epoch != s->epoch) {
+		s->index = d->holder;
+		s->epoch = d->holder_epoch;
+		s->since = now;
+		return;
+	}
+	waited = ktime_ms_delta(now, s->since);
+	if (waited < baton_straggler_ms())
+		return;
+	s->reported = true;
+	ev.pid = d->parts[s->index].pid;
+	ev.index = s->index;
+	ev.epoch = s->epoch;
+	ev.waited_ms = waited;
+	baton_event(&ev, GFP_KERNEL);
+}
+
+/*
  * Run cycles until @epoch is proven, the deadline passes or a signal
  * comes: 0, -ETIMEDOUT or -ERESTARTSYS. On -ETIMEDOUT *@holder and
  * *@holder_pid name the oldest active participant of the last scan.
@@ -563,6 +649,8 @@ static int baton_epoch_sync_wait(struct baton_epoch *d, u64 epoch,
 				 bool has_deadline, ktime_t deadline,
 				 u32 *holder, pid_t *holder_pid)
 {
+	struct baton_epoch_straggler straggler = { .index = U32_MAX };
+
 	for (;;) {
 		int seq = atomic_read(&d->wake_seq);
 		ktime_t wait = BATON_EPOCH_BACKSTOP_NS;
@@ -576,6 +664,8 @@ static int baton_epoch_sync_wait(struct baton_epoch *d, u64 epoch,
 		*holder_pid = 0;
 		if (*holder != U32_MAX)
 			*holder_pid = pid_vnr(d->parts[*holder].pid);
+		if (!done)
+			baton_epoch_straggler_check(d, &straggler);
 		mutex_unlock(&d->lock);
 		if (done)
 			return 0;
@@ -913,6 +1003,85 @@ static void baton_epoch_put_named(struct baton_named *n)
 	baton_epoch_put(container_of(n, struct baton_epoch, named));
 }
 
+/* ---- statistics (netlink.c) ---- */
+
+/* Queued retirements of one participant: tail sampled, clamped. */
+static u64 baton_epoch_part_pending(struct baton_epoch *d,
+				    struct baton_epoch_part *p)
+{
+	u64 n;
+
+	if (p->state == BATON_PART_ORPHAN)
+		return p->orphan_tail - p->head;	/* validated */
+	n = READ_ONCE(*p->tail) - p->head;
+	return min_t(u64, n, d->queue_len);
+}
+
+/* One live participant into @st; @oldest: index of the oldest reader. */
+static void baton_epoch_stat_part(struct baton_epoch *d, u32 i,
+				  struct baton_epoch_stats *st, u32 *oldest)
+{
+	struct baton_epoch_part *p = &d->parts[i];
+	struct baton_peer_stat *ps = &st->peers[st->nr_peers++];
+	u64 ann = READ_ONCE(*p->ann);
+
+	ps->pid = get_pid(p->pid);
+	ps->index = i;
+	ps->pending = baton_epoch_part_pending(d, p);
+	st->pending += ps->pending;
+	st->participants++;
+	if (!(ann & BATON_EPOCH_ANN_ACTIVE))
+		return;
+	ps->active = true;
+	ps->announced = ann >> 1;
+	st->active_readers++;
+	/* A scribbled epoch (above global) is nobody's oldest. */
+	if (ps->announced <= d->global &&
+	    (*oldest == U32_MAX || ps->announced < st->oldest)) {
+		st->oldest = ps->announced;
+		*oldest = i;
+	}
+}
+
+int baton_epoch_stats(const struct baton_named *n,
+		      struct baton_epoch_stats *st)
+{
+	struct baton_epoch *d = container_of(n, struct baton_epoch, named);
+	u32 i, oldest = U32_MAX;
+
+	memset(st, 0, sizeof(*st));
+	st->peers = kcalloc(d->max_parts, sizeof(*st->peers), GFP_KERNEL);
+	if (!st->peers)
+		return -ENOMEM;
+	st->max_participants = d->max_parts;
+	st->queue_len = d->queue_len;
+
+	mutex_lock(&d->lock);
+	st->global = d->global;
+	st->frontier = d->frontier;
+	for (i = 0; i < d->max_parts; i++) {
+		struct baton_epoch_part *p = &d->parts[i];
+
+		if (p->state == BATON_PART_LIVE) {
+			baton_epoch_stat_part(d, i, st, &oldest);
+		} else if (p->state == BATON_PART_ORPHAN) {
+			st->orphans++;
+			st->pending += baton_epoch_part_pending(d, p);
+		}
+	}
+	if (oldest != U32_MAX)
+		st->oldest_pid = get_pid(d->parts[oldest].pid);
+	mutex_unlock(&d->lock);
+
+	/* Kernel-written counters of the read-only header (stat_lock). */
+	spin_lock(&d->stat_lock);
+	st->sync_waiters = d->sync_waiters;
+	st->sync_waits = d->hdr->sync_waits;
+	st->sync_timeouts = d->hdr->sync_timeouts;
+	spin_unlock(&d->stat_lock);
+	return 0;
+}
+
 /* ---- /dev/baton ioctls ---- */
 
 int baton_epoch_create(struct baton_epoch_create *k, void __user *uarg,
@@ -969,6 +1138,8 @@ int baton_epoch_create(struct baton_epoch_create *k, void __user *uarg,
 		put_unused_fd(fd);
 		return ret;
 	}
+	/* Before fd_install(): until then our file pins the domain. */
+	baton_epoch_event(d, BATON_EVENT_EPOCH_CREATED);
 	fd_install(fd, file);
 	return 0;
 }
@@ -1032,6 +1203,8 @@ int baton_epoch_unlink(const struct baton_unlink *k)
 	n = baton_names_unlink(&baton_domains, k->name);
 	if (IS_ERR(n))
 		return PTR_ERR(n);
+	baton_epoch_event(container_of(n, struct baton_epoch, named),
+			  BATON_EVENT_EPOCH_UNLINKED);
 	baton_epoch_put_named(n);	/* the registry's reference */
 	return 0;
 }

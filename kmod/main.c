@@ -7,7 +7,9 @@
  * rejects one below the struct's first version (EINVAL) or above a page
  * (E2BIG), copies with copy_struct_from_user() (E2BIG for a non-zero
  * tail it does not know), and copies outputs back for min(@size, its own
- * sizeof) bytes. Ring objects live in ring.c, which this file only calls.
+ * sizeof) bytes. Ring objects live in ring.c, which this file only calls;
+ * the generic netlink family (netlink.c) is registered before the device
+ * and unregistered after it.
  *
  * Locking: none here. The device has no state of its own; the misc core
  * and the file's module reference keep it alive while it is open.
@@ -181,6 +183,8 @@ static struct miscdevice baton_misc = {
 
 static int __init baton_init(void)
 {
+	int ret;
+
 	/* The structs are the ABI: their first versions are their sizes. */
 	BUILD_BUG_ON(sizeof(struct baton_version) != BATON_VERSION_SIZE_VER0);
 	BUILD_BUG_ON(sizeof(struct baton_ring_create) !=
@@ -204,12 +208,21 @@ static int __init baton_init(void)
 	BUILD_BUG_ON(sizeof(struct baton_epoch_poll) !=
 		     BATON_EPOCH_POLL_SIZE_VER0);
 
-	return misc_register(&baton_misc);
+	/* Netlink first: events of the first ring need the family. */
+	ret = baton_nl_init();
+	if (ret)
+		return ret;
+	ret = misc_register(&baton_misc);
+	if (ret)
+		baton_nl_exit();
+	return ret;
 }
 
 static void __exit baton_exit(void)
 {
 	misc_deregister(&baton_misc);
+	/* Before the drains: their frees would only queue dropped events. */
+	baton_nl_exit();
 	/* No ring file or mapping is left: each pins the module. */
 	baton_registry_drain();
 	baton_epoch_registry_drain();

@@ -30,6 +30,10 @@
  * any other lock. The consumer's check takes m->lock only once a producer
  * has died and only for tickets below the horizon.
  *
+ * Events (netlink.c): each tombstone is reported with the dead producer's
+ * pid, from under m->lock, so with GFP_ATOMIC; netlink.c merges
+ * consecutive ones into one event (count, first ticket).
+ *
  * Shared words (seq, tail, claims, slots) are writable by user space at
  * any time: each is read once, validated, and only the copy is used.
  */
@@ -63,6 +67,7 @@ struct baton_mpsc {
 	u8 *slots;		/* shared */
 	u8 *claims;		/* shared, one page per producer index */
 	struct baton_mpsc_hdr *mhdr;	/* read-only to users */
+	const struct baton_named *named;	/* the ring, for events */
 	u64 mask;
 	u32 slot_count;
 	u32 slot_size;
@@ -103,6 +108,7 @@ struct baton_mpsc *baton_mpsc_new(const struct baton_mpsc_layout *l)
 	m->slots = l->slots;
 	m->claims = l->claims;
 	m->mhdr = l->mhdr;
+	m->named = l->named;
 	m->slot_count = l->slot_count;
 	m->slot_size = l->slot_size;
 	m->mask = l->slot_count - 1;
@@ -210,6 +216,22 @@ static struct baton_mpsc_dead *baton_mpsc_blame(struct baton_mpsc *m, u64 c)
 	return best;
 }
 
+static void baton_mpsc_tombstone_event(struct baton_mpsc *m, u64 c,
+				       struct pid *pid)
+{
+	struct baton_event ev = {
+		.type = BATON_EVENT_TOMBSTONES,
+		.obj = m->named,
+		.pid = pid,
+		.index = -1,
+		.count = 1,
+		.ticket = c,
+	};
+
+	lockdep_assert_held(&m->lock);
+	baton_event(&ev, GFP_ATOMIC);
+}
+
 /*
  * Ticket @c (below the tail, unpublished when last read) after a death:
  * -EAGAIN while a live claim covers it, BATON_MPSC_RECHECK while a live
@@ -277,6 +299,7 @@ static int baton_mpsc_attribute(struct baton_mpsc *m, u64 c)
 	if (!pid)
 		WRITE_ONCE(m->mhdr->tombstones_unattributed,
 			   m->mhdr->tombstones_unattributed + 1);
+	baton_mpsc_tombstone_event(m, c, d ? d->pid : NULL);
 out:
 	spin_unlock(&m->lock);
 	return ret;

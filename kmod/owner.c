@@ -13,7 +13,10 @@
  *
  * A registry (struct baton_names) lists one kind of object by name and
  * holds a reference on each until unlink or module exit; lookups hand out
- * a reference of their own.
+ * a reference of their own. It also keeps every published object until
+ * its free (names->live, no reference held), so statistics can list a
+ * ring that was unlinked but is still in use; the kind's free calls
+ * baton_named_forget() first.
  *
  * Names are scoped to the creator's IPC namespace, as POSIX message
  * queues are: create, open and unlink only see the objects of the
@@ -31,10 +34,17 @@
  * the namespace reference both end in baton_named_destroy(), called when
  * the object is freed.
  *
- * Locking: names->lock (mutex) guards a registry's list. A struct
- * baton_named's name, owner and namespace are written once, before the
- * object is published, and only read afterwards.
+ * Visibility (baton_named_visible()): an object of the caller's IPC
+ * namespace that the caller could open, for reading or for writing, may be
+ * seen in statistics and events; so may any object by CAP_SYS_ADMIN in the
+ * initial user namespace. Every such decision goes through that one
+ * function.
+ *
+ * Locking: names->lock (mutex) guards a registry's lists, the ids and the
+ * published flags. A struct baton_named's name, owner and namespace are
+ * written once, before the object is published, and only read afterwards.
  */
+#include <linux/atomic.h>
 #include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/err.h>
@@ -79,45 +89,86 @@ int baton_check_name(const char *name)
 	return 0;
 }
 
-/* As capable_wrt_inode_uidgid(): the owner must be mapped in our userns. */
-static bool baton_owner_capable(const struct baton_owner *o, int cap)
+/*
+ * As capable_wrt_inode_uidgid(): the owner must be mapped in our userns.
+ * @audit false: a question, not an access attempt (listings ask it about
+ * every object).
+ */
+static bool baton_owner_capable(const struct baton_owner *o, int cap,
+				bool audit)
 {
 	struct user_namespace *ns = current_user_ns();
 
-	return ns_capable(ns, cap) && kuid_has_mapping(ns, o->uid) &&
-	       kgid_has_mapping(ns, o->gid);
+	if (audit ? !ns_capable(ns, cap) : !ns_capable_noaudit(ns, cap))
+		return false;
+	return kuid_has_mapping(ns, o->uid) && kgid_has_mapping(ns, o->gid);
+}
+
+/* The caller's rwx bits of @o: owner, group or other ones, as a file's. */
+static umode_t baton_owner_bits(const struct baton_owner *o)
+{
+	if (uid_eq(current_fsuid(), o->uid))
+		return o->mode >> 6;
+	if (in_group_p(o->gid))
+		return o->mode >> 3;
+	return o->mode;
 }
 
 /* @may: MAY_READ and/or MAY_WRITE. Owner, group or other bits, as a file. */
 int baton_owner_permission(const struct baton_owner *o, int may)
 {
-	umode_t mode = o->mode;
-
-	if (uid_eq(current_fsuid(), o->uid))
-		mode >>= 6;
-	else if (in_group_p(o->gid))
-		mode >>= 3;
-	if (!(may & ~mode & (MAY_READ | MAY_WRITE)))
+	if (!(may & ~baton_owner_bits(o) & (MAY_READ | MAY_WRITE)))
 		return 0;
-	if (baton_owner_capable(o, CAP_DAC_OVERRIDE))
+	if (baton_owner_capable(o, CAP_DAC_OVERRIDE, true))
 		return 0;
 	return -EACCES;
+}
+
+/* baton_owner_permission() allows MAY_READ or MAY_WRITE; not audited. */
+static bool baton_owner_may_open(const struct baton_owner *o)
+{
+	if (baton_owner_bits(o) & (MAY_READ | MAY_WRITE))
+		return true;
+	return baton_owner_capable(o, CAP_DAC_OVERRIDE, false);
+}
+
+/*
+ * Statistics and events name objects and pids: show them only to whoever
+ * could open the object, or to CAP_SYS_ADMIN in the initial user
+ * namespace (objects are global, so a namespace's own root does not see
+ * other users' objects). Uses the current credentials: event delivery
+ * runs it under a watcher's saved ones (override_creds()).
+ */
+bool baton_named_visible(const struct baton_named *n,
+			 const struct ipc_namespace *ns)
+{
+	/* Names are per IPC namespace, for everyone (as for open). */
+	if (n->ipc_ns != ns)
+		return false;
+	if (ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN))
+		return true;
+	return baton_owner_may_open(&n->owner);
 }
 
 static bool baton_owner_may_unlink(const struct baton_owner *o)
 {
 	return uid_eq(current_fsuid(), o->uid) ||
-	       baton_owner_capable(o, CAP_SYS_ADMIN);
+	       baton_owner_capable(o, CAP_SYS_ADMIN, true);
 }
 
 /* A task in an ioctl has its nsproxy: only an exiting task loses it. */
-static struct ipc_namespace *baton_current_ipc_ns(void)
+struct ipc_namespace *baton_current_ipc_ns(void)
 {
 	return current->nsproxy->ipc_ns;
 }
 
+struct ipc_namespace *baton_get_ipc_ns(struct ipc_namespace *ns)
+{
+	return get_ipc_ns(ns);
+}
+
 /* put_ipc_ns() is not exported; ipcns_operations.put is that function. */
-static void baton_put_ipc_ns(struct ipc_namespace *ns)
+void baton_put_ipc_ns(struct ipc_namespace *ns)
 {
 	/* Without CONFIG_IPC_NS there is one namespace and no reference. */
 	if (IS_ENABLED(CONFIG_IPC_NS))
@@ -136,12 +187,13 @@ int baton_named_init(struct baton_named *n, const char *name, u32 mode,
 
 	kref_init(&n->ref);
 	INIT_LIST_HEAD(&n->node);
+	INIT_LIST_HEAD(&n->live);
 	strscpy(n->name, name, sizeof(n->name));
 	baton_owner_init(&n->owner, mode);
 	ret = baton_charge(&n->charge, n->owner.uid, bytes);
 	if (ret)
 		return ret;
-	n->ipc_ns = get_ipc_ns(baton_current_ipc_ns());
+	n->ipc_ns = baton_get_ipc_ns(baton_current_ipc_ns());
 	return 0;
 }
 
@@ -189,6 +241,58 @@ struct baton_named *baton_names_get(struct baton_names *names,
 }
 
 /*
+ * Ids grow in names->live order (both are set under names->lock), so "the
+ * first object whose id is above the last one sent" is a dump cursor that
+ * survives any object's removal between two dump calls.
+ */
+static atomic64_t baton_named_ids = ATOMIC64_INIT(0);
+
+/*
+ * The first live object after @after in publication order, unlinked ones
+ * included, with a reference, or NULL. One whose last reference is gone
+ * (its free is about to take it off the list) is skipped.
+ */
+struct baton_named *baton_names_next(struct baton_names *names, u64 after)
+{
+	struct baton_named *n, *found = NULL;
+
+	mutex_lock(&names->lock);
+	list_for_each_entry(n, &names->live, live) {
+		if (n->id > after && kref_get_unless_zero(&n->ref)) {
+			found = n;
+			break;
+		}
+	}
+	mutex_unlock(&names->lock);
+	return found;
+}
+
+/* The kind's free, first: @n leaves names->live (if it ever joined). */
+void baton_named_forget(struct baton_names *names, struct baton_named *n)
+{
+	mutex_lock(&names->lock);
+	list_del_init(&n->live);
+	mutex_unlock(&names->lock);
+}
+
+/* No longer reachable by name (unlinked, or never published). */
+bool baton_named_unlinked(struct baton_names *names,
+			  const struct baton_named *n)
+{
+	bool ret;
+
+	mutex_lock(&names->lock);
+	ret = list_empty(&n->node);
+	mutex_unlock(&names->lock);
+	return ret;
+}
+
+void baton_named_put(struct baton_names *names, struct baton_named *n)
+{
+	kref_put(&n->ref, names->release);
+}
+
+/*
  * Publish @n under its name (EEXIST if taken in the caller's namespace,
  * which is @n's: the caller created it); the registry takes a ref.
  */
@@ -201,7 +305,10 @@ int baton_names_add(struct baton_names *names, struct baton_named *n)
 		ret = -EEXIST;
 	} else {
 		kref_get(&n->ref);
+		n->id = atomic64_inc_return(&baton_named_ids);
+		n->published = true;
 		list_add_tail(&n->node, &names->list);
+		list_add_tail(&n->live, &names->live);
 	}
 	mutex_unlock(&names->lock);
 	return ret;
@@ -234,12 +341,16 @@ void baton_names_drain(struct baton_names *names,
 		       void (*put)(struct baton_named *n))
 {
 	struct baton_named *n, *tmp;
+	LIST_HEAD(gone);
 
 	mutex_lock(&names->lock);
-	list_for_each_entry_safe(n, tmp, &names->list, node) {
+	list_splice_init(&names->list, &gone);
+	mutex_unlock(&names->lock);
+	/* Outside the lock: each free takes it (baton_named_forget()). */
+	list_for_each_entry_safe(n, tmp, &gone, node) {
 		list_del_init(&n->node);
 		WARN_ON_ONCE(kref_read(&n->ref) != 1);
 		put(n);
 	}
-	mutex_unlock(&names->lock);
+	WARN_ON_ONCE(!list_empty(&names->live));
 }

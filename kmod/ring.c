@@ -27,6 +27,13 @@
  *    prepare_to_wait_event() meet there, which is what makes the re-check
  *    and the sleep atomic with respect to BATON_RING_IOC_WAKE.
  *
+ * Statistics and events (netlink.c): baton_ring_stats() fills a snapshot
+ * under ring->lock from the kernel's own counters and one READ_ONCE() of
+ * each shared index; the hooks below emit events on create, unlink,
+ * free and the release of a dying peer's file. None of it touches the
+ * fast path: the per-file pid and parked flag are written at attach,
+ * release and park only.
+ *
  * Shared words: a process may scribble on any page it maps writable (the
  * producer: its control page and the slots; the consumer: its control
  * page) at any time. The kernel reads an index once with READ_ONCE(),
@@ -46,6 +53,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/pid.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
@@ -94,6 +102,8 @@ struct baton_ring {
 	unsigned int consumers;		/* attached consumer files */
 	u32 state;			/* BATON_STATE_*, trusted copy */
 	u32 prod_parked;		/* MPSC: parked or polling producers */
+	struct list_head files;		/* attached baton_ring_files */
+	u64 scribbles;			/* inconsistent index pairs seen */
 
 	wait_queue_head_t prod_wq;	/* producers parked or polling */
 	wait_queue_head_t cons_wq;	/* consumers parked or polling */
@@ -106,15 +116,35 @@ struct baton_ring_file {
 	u32 role;
 	bool attached;			/* counted in producers/consumers */
 	bool poll_armed;		/* MPSC producer: counted in prod_parked */
+	bool parked;			/* inside BATON_RING_IOC_PARK (stats) */
 	int index;			/* MPSC producer: its claim page */
+	struct list_head node;		/* in ring->files while attached */
+	struct pid *pid;		/* the attaching process (tgid) */
 };
 
-static struct baton_names baton_rings = {
+static void baton_ring_free(struct kref *ref);
+
+struct baton_names baton_rings = {
 	.lock = __MUTEX_INITIALIZER(baton_rings.lock),
 	.list = LIST_HEAD_INIT(baton_rings.list),
+	.live = LIST_HEAD_INIT(baton_rings.live),
+	.release = baton_ring_free,
 };
 
 static const struct file_operations baton_ring_fops;
+
+/* ---- events (netlink.c) ---- */
+
+static void baton_ring_event(struct baton_ring *ring, u32 type)
+{
+	struct baton_event ev = {
+		.type = type,
+		.obj = &ring->named,
+		.index = -1,
+	};
+
+	baton_event(&ev, GFP_KERNEL);
+}
 
 /* ---- memory and lifetime ---- */
 
@@ -123,6 +153,10 @@ static void baton_ring_free(struct kref *ref)
 	struct baton_ring *ring = container_of(ref, struct baton_ring, named.ref);
 	unsigned int i;
 
+	baton_named_forget(&baton_rings, &ring->named);
+	/* A ring that never had a name was never announced either. */
+	if (ring->named.published)
+		baton_ring_event(ring, BATON_EVENT_RING_DESTROYED);
 	baton_mpsc_free(ring->mpsc);
 	vunmap(ring->base);
 	for (i = 0; i < ring->nr_pages; i++)
@@ -178,6 +212,7 @@ static int baton_ring_init_mpsc(struct baton_ring *ring)
 	l.slot_count = ring->slot_count;
 	l.slot_size = ring->slot_size;
 	l.max_producers = ring->max_producers;
+	l.named = &ring->named;
 	ring->mpsc = baton_mpsc_new(&l);
 	return ring->mpsc ? 0 : -ENOMEM;
 }
@@ -290,6 +325,7 @@ static struct baton_ring *baton_ring_alloc(const struct baton_ring_create *k)
 	ring->slot_size = k->slot_size;
 	ring->max_producers = k->kind == BATON_RING_MPSC ? k->max_producers : 1;
 	spin_lock_init(&ring->lock);
+	INIT_LIST_HEAD(&ring->files);
 	init_waitqueue_head(&ring->prod_wq);
 	init_waitqueue_head(&ring->cons_wq);
 	ret = baton_ring_init_layout(ring, slots_bytes);
@@ -346,6 +382,7 @@ static void baton_hdr_inc(struct baton_ring *ring, __u64 *ctr)
 static int baton_ring_attach(struct baton_ring_file *rf)
 {
 	struct baton_ring *ring = rf->ring;
+	struct pid *pid = get_task_pid(current, PIDTYPE_TGID);
 	unsigned int *count;
 	int ret = 0;
 
@@ -362,6 +399,7 @@ static int baton_ring_attach(struct baton_ring_file *rf)
 			rf->index = baton_mpsc_attach(ring->mpsc);
 			if (WARN_ON_ONCE(rf->index < 0)) {
 				spin_unlock(&ring->lock);
+				put_pid(pid);
 				return rf->index;
 			}
 		}
@@ -369,9 +407,30 @@ static int baton_ring_attach(struct baton_ring_file *rf)
 		baton_ring_set_state(ring,
 				     ring->state & ~baton_gone_bit(rf->role));
 		rf->attached = true;
+		/* For the peer list of the statistics. */
+		rf->pid = pid;
+		pid = NULL;
+		list_add_tail(&rf->node, &ring->files);
 	}
 	spin_unlock(&ring->lock);
+	put_pid(pid);
 	return ret;
+}
+
+/* Statistics and events: a released file of a dying process. */
+static void baton_ring_peer_died(struct baton_ring_file *rf)
+{
+	struct baton_event ev = {
+		.type = BATON_EVENT_PEER_DIED,
+		.obj = &rf->ring->named,
+		.pid = rf->pid,
+		.role = rf->role,
+		.index = rf->ring->mpsc && rf->role == BATON_ROLE_PRODUCER ?
+			 rf->index : -1,
+	};
+
+	if (baton_peer_died(rf->pid))
+		baton_event(&ev, GFP_KERNEL);
 }
 
 static void baton_ring_detach(struct baton_ring_file *rf)
@@ -382,6 +441,7 @@ static void baton_ring_detach(struct baton_ring_file *rf)
 	u32 *waiting = producer ? ring->prod_waiting : ring->cons_waiting;
 
 	spin_lock(&ring->lock);
+	list_del_init(&rf->node);
 	baton_hdr_inc(ring, producer ? &ring->hdr->producer_deaths :
 				       &ring->hdr->consumer_deaths);
 	if (ring->mpsc && producer) {
@@ -402,6 +462,7 @@ static void baton_ring_detach(struct baton_ring_file *rf)
 
 	/* Parked peers return EPIPE, pollers see EPOLLHUP / EPOLLERR. */
 	wake_up_all(producer ? &ring->cons_wq : &ring->prod_wq);
+	baton_ring_peer_died(rf);
 }
 
 /* ---- ring fds ---- */
@@ -412,6 +473,7 @@ static int baton_ring_release(struct inode *inode, struct file *file)
 
 	if (rf->attached)
 		baton_ring_detach(rf);
+	put_pid(rf->pid);
 	baton_ring_put(rf->ring);
 	kfree(rf);
 	return 0;
@@ -610,6 +672,14 @@ static void baton_ring_announce(struct baton_ring *ring, u32 *waiting)
 	baton_barrier_peers(&ring->mms);
 }
 
+/* Statistics: a park found the shared indices inconsistent. */
+static void baton_ring_count_scribble(struct baton_ring *ring)
+{
+	spin_lock(&ring->lock);
+	ring->scribbles++;
+	spin_unlock(&ring->lock);
+}
+
 /* MPSC producers share prod_waiting: it counts them (ring->prod_parked). */
 static void baton_ring_count_parked(struct baton_ring *ring, int delta)
 {
@@ -642,10 +712,13 @@ static long baton_ring_park(struct baton_ring_file *rf, void __user *uarg)
 
 	/* Nothing to wait for: spare the peers the IPI. */
 	ret = baton_park_check(ring, rf->role, k.expected);
+	if (ret == -EPROTO)
+		baton_ring_count_scribble(ring);
 	if (ret != -EAGAIN && ret != BATON_MPSC_RECHECK)
 		return ret;
 
 	/* A park: the ring was empty (full) when the call looked. */
+	WRITE_ONCE(rf->parked, true);
 	spin_lock(&ring->lock);
 	baton_hdr_inc(ring, consumer ? &ring->hdr->parks_empty :
 				       &ring->hdr->parks_full);
@@ -705,6 +778,9 @@ static long baton_ring_park(struct baton_ring_file *rf, void __user *uarg)
 			timed_out = true;
 	}
 	finish_wait(wq, &wait);
+	WRITE_ONCE(rf->parked, false);
+	if (ret == -EPROTO)
+		baton_ring_count_scribble(ring);
 
 	/*
 	 * No barrier: a stale flag seen by the peer only costs it a WAKE
@@ -936,6 +1012,94 @@ static void baton_ring_put_named(struct baton_named *n)
 	baton_ring_put(container_of(n, struct baton_ring, named));
 }
 
+/* ---- statistics (netlink.c) ---- */
+
+/*
+ * Sampled, never trusted: the indices are read once each and only
+ * reported. An SPSC ring never holds more than slot_count messages, so a
+ * larger (or negative) difference is a scribble: counted, and occupancy
+ * clamped. MPSC tickets may run ahead of the consumer by more than a lap
+ * (producers wait on their slot), so only a tail behind the head counts.
+ */
+static u64 baton_ring_sample(struct baton_ring *ring, u64 head, u64 tail)
+{
+	u64 used = tail - head;
+
+	lockdep_assert_held(&ring->lock);
+	if ((s64)used < 0 || (!ring->mpsc && used > ring->slot_count)) {
+		ring->scribbles++;
+		return (s64)used < 0 ? 0 : ring->slot_count;
+	}
+	return min_t(u64, used, ring->slot_count);
+}
+
+static void baton_ring_stat_peer(struct baton_ring *ring,
+				 struct baton_ring_file *rf,
+				 struct baton_peer_stat *p)
+{
+	p->pid = get_pid(rf->pid);
+	p->role = rf->role;
+	p->index = ring->mpsc && rf->role == BATON_ROLE_PRODUCER ?
+		   rf->index : -1;
+	p->parked = READ_ONCE(rf->parked);
+}
+
+int baton_ring_stats(const struct baton_named *n, struct baton_ring_stats *st)
+{
+	struct baton_ring *ring = container_of(n, struct baton_ring, named);
+	const struct baton_ring_hdr *hdr = ring->hdr;
+	u32 max_peers = ring->max_producers + 1;
+	struct baton_ring_file *rf;
+
+	memset(st, 0, sizeof(*st));
+	st->peers = kcalloc(max_peers, sizeof(*st->peers), GFP_KERNEL);
+	if (!st->peers)
+		return -ENOMEM;
+	st->kind = ring->kind;
+	st->slot_count = ring->slot_count;
+	st->slot_size = ring->slot_size;
+	st->max_producers = ring->max_producers;
+
+	spin_lock(&ring->lock);
+	st->state = ring->state;
+	st->producers = ring->producers;
+	st->consumers = ring->consumers;
+	/* The kernel's own counters: written only under ring->lock. */
+	st->parks_full = hdr->parks_full;
+	st->parks_empty = hdr->parks_empty;
+	st->wakes_of_producer = hdr->wakes_of_producer;
+	st->wakes_of_consumer = hdr->wakes_of_consumer;
+	st->producer_deaths = hdr->producer_deaths;
+	st->consumer_deaths = hdr->consumer_deaths;
+	/* At most max_producers + 1 files attach (EBUSY beyond). */
+	list_for_each_entry(rf, &ring->files, node) {
+		struct baton_peer_stat *p = &st->peers[st->nr_peers];
+
+		if (WARN_ON_ONCE(st->nr_peers == max_peers))
+			break;
+		baton_ring_stat_peer(ring, rf, p);
+		if (p->parked && rf->role == BATON_ROLE_PRODUCER)
+			st->parked_producers++;
+		else if (p->parked)
+			st->parked_consumers++;
+		st->nr_peers++;
+	}
+	st->head = READ_ONCE(*ring->head);
+	st->tail = READ_ONCE(*ring->tail);
+	st->occupancy = baton_ring_sample(ring, st->head, st->tail);
+	st->scribbles = ring->scribbles;
+	spin_unlock(&ring->lock);
+
+	if (ring->mpsc) {
+		const struct baton_mpsc_hdr *mh = (const void *)hdr +
+						  ring->off.mpsc_hdr;
+
+		/* Kernel-written (mpsc.c, under its lock), user read-only. */
+		st->tombstones = READ_ONCE(mh->tombstones_written);
+	}
+	return 0;
+}
+
 /* ---- /dev/baton ioctls ---- */
 
 int baton_ring_create(struct baton_ring_create *k, void __user *uarg,
@@ -994,6 +1158,8 @@ int baton_ring_create(struct baton_ring_create *k, void __user *uarg,
 		baton_ring_file_abort(fd, file);
 		return ret;
 	}
+	/* Before fd_install(): until then our file pins the ring. */
+	baton_ring_event(ring, BATON_EVENT_RING_CREATED);
 	fd_install(fd, file);
 	return 0;
 }
@@ -1064,6 +1230,8 @@ int baton_ring_unlink(const struct baton_unlink *k)
 	n = baton_names_unlink(&baton_rings, k->name);
 	if (IS_ERR(n))
 		return PTR_ERR(n);
+	baton_ring_event(container_of(n, struct baton_ring, named),
+			 BATON_EVENT_RING_UNLINKED);
 	baton_ring_put_named(n);	/* the registry's reference */
 	return 0;
 }

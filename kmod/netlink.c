@@ -1,0 +1,1081 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * baton: the generic netlink family "baton" (uapi/linux/baton_nl.h).
+ *
+ * Owns the family, its policies and handlers (RING_GET and EPOCH_GET as
+ * doit by name and dumpit of every visible object, WATCH and UNWATCH),
+ * the watchers, and the event queue that ring.c, mpsc.c and epoch.c feed
+ * through baton_event(). Documentation/netlink.rst is the prose; the
+ * spec is Documentation/netlink/specs/baton.yaml.
+ *
+ * What a caller sees: only objects baton_named_visible() (owner.c) lets
+ * it see, with its credentials of the moment for a doit, those of the
+ * dump's start for a dump (a dump continues in recvmsg(), possibly of
+ * another task), and those a watcher had at WATCH time for events. An
+ * invisible object is ENOENT, as one that does not exist. Pids are
+ * numbers of the caller's pid namespace; a peer without one is omitted.
+ *
+ * Events. On 6.1 a multicast group cannot be restricted (unless the
+ * kernel carries the GENL_MCAST_CAP_SYS_ADMIN backport) and
+ * netlink_broadcast_filtered() is not exported, so every event is
+ * unicast to each watching socket for which the visibility rule, run
+ * under the watcher's saved credentials, passes. The "events" group is
+ * declared; only with GENL_MCAST_CAP_SYS_ADMIN is it admin-only and fed,
+ * in the initial network namespace, with pids of the initial pid
+ * namespace. Emitters only queue a copy (baton_event(), any context
+ * that may allocate with the gfp it passes); a work item delivers.
+ *
+ * Locking:
+ *  - baton_nl_watch_lock (mutex): the watcher list and each watcher's
+ *    drop count. Held while an event is delivered: the unicasts never
+ *    block (MSG_DONTWAIT); a full socket costs the watcher a drop.
+ *  - baton_nl_queue_lock (spinlock): the pending events and the stopping
+ *    flag. Innermost: emitters may hold mpsc.c's spinlock or an epoch
+ *    domain's mutex.
+ *  - registry mutexes and object locks are taken through owner.c and the
+ *    stats functions, never with either lock above held.
+ */
+#include <linux/atomic.h>
+#include <linux/cred.h>
+#include <linux/list.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/netlink.h>
+#include <linux/notifier.h>
+#include <linux/pid.h>
+#include <linux/pid_namespace.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/uidgid.h>
+#include <linux/workqueue.h>
+#include <net/genetlink.h>
+#include <net/net_namespace.h>
+#include <net/netlink.h>
+
+#include <linux/baton.h>
+#include <linux/baton_nl.h>
+
+#include "baton_kmod.h"
+
+static unsigned int max_watchers = 64;
+module_param(max_watchers, uint, 0644);
+MODULE_PARM_DESC(max_watchers,
+		 "netlink sockets subscribed with BATON_CMD_WATCH at once (64)");
+
+static unsigned int straggler_ms = 1000;
+module_param(straggler_ms, uint, 0644);
+MODULE_PARM_DESC(straggler_ms,
+		 "a synchronize held up this long by one reader emits BATON_EVENT_STRAGGLER (1000)");
+
+/* Events queued and not yet delivered; beyond this they are lost. */
+#define BATON_NL_PENDING_MAX	1024
+
+/* Room for one peer nest in a reply (see baton_nl_put_peer()). */
+#define BATON_NL_PEER_SIZE	64
+/* Everything of a ring or domain but its peers. */
+#define BATON_NL_BASE_SIZE	1024
+/* A dump that must cut a peer list leaves this much for the rest. */
+#define BATON_NL_PARTIAL_ROOM	64
+
+unsigned int baton_straggler_ms(void)
+{
+	return READ_ONCE(straggler_ms);
+}
+
+/*
+ * A released ring file or participant counts as a peer death when the
+ * releasing task is exiting (the file went with its process: kill -9,
+ * exit without close) or when the process that attached it has no task
+ * left (it died and the file outlived it in a child).
+ */
+bool baton_peer_died(struct pid *opener)
+{
+	if (current->flags & PF_EXITING)
+		return true;
+	return opener && !pid_has_task(opener, PIDTYPE_TGID);
+}
+
+/* ---- the family ---- */
+
+enum { BATON_NL_MCGRP_EVENTS_ID };
+
+static const struct genl_multicast_group baton_nl_mcgrps[] = {
+	[BATON_NL_MCGRP_EVENTS_ID] = {
+		.name = BATON_MCGRP_EVENTS,
+#ifdef GENL_MCAST_CAP_SYS_ADMIN
+		/* Joining needs CAP_SYS_ADMIN over the socket's netns. */
+		.flags = GENL_MCAST_CAP_SYS_ADMIN,
+#endif
+	},
+};
+
+static struct genl_family baton_nl_family;
+
+/* ---- replies: one ring or domain ---- */
+
+/* Where a message goes and what the reader's pid namespace is. */
+struct baton_nl_msg {
+	u32 portid;
+	u32 seq;
+	int flags;
+	struct pid_namespace *ns;
+	bool partial_ok;		/* a dump's first object: cut peers */
+};
+
+/* What one GET reports; taken before the message is built. */
+struct baton_nl_snap {
+	bool unlinked;
+	union {
+		struct baton_ring_stats ring;
+		struct baton_epoch_stats epoch;
+	};
+};
+
+void baton_stats_peers_free(struct baton_peer_stat *peers, u32 nr)
+{
+	u32 i;
+
+	for (i = 0; i < nr; i++)
+		put_pid(peers[i].pid);
+	kfree(peers);
+}
+
+static int baton_nl_put_peer(struct sk_buff *skb,
+			     const struct baton_peer_stat *p, pid_t pid)
+{
+	if (nla_put_u32(skb, BATON_A_PEER_PID, pid))
+		return -EMSGSIZE;
+	if (p->role && nla_put_u32(skb, BATON_A_PEER_ROLE, p->role))
+		return -EMSGSIZE;
+	if (p->index >= 0 && nla_put_u32(skb, BATON_A_PEER_INDEX, p->index))
+		return -EMSGSIZE;
+	if (p->parked && nla_put_flag(skb, BATON_A_PEER_PARKED))
+		return -EMSGSIZE;
+	if (p->active && nla_put_u64_64bit(skb, BATON_A_PEER_ANNOUNCED,
+					   p->announced, BATON_A_PEER_PAD))
+		return -EMSGSIZE;
+	/* Participants have no role; their queue is what they hold. */
+	if (!p->role && nla_put_u64_64bit(skb, BATON_A_PEER_PENDING,
+					  p->pending, BATON_A_PEER_PAD))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/*
+ * The peers nest. A peer whose pid has no number in the reader's pid
+ * namespace is left out. Only a dump's first object may be cut short (it
+ * cannot move to a later message): then the nest ends early and
+ * @partial_attr says so.
+ */
+static int baton_nl_put_peers(struct sk_buff *skb,
+			      const struct baton_peer_stat *peers, u32 nr,
+			      int nest_attr, int peer_attr, int partial_attr,
+			      const struct baton_nl_msg *m)
+{
+	struct nlattr *nest, *one;
+	u32 i;
+
+	nest = nla_nest_start(skb, nest_attr);
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < nr; i++) {
+		pid_t pid = pid_nr_ns(peers[i].pid, m->ns);
+
+		if (!pid)
+			continue;
+		if (m->partial_ok && skb_tailroom(skb) <
+		    BATON_NL_PEER_SIZE + BATON_NL_PARTIAL_ROOM) {
+			nla_nest_end(skb, nest);
+			return nla_put_flag(skb, partial_attr);
+		}
+		one = nla_nest_start(skb, peer_attr);
+		if (!one || baton_nl_put_peer(skb, &peers[i], pid)) {
+			nla_nest_cancel(skb, nest);
+			return -EMSGSIZE;
+		}
+		nla_nest_end(skb, one);
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+/* Owner and group as the reader's user namespace maps them. */
+static int baton_nl_put_owner(struct sk_buff *skb, const struct baton_owner *o,
+			      int uid_attr, int gid_attr, int mode_attr)
+{
+	struct user_namespace *ns = current_user_ns();
+
+	if (nla_put_u32(skb, uid_attr, from_kuid_munged(ns, o->uid)) ||
+	    nla_put_u32(skb, gid_attr, from_kgid_munged(ns, o->gid)) ||
+	    nla_put_u32(skb, mode_attr, o->mode))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int baton_nl_put_ring_counters(struct sk_buff *skb,
+				      const struct baton_ring_stats *st)
+{
+	static const struct {
+		int attr;
+		size_t off;
+	} ctrs[] = {
+		{ BATON_A_RING_HEAD, offsetof(struct baton_ring_stats, head) },
+		{ BATON_A_RING_TAIL, offsetof(struct baton_ring_stats, tail) },
+		{ BATON_A_RING_OCCUPANCY,
+		  offsetof(struct baton_ring_stats, occupancy) },
+		{ BATON_A_RING_PARKS_FULL,
+		  offsetof(struct baton_ring_stats, parks_full) },
+		{ BATON_A_RING_PARKS_EMPTY,
+		  offsetof(struct baton_ring_stats, parks_empty) },
+		{ BATON_A_RING_WAKES_OF_PRODUCER,
+		  offsetof(struct baton_ring_stats, wakes_of_producer) },
+		{ BATON_A_RING_WAKES_OF_CONSUMER,
+		  offsetof(struct baton_ring_stats, wakes_of_consumer) },
+		{ BATON_A_RING_PRODUCER_DEATHS,
+		  offsetof(struct baton_ring_stats, producer_deaths) },
+		{ BATON_A_RING_CONSUMER_DEATHS,
+		  offsetof(struct baton_ring_stats, consumer_deaths) },
+		{ BATON_A_RING_TOMBSTONES,
+		  offsetof(struct baton_ring_stats, tombstones) },
+		/* Messages moved are the free-running indices themselves. */
+		{ BATON_A_RING_MSGS_CONSUMED,
+		  offsetof(struct baton_ring_stats, head) },
+		{ BATON_A_RING_MSGS_RESERVED,
+		  offsetof(struct baton_ring_stats, tail) },
+		{ BATON_A_RING_SCRIBBLES,
+		  offsetof(struct baton_ring_stats, scribbles) },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(ctrs); i++) {
+		u64 v = *(const u64 *)((const u8 *)st + ctrs[i].off);
+
+		if (nla_put_u64_64bit(skb, ctrs[i].attr, v, BATON_A_RING_PAD))
+			return -EMSGSIZE;
+	}
+	return 0;
+}
+
+static int baton_nl_fill_ring(struct sk_buff *skb, const struct baton_named *n,
+			      const struct baton_nl_snap *snap,
+			      const struct baton_nl_msg *m)
+{
+	const struct baton_ring_stats *st = &snap->ring;
+	void *hdr;
+
+	hdr = genlmsg_put(skb, m->portid, m->seq, &baton_nl_family, m->flags,
+			  BATON_CMD_RING_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_string(skb, BATON_A_RING_NAME, n->name) ||
+	    nla_put_u32(skb, BATON_A_RING_KIND, st->kind) ||
+	    nla_put_u32(skb, BATON_A_RING_SLOT_COUNT, st->slot_count) ||
+	    nla_put_u32(skb, BATON_A_RING_SLOT_SIZE, st->slot_size) ||
+	    nla_put_u32(skb, BATON_A_RING_MAX_PRODUCERS, st->max_producers) ||
+	    baton_nl_put_owner(skb, &n->owner, BATON_A_RING_UID,
+			       BATON_A_RING_GID, BATON_A_RING_MODE) ||
+	    nla_put_u32(skb, BATON_A_RING_STATE, st->state) ||
+	    (snap->unlinked && nla_put_flag(skb, BATON_A_RING_UNLINKED)) ||
+	    nla_put_u32(skb, BATON_A_RING_PRODUCERS, st->producers) ||
+	    nla_put_u32(skb, BATON_A_RING_CONSUMERS, st->consumers) ||
+	    nla_put_u32(skb, BATON_A_RING_PARKED_PRODUCERS,
+			st->parked_producers) ||
+	    nla_put_u32(skb, BATON_A_RING_PARKED_CONSUMERS,
+			st->parked_consumers) ||
+	    baton_nl_put_ring_counters(skb, st) ||
+	    baton_nl_put_peers(skb, st->peers, st->nr_peers,
+			       BATON_A_RING_PEERS, BATON_A_RING_PEER,
+			       BATON_A_RING_PEERS_PARTIAL, m))
+		goto cancel;
+	genlmsg_end(skb, hdr);
+	return 0;
+cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+static int baton_nl_put_epoch_oldest(struct sk_buff *skb,
+				     const struct baton_epoch_stats *st,
+				     struct pid_namespace *ns)
+{
+	pid_t pid;
+
+	if (!st->oldest_pid)
+		return 0;
+	if (nla_put_u64_64bit(skb, BATON_A_EPOCH_OLDEST, st->oldest,
+			      BATON_A_EPOCH_PAD))
+		return -EMSGSIZE;
+	pid = pid_nr_ns(st->oldest_pid, ns);
+	if (pid && nla_put_u32(skb, BATON_A_EPOCH_OLDEST_PID, pid))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int baton_nl_fill_epoch(struct sk_buff *skb,
+			       const struct baton_named *n,
+			       const struct baton_nl_snap *snap,
+			       const struct baton_nl_msg *m)
+{
+	const struct baton_epoch_stats *st = &snap->epoch;
+	void *hdr;
+
+	hdr = genlmsg_put(skb, m->portid, m->seq, &baton_nl_family, m->flags,
+			  BATON_CMD_EPOCH_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_string(skb, BATON_A_EPOCH_NAME, n->name) ||
+	    baton_nl_put_owner(skb, &n->owner, BATON_A_EPOCH_UID,
+			       BATON_A_EPOCH_GID, BATON_A_EPOCH_MODE) ||
+	    (snap->unlinked && nla_put_flag(skb, BATON_A_EPOCH_UNLINKED)) ||
+	    nla_put_u32(skb, BATON_A_EPOCH_MAX_PARTICIPANTS,
+			st->max_participants) ||
+	    nla_put_u32(skb, BATON_A_EPOCH_QUEUE_LEN, st->queue_len) ||
+	    nla_put_u64_64bit(skb, BATON_A_EPOCH_GLOBAL, st->global,
+			      BATON_A_EPOCH_PAD) ||
+	    nla_put_u64_64bit(skb, BATON_A_EPOCH_FRONTIER, st->frontier,
+			      BATON_A_EPOCH_PAD) ||
+	    nla_put_u32(skb, BATON_A_EPOCH_PARTICIPANTS, st->participants) ||
+	    nla_put_u32(skb, BATON_A_EPOCH_ACTIVE_READERS,
+			st->active_readers) ||
+	    baton_nl_put_epoch_oldest(skb, st, m->ns) ||
+	    nla_put_u64_64bit(skb, BATON_A_EPOCH_PENDING, st->pending,
+			      BATON_A_EPOCH_PAD) ||
+	    nla_put_u32(skb, BATON_A_EPOCH_SYNC_WAITERS, st->sync_waiters) ||
+	    nla_put_u64_64bit(skb, BATON_A_EPOCH_SYNC_WAITS, st->sync_waits,
+			      BATON_A_EPOCH_PAD) ||
+	    nla_put_u64_64bit(skb, BATON_A_EPOCH_SYNC_TIMEOUTS,
+			      st->sync_timeouts, BATON_A_EPOCH_PAD) ||
+	    nla_put_u32(skb, BATON_A_EPOCH_ORPHANS, st->orphans) ||
+	    baton_nl_put_peers(skb, st->peers, st->nr_peers,
+			       BATON_A_EPOCH_PEERS, BATON_A_EPOCH_PEER,
+			       BATON_A_EPOCH_PEERS_PARTIAL, m))
+		goto cancel;
+	genlmsg_end(skb, hdr);
+	return 0;
+cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+/* ---- the two kinds of object, one set of handlers ---- */
+
+struct baton_nl_kind {
+	struct baton_names *names;
+	int name_attr;
+	int (*snap)(const struct baton_named *n, struct baton_nl_snap *s);
+	int (*fill)(struct sk_buff *skb, const struct baton_named *n,
+		    const struct baton_nl_snap *s, const struct baton_nl_msg *m);
+	void (*release)(struct baton_nl_snap *s);
+	u32 (*nr_peers)(const struct baton_nl_snap *s);
+};
+
+static int baton_nl_ring_snap(const struct baton_named *n,
+			      struct baton_nl_snap *s)
+{
+	return baton_ring_stats(n, &s->ring);
+}
+
+static void baton_nl_ring_release(struct baton_nl_snap *s)
+{
+	baton_stats_peers_free(s->ring.peers, s->ring.nr_peers);
+}
+
+static u32 baton_nl_ring_nr_peers(const struct baton_nl_snap *s)
+{
+	return s->ring.nr_peers;
+}
+
+static int baton_nl_epoch_snap(const struct baton_named *n,
+			       struct baton_nl_snap *s)
+{
+	return baton_epoch_stats(n, &s->epoch);
+}
+
+static void baton_nl_epoch_release(struct baton_nl_snap *s)
+{
+	put_pid(s->epoch.oldest_pid);
+	baton_stats_peers_free(s->epoch.peers, s->epoch.nr_peers);
+}
+
+static u32 baton_nl_epoch_nr_peers(const struct baton_nl_snap *s)
+{
+	return s->epoch.nr_peers;
+}
+
+static const struct baton_nl_kind baton_nl_rings = {
+	.names = &baton_rings,
+	.name_attr = BATON_A_RING_NAME,
+	.snap = baton_nl_ring_snap,
+	.fill = baton_nl_fill_ring,
+	.release = baton_nl_ring_release,
+	.nr_peers = baton_nl_ring_nr_peers,
+};
+
+static const struct baton_nl_kind baton_nl_domains = {
+	.names = &baton_domains,
+	.name_attr = BATON_A_EPOCH_NAME,
+	.snap = baton_nl_epoch_snap,
+	.fill = baton_nl_fill_epoch,
+	.release = baton_nl_epoch_release,
+	.nr_peers = baton_nl_epoch_nr_peers,
+};
+
+static int baton_nl_take_snap(const struct baton_nl_kind *kind,
+			      struct baton_named *n, struct baton_nl_snap *s)
+{
+	s->unlinked = baton_named_unlinked(kind->names, n);
+	return kind->snap(n, s);
+}
+
+/* The object named by the request, if the caller may see it, with a ref. */
+static struct baton_named *baton_nl_lookup(const struct baton_nl_kind *kind,
+					   struct genl_info *info)
+{
+	struct nlattr *attr = info->attrs[kind->name_attr];
+	struct baton_named *n;
+
+	if (baton_check_name(nla_data(attr))) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attr,
+				    "invalid name: 1..63 bytes of [A-Za-z0-9._-]");
+		return ERR_PTR(-EINVAL);
+	}
+	n = baton_names_get(kind->names, nla_data(attr));
+	if (n && !baton_named_visible(n, baton_current_ipc_ns())) {
+		/* ENOENT, as for a missing one: names must not leak. */
+		baton_named_put(kind->names, n);
+		n = NULL;
+	}
+	if (!n) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attr, "no such object");
+		return ERR_PTR(-ENOENT);
+	}
+	return n;
+}
+
+static int baton_nl_get_doit(const struct baton_nl_kind *kind,
+			     struct genl_info *info)
+{
+	struct baton_nl_msg m = {
+		.portid = info->snd_portid,
+		.seq = info->snd_seq,
+		.ns = task_active_pid_ns(current),
+	};
+	struct baton_nl_snap snap;
+	struct baton_named *n;
+	struct sk_buff *msg;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, kind->name_attr)) {
+		GENL_SET_ERR_MSG(info, "the name attribute is required");
+		return -EINVAL;
+	}
+	n = baton_nl_lookup(kind, info);
+	if (IS_ERR(n))
+		return PTR_ERR(n);
+	ret = baton_nl_take_snap(kind, n, &snap);
+	if (ret)
+		goto put;
+	/* Sized for every peer: a doit reply is never cut short. */
+	msg = genlmsg_new(BATON_NL_BASE_SIZE +
+			  kind->nr_peers(&snap) * BATON_NL_PEER_SIZE,
+			  GFP_KERNEL);
+	if (!msg) {
+		ret = -ENOMEM;
+		goto release;
+	}
+	ret = kind->fill(msg, n, &snap, &m);
+	if (ret)
+		nlmsg_free(msg);
+	else
+		ret = genlmsg_reply(msg, info);
+release:
+	kind->release(&snap);
+put:
+	baton_named_put(kind->names, n);
+	return ret;
+}
+
+/*
+ * A dump's state between calls (cb->ctx): the id of the last object
+ * sent (owner.c keeps ids in registry order, so an object removed
+ * meanwhile is simply not found again), and the credentials and pid
+ * namespace of the task that started it.
+ */
+struct baton_nl_dump {
+	u64 cursor;
+	const struct cred *cred;
+	struct pid_namespace *ns;
+	struct ipc_namespace *ipc_ns;	/* names are seen from here */
+};
+
+static struct baton_nl_dump *baton_nl_dump_ctx(struct netlink_callback *cb)
+{
+	BUILD_BUG_ON(sizeof(struct baton_nl_dump) > sizeof(cb->ctx));
+	return (struct baton_nl_dump *)cb->ctx;
+}
+
+static int baton_nl_dump_start(struct netlink_callback *cb)
+{
+	struct baton_nl_dump *ctx = baton_nl_dump_ctx(cb);
+
+	ctx->cursor = 0;
+	ctx->cred = get_current_cred();
+	ctx->ns = get_pid_ns(task_active_pid_ns(current));
+	ctx->ipc_ns = baton_get_ipc_ns(baton_current_ipc_ns());
+	return 0;
+}
+
+static int baton_nl_dump_done(struct netlink_callback *cb)
+{
+	struct baton_nl_dump *ctx = baton_nl_dump_ctx(cb);
+
+	put_cred(ctx->cred);
+	put_pid_ns(ctx->ns);
+	baton_put_ipc_ns(ctx->ipc_ns);
+	return 0;
+}
+
+/* One object into the dump: 0, or -EMSGSIZE when it must wait. */
+static int baton_nl_dump_one(const struct baton_nl_kind *kind,
+			     struct sk_buff *skb, struct netlink_callback *cb,
+			     struct baton_named *n)
+{
+	struct baton_nl_msg m = {
+		.portid = NETLINK_CB(cb->skb).portid,
+		.seq = cb->nlh->nlmsg_seq,
+		.flags = NLM_F_MULTI,
+		.ns = baton_nl_dump_ctx(cb)->ns,
+		.partial_ok = !skb->len,
+	};
+	struct baton_nl_snap snap;
+	int ret;
+
+	if (!baton_named_visible(n, baton_nl_dump_ctx(cb)->ipc_ns))
+		return 0;
+	ret = baton_nl_take_snap(kind, n, &snap);
+	if (ret)
+		return ret;
+	ret = kind->fill(skb, n, &snap, &m);
+	kind->release(&snap);
+	return ret;
+}
+
+static int baton_nl_get_dumpit(const struct baton_nl_kind *kind,
+			       struct sk_buff *skb,
+			       struct netlink_callback *cb)
+{
+	struct baton_nl_dump *ctx = baton_nl_dump_ctx(cb);
+	const struct cred *old = override_creds(ctx->cred);
+	struct baton_named *n;
+	int ret = 0;
+
+	while ((n = baton_names_next(kind->names, ctx->cursor))) {
+		u64 id = n->id;
+
+		ret = baton_nl_dump_one(kind, skb, cb, n);
+		baton_named_put(kind->names, n);
+		if (ret)
+			break;
+		ctx->cursor = id;
+	}
+	revert_creds(old);
+	/* Full: this object opens the next message. */
+	if (ret == -EMSGSIZE && skb->len)
+		ret = 0;
+	return ret ? ret : skb->len;
+}
+
+static int baton_nl_ring_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	return baton_nl_get_doit(&baton_nl_rings, info);
+}
+
+static int baton_nl_ring_dumpit(struct sk_buff *skb,
+				struct netlink_callback *cb)
+{
+	return baton_nl_get_dumpit(&baton_nl_rings, skb, cb);
+}
+
+static int baton_nl_epoch_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	return baton_nl_get_doit(&baton_nl_domains, info);
+}
+
+static int baton_nl_epoch_dumpit(struct sk_buff *skb,
+				 struct netlink_callback *cb)
+{
+	return baton_nl_get_dumpit(&baton_nl_domains, skb, cb);
+}
+
+/* ---- watchers ---- */
+
+/*
+ * One subscribed socket: where it is, and who it was when it subscribed
+ * (credentials for the visibility rule, pid namespace for pid numbers).
+ */
+struct baton_watcher {
+	struct list_head node;		/* baton_nl_watchers */
+	struct net *net;
+	u32 portid;
+	const struct cred *cred;
+	struct pid_namespace *ns;
+	struct ipc_namespace *ipc_ns;	/* it sees names from here */
+	u64 drops;			/* its socket was full (or no memory) */
+	u64 lost_base;			/* baton_nl_lost at WATCH time */
+};
+
+static DEFINE_MUTEX(baton_nl_watch_lock);
+static LIST_HEAD(baton_nl_watchers);
+static unsigned int baton_nl_nr_watchers;
+/* Events lost before delivery (queue full, no memory): every watcher's. */
+static atomic64_t baton_nl_lost = ATOMIC64_INIT(0);
+
+static struct baton_watcher *baton_watcher_find(struct net *net, u32 portid)
+{
+	struct baton_watcher *w;
+
+	lockdep_assert_held(&baton_nl_watch_lock);
+	list_for_each_entry(w, &baton_nl_watchers, node)
+		if (net_eq(w->net, net) && w->portid == portid)
+			return w;
+	return NULL;
+}
+
+static void baton_watcher_remove(struct baton_watcher *w)
+{
+	lockdep_assert_held(&baton_nl_watch_lock);
+	list_del(&w->node);
+	baton_nl_nr_watchers--;
+	put_cred(w->cred);
+	put_pid_ns(w->ns);
+	baton_put_ipc_ns(w->ipc_ns);
+	put_net(w->net);
+	kfree(w);
+}
+
+static int baton_nl_watch_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct net *net = genl_info_net(info);
+	struct baton_watcher *w;
+	int ret = 0;
+
+	mutex_lock(&baton_nl_watch_lock);
+	if (baton_watcher_find(net, info->snd_portid))
+		goto unlock;		/* already watching: nothing to do */
+	if (baton_nl_nr_watchers >= READ_ONCE(max_watchers)) {
+		GENL_SET_ERR_MSG(info, "too many watchers (max_watchers)");
+		ret = -ENOSPC;
+		goto unlock;
+	}
+	w = kzalloc(sizeof(*w), GFP_KERNEL_ACCOUNT);
+	if (!w) {
+		ret = -ENOMEM;
+		goto unlock;
+	}
+	w->net = get_net(net);
+	w->portid = info->snd_portid;
+	w->cred = get_current_cred();
+	w->ns = get_pid_ns(task_active_pid_ns(current));
+	w->ipc_ns = baton_get_ipc_ns(baton_current_ipc_ns());
+	w->lost_base = atomic64_read(&baton_nl_lost);
+	list_add_tail(&w->node, &baton_nl_watchers);
+	baton_nl_nr_watchers++;
+unlock:
+	mutex_unlock(&baton_nl_watch_lock);
+	return ret;
+}
+
+static int baton_nl_unwatch_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct baton_watcher *w;
+	int ret = 0;
+
+	mutex_lock(&baton_nl_watch_lock);
+	w = baton_watcher_find(genl_info_net(info), info->snd_portid);
+	if (w) {
+		baton_watcher_remove(w);
+	} else {
+		GENL_SET_ERR_MSG(info, "this socket is not watching");
+		ret = -ENOENT;
+	}
+	mutex_unlock(&baton_nl_watch_lock);
+	return ret;
+}
+
+/* A genetlink socket was released: forget it if it was watching. */
+static int baton_nl_notify(struct notifier_block *nb, unsigned long state,
+			   void *data)
+{
+	struct netlink_notify *n = data;
+	struct baton_watcher *w;
+
+	if (state != NETLINK_URELEASE || n->protocol != NETLINK_GENERIC)
+		return NOTIFY_DONE;
+	/*
+	 * Every genetlink socket ends here: spare them the mutex. A watcher
+	 * cannot be missed: its WATCH ran inside a sendmsg() on this very
+	 * socket, which holds the file, so it returned (and unlocked the
+	 * list after adding to it) before the release that calls us began.
+	 */
+	if (list_empty(&baton_nl_watchers))
+		return NOTIFY_DONE;
+	mutex_lock(&baton_nl_watch_lock);
+	w = baton_watcher_find(n->net, n->portid);
+	if (w)
+		baton_watcher_remove(w);
+	mutex_unlock(&baton_nl_watch_lock);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block baton_nl_notifier = {
+	.notifier_call = baton_nl_notify,
+};
+
+/* ---- events ---- */
+
+/*
+ * A queued event: a copy of the emitter's struct baton_event whose @obj
+ * points at @snap, a copy of the object's name and owner (the object may
+ * be freed before delivery; DESTROYED is sent from its free), and whose
+ * @pid holds its own reference.
+ */
+struct baton_nl_event {
+	struct list_head node;
+	struct baton_event ev;
+	struct baton_named snap;
+};
+
+static DEFINE_SPINLOCK(baton_nl_queue_lock);
+static LIST_HEAD(baton_nl_pending);
+static unsigned int baton_nl_nr_pending;
+static bool baton_nl_stopping;
+
+static void baton_nl_event_work(struct work_struct *work);
+static DECLARE_WORK(baton_nl_work, baton_nl_event_work);
+
+/*
+ * Anyone to tell? Read without locks: emitters run on hot-ish paths.
+ * The list is added to under baton_nl_watch_lock before WATCH returns,
+ * so an action ordered after that return (same task, or told through
+ * any synchronising channel) sees it non-empty; an event racing with a
+ * WATCH may miss that watcher, which is the subscription's start.
+ */
+static bool baton_nl_listening(void)
+{
+	if (READ_ONCE(baton_nl_stopping))
+		return false;
+	if (!list_empty(&baton_nl_watchers))
+		return true;
+#ifdef GENL_MCAST_CAP_SYS_ADMIN
+	return netlink_has_listeners(init_net.genl_sock,
+				     baton_nl_family.mcgrp_offset +
+				     BATON_NL_MCGRP_EVENTS_ID);
+#else
+	return false;
+#endif
+}
+
+static void baton_nl_event_free(struct baton_nl_event *e)
+{
+	put_pid(e->ev.pid);
+	if (e->snap.ipc_ns)
+		baton_put_ipc_ns(e->snap.ipc_ns);
+	kfree(e);
+}
+
+/*
+ * Tombstones come one per ticket: fold one that continues the last
+ * queued event (same ring, same dead producer, next ticket) into it.
+ */
+static bool baton_nl_coalesce(const struct baton_event *ev)
+{
+	struct baton_nl_event *last;
+
+	lockdep_assert_held(&baton_nl_queue_lock);
+	if (ev->type != BATON_EVENT_TOMBSTONES || list_empty(&baton_nl_pending))
+		return false;
+	last = list_last_entry(&baton_nl_pending, struct baton_nl_event, node);
+	if (last->ev.type != ev->type || last->ev.pid != ev->pid ||
+	    last->ev.ticket + last->ev.count != ev->ticket ||
+	    strcmp(last->snap.name, ev->obj->name))
+		return false;
+	last->ev.count += ev->count;
+	return true;
+}
+
+/*
+ * The work is scheduled under the lock, so once baton_nl_exit() has set
+ * the stopping flag under it, no schedule can follow its cancel.
+ */
+static bool baton_nl_enqueue(struct baton_nl_event *e)
+{
+	bool queued = false;
+
+	spin_lock(&baton_nl_queue_lock);
+	if (!baton_nl_stopping && baton_nl_nr_pending < BATON_NL_PENDING_MAX) {
+		list_add_tail(&e->node, &baton_nl_pending);
+		baton_nl_nr_pending++;
+		schedule_work(&baton_nl_work);
+		queued = true;
+	}
+	spin_unlock(&baton_nl_queue_lock);
+	return queued;
+}
+
+void baton_event(const struct baton_event *ev, gfp_t gfp)
+{
+	struct baton_nl_event *e;
+	bool merged;
+
+	if (!baton_nl_listening())
+		return;
+	spin_lock(&baton_nl_queue_lock);
+	merged = baton_nl_coalesce(ev);
+	spin_unlock(&baton_nl_queue_lock);
+	if (merged)
+		return;
+
+	e = kzalloc(sizeof(*e), gfp | __GFP_NOWARN);
+	if (!e) {
+		atomic64_inc(&baton_nl_lost);
+		return;
+	}
+	e->ev = *ev;
+	e->ev.obj = &e->snap;
+	e->ev.pid = get_pid(ev->pid);
+	/*
+	 * What baton_named_visible() reads, and the name. The namespace
+	 * with a reference: the object may be freed before delivery, and a
+	 * new namespace could then reuse the address.
+	 */
+	strscpy(e->snap.name, ev->obj->name, sizeof(e->snap.name));
+	e->snap.owner = ev->obj->owner;
+	e->snap.ipc_ns = baton_get_ipc_ns(ev->obj->ipc_ns);
+	if (!baton_nl_enqueue(e)) {
+		if (!READ_ONCE(baton_nl_stopping))
+			atomic64_inc(&baton_nl_lost);
+		baton_nl_event_free(e);
+	}
+}
+
+static int baton_nl_put_event(struct sk_buff *skb, const struct baton_event *ev,
+			      struct pid_namespace *ns, u64 drops)
+{
+	pid_t pid = ev->pid ? pid_nr_ns(ev->pid, ns) : 0;
+
+	if (nla_put_u32(skb, BATON_A_EVENT_TYPE, ev->type) ||
+	    nla_put_string(skb, BATON_A_EVENT_NAME, ev->obj->name) ||
+	    (pid && nla_put_u32(skb, BATON_A_EVENT_PID, pid)) ||
+	    (ev->role && nla_put_u32(skb, BATON_A_EVENT_ROLE, ev->role)) ||
+	    (ev->index >= 0 &&
+	     nla_put_u32(skb, BATON_A_EVENT_INDEX, ev->index)) ||
+	    (drops && nla_put_u64_64bit(skb, BATON_A_EVENT_DROPS, drops,
+					BATON_A_EVENT_PAD)))
+		return -EMSGSIZE;
+	if (ev->type == BATON_EVENT_TOMBSTONES &&
+	    (nla_put_u64_64bit(skb, BATON_A_EVENT_COUNT, ev->count,
+			       BATON_A_EVENT_PAD) ||
+	     nla_put_u64_64bit(skb, BATON_A_EVENT_TICKET, ev->ticket,
+			       BATON_A_EVENT_PAD)))
+		return -EMSGSIZE;
+	if (ev->type == BATON_EVENT_STRAGGLER &&
+	    (nla_put_u64_64bit(skb, BATON_A_EVENT_EPOCH, ev->epoch,
+			       BATON_A_EVENT_PAD) ||
+	     nla_put_u64_64bit(skb, BATON_A_EVENT_WAITED_MS, ev->waited_ms,
+			       BATON_A_EVENT_PAD)))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static struct sk_buff *baton_nl_event_msg(const struct baton_event *ev,
+					  struct pid_namespace *ns, u64 drops)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!skb)
+		return NULL;
+	hdr = genlmsg_put(skb, 0, 0, &baton_nl_family, 0, BATON_CMD_EVENT);
+	if (!hdr || baton_nl_put_event(skb, ev, ns, drops)) {
+		nlmsg_free(skb);
+		return NULL;
+	}
+	genlmsg_end(skb, hdr);
+	return skb;
+}
+
+static void baton_nl_deliver_one(struct baton_watcher *w,
+				 const struct baton_event *ev)
+{
+	const struct cred *old = override_creds(w->cred);
+	bool visible = baton_named_visible(ev->obj, w->ipc_ns);
+	struct sk_buff *skb;
+	u64 lost;
+	int ret;
+
+	revert_creds(old);
+	if (!visible)
+		return;
+	lost = atomic64_read(&baton_nl_lost) - w->lost_base;
+	skb = baton_nl_event_msg(ev, w->ns, w->drops + lost);
+	if (!skb) {
+		w->drops++;
+		return;
+	}
+	/* MSG_DONTWAIT inside: a full socket is -EAGAIN, never a sleep. */
+	ret = genlmsg_unicast(w->net, skb, w->portid);
+	if (ret == -ECONNREFUSED)
+		baton_watcher_remove(w);	/* the socket is gone */
+	else if (ret)
+		w->drops++;
+}
+
+/* The admin-only group, where the kernel can enforce admin-only. */
+static void baton_nl_multicast(const struct baton_event *ev)
+{
+#ifdef GENL_MCAST_CAP_SYS_ADMIN
+	struct sk_buff *skb;
+
+	if (!netlink_has_listeners(init_net.genl_sock,
+				   baton_nl_family.mcgrp_offset +
+				   BATON_NL_MCGRP_EVENTS_ID))
+		return;
+	skb = baton_nl_event_msg(ev, &init_pid_ns, 0);
+	if (skb)
+		genlmsg_multicast(&baton_nl_family, skb, 0,
+				  BATON_NL_MCGRP_EVENTS_ID, GFP_KERNEL);
+#endif
+}
+
+static void baton_nl_deliver(const struct baton_event *ev)
+{
+	struct baton_watcher *w, *tmp;
+
+	mutex_lock(&baton_nl_watch_lock);
+	list_for_each_entry_safe(w, tmp, &baton_nl_watchers, node)
+		baton_nl_deliver_one(w, ev);
+	mutex_unlock(&baton_nl_watch_lock);
+	baton_nl_multicast(ev);
+}
+
+static void baton_nl_event_work(struct work_struct *work)
+{
+	struct baton_nl_event *e, *tmp;
+	LIST_HEAD(batch);
+
+	spin_lock(&baton_nl_queue_lock);
+	list_splice_init(&baton_nl_pending, &batch);
+	baton_nl_nr_pending = 0;
+	spin_unlock(&baton_nl_queue_lock);
+
+	list_for_each_entry_safe(e, tmp, &batch, node) {
+		list_del(&e->node);
+		baton_nl_deliver(&e->ev);
+		baton_nl_event_free(e);
+	}
+}
+
+/* ---- policies, operations, registration ---- */
+
+/* Names are NUL-terminated, at most BATON_NAME_MAX - 1 bytes before it. */
+static const struct nla_policy baton_nl_ring_policy[BATON_A_RING_NAME + 1] = {
+	[BATON_A_RING_NAME] = { .type = NLA_NUL_STRING,
+				.len = BATON_NAME_MAX - 1 },
+};
+
+static const struct nla_policy baton_nl_epoch_policy[BATON_A_EPOCH_NAME + 1] = {
+	[BATON_A_EPOCH_NAME] = { .type = NLA_NUL_STRING,
+				 .len = BATON_NAME_MAX - 1 },
+};
+
+/*
+ * WATCH and UNWATCH have no policy: with resv_start_op at or below them
+ * the core rejects any attribute they are sent. A dump accepts the name
+ * attribute (the policy is shared) and ignores it.
+ */
+static const struct genl_ops baton_nl_ops[] = {
+	{
+		.cmd = BATON_CMD_RING_GET,
+		.doit = baton_nl_ring_doit,
+		.start = baton_nl_dump_start,
+		.dumpit = baton_nl_ring_dumpit,
+		.done = baton_nl_dump_done,
+		.policy = baton_nl_ring_policy,
+		.maxattr = BATON_A_RING_NAME,
+	},
+	{
+		.cmd = BATON_CMD_EPOCH_GET,
+		.doit = baton_nl_epoch_doit,
+		.start = baton_nl_dump_start,
+		.dumpit = baton_nl_epoch_dumpit,
+		.done = baton_nl_dump_done,
+		.policy = baton_nl_epoch_policy,
+		.maxattr = BATON_A_EPOCH_NAME,
+	},
+	{
+		.cmd = BATON_CMD_WATCH,
+		.doit = baton_nl_watch_doit,
+	},
+	{
+		.cmd = BATON_CMD_UNWATCH,
+		.doit = baton_nl_unwatch_doit,
+	},
+};
+
+static struct genl_family baton_nl_family = {
+	.name = BATON_FAMILY_NAME,
+	.version = BATON_FAMILY_VERSION,
+	.module = THIS_MODULE,
+	/* Objects are global; visibility, not the netns, decides. */
+	.netnsok = true,
+	/* The registries' and objects' own locks suffice. */
+	.parallel_ops = true,
+	/* Every command: strict header, strict attributes, policy required. */
+	.resv_start_op = BATON_CMD_RING_GET,
+	.ops = baton_nl_ops,
+	.n_ops = ARRAY_SIZE(baton_nl_ops),
+	.mcgrps = baton_nl_mcgrps,
+	.n_mcgrps = ARRAY_SIZE(baton_nl_mcgrps),
+};
+
+int baton_nl_init(void)
+{
+	int ret;
+
+	ret = netlink_register_notifier(&baton_nl_notifier);
+	if (ret)
+		return ret;
+	ret = genl_register_family(&baton_nl_family);
+	if (ret)
+		netlink_unregister_notifier(&baton_nl_notifier);
+	return ret;
+}
+
+void baton_nl_exit(void)
+{
+	struct baton_watcher *w, *wtmp;
+	struct baton_nl_event *e, *etmp;
+
+	/* No event is queued from here on; the work may still run once. */
+	spin_lock(&baton_nl_queue_lock);
+	WRITE_ONCE(baton_nl_stopping, true);
+	spin_unlock(&baton_nl_queue_lock);
+	cancel_work_sync(&baton_nl_work);
+
+	/* Waits for running doit and dump calls. */
+	genl_unregister_family(&baton_nl_family);
+	netlink_unregister_notifier(&baton_nl_notifier);
+
+	mutex_lock(&baton_nl_watch_lock);
+	list_for_each_entry_safe(w, wtmp, &baton_nl_watchers, node)
+		baton_watcher_remove(w);
+	mutex_unlock(&baton_nl_watch_lock);
+	list_for_each_entry_safe(e, etmp, &baton_nl_pending, node) {
+		list_del(&e->node);
+		baton_nl_event_free(e);
+	}
+}

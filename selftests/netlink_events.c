@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * netlink_events: the events a BATON_CMD_WATCH socket receives, and the
+ * counters that go with them, from separate processes on the real module.
+ *
+ * Owns: a ring's life (created, unlinked, destroyed, in that order); kill
+ * -9 of a producer gives PEER_DIED (its pid, role producer) and
+ * producer_deaths 1; an MPSC producer killed holding a ticket gives a
+ * TOMBSTONES event (count and first ticket) once the consumer reaches the
+ * ticket, and the tombstones counter matches; an epoch reader inside its
+ * read section is an active reader and the oldest announcement, with its
+ * pid, and a synchronize that waits on it past straggler_ms gives a
+ * STRAGGLER event naming it; UNWATCH stops the events.
+ *
+ * Events are delivered from a work item, so every wait for one is
+ * bounded by a generous timeout and never measured.
+ */
+#include "mpsc_common.h"
+#include "netlink_util.h"
+
+#define NE_WAIT_MS	20000
+#define STRAGGLER_PARAM	"/sys/module/baton/parameters/straggler_ms"
+
+FIXTURE(ne) {
+	struct nlt req;			/* requests */
+	struct nlt ev;			/* subscribed: events only */
+	char name[BATON_NAME_MAX];
+	long old_straggler_ms;		/* to restore; -1 if untouched */
+};
+
+static int ne_write_param(const char *path, unsigned long v);
+
+FIXTURE_SETUP(ne)
+{
+	struct nlt_err e;
+
+	BT_REQUIRE_DEV();
+	ASSERT_EQ(0, nlt_open(&self->req));
+	ASSERT_EQ(0, nlt_open(&self->ev));
+	ASSERT_EQ(0, nlt_watch(&self->ev, &e)) {
+		TH_LOG("WATCH: %d %s", e.error, e.msg);
+	}
+	bt_make_name(self->name, sizeof(self->name), "ne");
+	self->old_straggler_ms = -1;
+}
+
+FIXTURE_TEARDOWN(ne)
+{
+	if (self->old_straggler_ms >= 0)
+		ne_write_param(STRAGGLER_PARAM,
+			       (unsigned long)self->old_straggler_ms);
+	bt_unlink_quiet(self->name);
+	baton_epoch_unlink(self->name, BATON_BACKEND_KMOD);
+	nlt_close(&self->req);
+	nlt_close(&self->ev);
+}
+
+TEST_F(ne, ring_created_unlinked_destroyed)
+{
+	struct baton_ring_params p = bt_params(4, 8);
+	struct baton_ring *r;
+	static struct nlt_obj ev;
+
+	ASSERT_EQ(0, baton_ring_create(self->name, &p, BATON_ROLE_PRODUCER,
+				       &r));
+	ASSERT_EQ(0, nlt_wait_event(&self->ev, BATON_EVENT_RING_CREATED,
+				    self->name, NE_WAIT_MS, &ev, NULL, NULL));
+	ASSERT_EQ(0, baton_ring_unlink(self->name, BATON_BACKEND_KMOD));
+	ASSERT_EQ(0, nlt_wait_event(&self->ev, BATON_EVENT_RING_UNLINKED,
+				    self->name, NE_WAIT_MS, &ev, NULL, NULL));
+	/* the open fd keeps it: destroyed only once we close */
+	baton_ring_close(r);
+	ASSERT_EQ(0, nlt_wait_event(&self->ev, BATON_EVENT_RING_DESTROYED,
+				    self->name, NE_WAIT_MS, &ev, NULL, NULL));
+}
+
+TEST_F(ne, epoch_created_unlinked_destroyed)
+{
+	struct baton_epoch_params p = { 4, 4, 0600, BATON_BACKEND_KMOD };
+	struct baton_epoch *d;
+	static struct nlt_obj ev;
+
+	ASSERT_EQ(0, baton_epoch_create(self->name, &p, &d));
+	ASSERT_EQ(0, nlt_wait_event(&self->ev, BATON_EVENT_EPOCH_CREATED,
+				    self->name, NE_WAIT_MS, &ev, NULL, NULL));
+	ASSERT_EQ(0, baton_epoch_unlink(self->name, BATON_BACKEND_KMOD));
+	ASSERT_EQ(0, nlt_wait_event(&self->ev, BATON_EVENT_EPOCH_UNLINKED,
+				    self->name, NE_WAIT_MS, &ev, NULL, NULL));
+	baton_epoch_close(d);
+	ASSERT_EQ(0, nlt_wait_event(&self->ev, BATON_EVENT_EPOCH_DESTROYED,
+				    self->name, NE_WAIT_MS, &ev, NULL, NULL));
+}
+
+/* Child: attach as producer, say so, wait to be killed. */
+static pid_t ne_idle_producer(const char *name, struct bt_sync *s)
+{
+	pid_t pid = fork();
+	struct baton_ring *pr;
+
+	if (pid)
+		return pid;
+	if (baton_ring_open(name, BATON_ROLE_PRODUCER, BATON_BACKEND_KMOD, &pr))
+		_exit(3);
+	bt_sync_post(s);
+	pause();
+	_exit(4);
+}
+
+TEST_F_TIMEOUT(ne, kill9_producer_peer_died, 60)
+{
+	struct baton_ring_params p = bt_params(8, 8);
+	struct baton_ring *c;
+	static struct nlt_obj ev, o;
+	struct nlt_err e;
+	struct bt_sync s;
+	pid_t pid;
+
+	ASSERT_EQ(0, bt_sync_init(&s));
+	ASSERT_EQ(0, baton_ring_create(self->name, &p, BATON_ROLE_CONSUMER,
+				       &c));
+	pid = ne_idle_producer(self->name, &s);
+	ASSERT_LE(0, pid);
+	ASSERT_EQ(0, bt_sync_wait(&s, NE_WAIT_MS));
+	ASSERT_EQ(0, nlt_get(&self->req, BATON_CMD_RING_GET, self->name, &o,
+			     &e));
+	EXPECT_EQ(1, o.a.v[BATON_A_RING_PRODUCERS]);
+	EXPECT_EQ(0, o.a.v[BATON_A_RING_PRODUCER_DEATHS]);
+
+	kill(pid, SIGKILL);
+	EXPECT_EQ(128 + SIGKILL, bt_wait_timeout(pid, NE_WAIT_MS));
+	ASSERT_EQ(0, nlt_wait_event(&self->ev, BATON_EVENT_PEER_DIED,
+				    self->name, NE_WAIT_MS, &ev, NULL, NULL));
+	EXPECT_EQ(pid, ev.a.v[BATON_A_EVENT_PID]);
+	EXPECT_EQ(BATON_ROLE_PRODUCER, ev.a.v[BATON_A_EVENT_ROLE]);
+
+	ASSERT_EQ(0, nlt_get(&self->req, BATON_CMD_RING_GET, self->name, &o,
+			     &e));
+	EXPECT_EQ(1, o.a.v[BATON_A_RING_PRODUCER_DEATHS]);
+	EXPECT_EQ(0, o.a.v[BATON_A_RING_PRODUCERS]);
+	EXPECT_EQ(BATON_STATE_PRODUCER_GONE,
+		  o.a.v[BATON_A_RING_STATE] & BATON_STATE_PRODUCER_GONE);
+	baton_ring_close(c);
+	bt_sync_close(&s);
+}
+
+/* Child: attach an MPSC producer, take @n tickets, wait to be killed. */
+static pid_t ne_ticket_holder(const char *name, uint32_t n, struct bt_sync *s)
+{
+	pid_t pid = fork();
+	struct baton_ring *pr;
+
+	if (pid)
+		return pid;
+	if (baton_ring_open(name, BATON_ROLE_PRODUCER, BATON_BACKEND_KMOD, &pr))
+		_exit(3);
+	baton_mpsc_prod_reserve(pr, n);
+	bt_sync_post(s);
+	pause();
+	_exit(4);
+}
+
+TEST_F_TIMEOUT(ne, mpsc_kill_mid_reservation_tombstones, 60)
+{
+	struct baton_ring_params p = mp_params(8, 2);
+	struct baton_mpsc_loss loss;
+	struct baton_ring *c;
+	static struct nlt_obj ev, o;
+	struct nlt_err e;
+	struct bt_sync s;
+	uint64_t m[2], lost = 0;
+	pid_t pid;
+	int ret;
+
+	ASSERT_EQ(0, bt_sync_init(&s));
+	ASSERT_EQ(0, baton_ring_create(self->name, &p, BATON_ROLE_CONSUMER,
+				       &c));
+	pid = ne_ticket_holder(self->name, 2, &s);
+	ASSERT_LE(0, pid);
+	ASSERT_EQ(0, bt_sync_wait(&s, NE_WAIT_MS));
+	kill(pid, SIGKILL);
+	EXPECT_EQ(128 + SIGKILL, bt_wait_timeout(pid, NE_WAIT_MS));
+	/* the consumer reaches the dead tickets: the kernel tombstones them */
+	while ((ret = baton_mpsc_pop(c, m, sizeof(m), 10 * BT_NSEC, &loss)) ==
+	       BATON_MPSC_LOST)
+		lost++;
+	EXPECT_EQ(-EPIPE, ret);
+	EXPECT_EQ(2, lost);
+
+	ASSERT_EQ(0, nlt_wait_event(&self->ev, BATON_EVENT_TOMBSTONES,
+				    self->name, NE_WAIT_MS, &ev, NULL, NULL));
+	EXPECT_EQ(0, ev.a.v[BATON_A_EVENT_TICKET]);
+	EXPECT_LE(1, ev.a.v[BATON_A_EVENT_COUNT]);
+	lost = ev.a.v[BATON_A_EVENT_COUNT];
+	/* the kernel may tombstone the two tickets in one go or in two */
+	if (lost < 2) {
+		ASSERT_EQ(0, nlt_wait_event(&self->ev, BATON_EVENT_TOMBSTONES,
+					    self->name, NE_WAIT_MS, &ev, NULL,
+					    NULL));
+		EXPECT_EQ(lost, ev.a.v[BATON_A_EVENT_TICKET]);
+		lost += ev.a.v[BATON_A_EVENT_COUNT];
+	}
+	EXPECT_EQ(2, lost);
+	ASSERT_EQ(0, nlt_get(&self->req, BATON_CMD_RING_GET, self->name, &o,
+			     &e));
+	EXPECT_EQ(2, o.a.v[BATON_A_RING_TOMBSTONES]);
+	EXPECT_EQ(1, o.a.v[BATON_A_RING_PRODUCER_DEATHS]);
+	EXPECT_EQ(2, o.a.v[BATON_A_RING_MSGS_RESERVED]);
+	EXPECT_EQ(2, o.a.v[BATON_A_RING_MSGS_CONSUMED]);
+	baton_ring_close(c);
+	bt_sync_close(&s);
+}
+
+struct ne_shared {
+	uint64_t epoch;			/* what the reader announced */
+};
+
+/* Child: register, enter a read section, publish the epoch, hold on. */
+static pid_t ne_reader(const char *name, struct ne_shared *sh,
+		       struct bt_sync *s)
+{
+	pid_t pid = fork();
+	struct baton_epoch *d;
+
+	if (pid)
+		return pid;
+	if (baton_epoch_open(name, BATON_BACKEND_KMOD, &d))
+		_exit(3);
+	if (baton_epoch_register(d) < 0)
+		_exit(4);
+	sh->epoch = baton_epoch_enter(d);
+	bt_sync_post(s);
+	pause();
+	_exit(5);
+}
+
+TEST_F_TIMEOUT(ne, epoch_active_reader_and_oldest_pid, 60)
+{
+	struct baton_epoch_params p = { 4, 8, 0600, BATON_BACKEND_KMOD };
+	struct ne_shared *sh;
+	struct baton_epoch *d;
+	static struct nlt_obj o;
+	struct nlt_err e;
+	struct bt_sync s;
+	pid_t pid;
+	int k, found = 0;
+
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sh);
+	ASSERT_EQ(0, bt_sync_init(&s));
+	ASSERT_EQ(0, baton_epoch_create(self->name, &p, &d));
+	ASSERT_LE(0, baton_epoch_register(d));
+	pid = ne_reader(self->name, sh, &s);
+	ASSERT_LE(0, pid);
+	ASSERT_EQ(0, bt_sync_wait(&s, NE_WAIT_MS));
+
+	ASSERT_EQ(0, nlt_get(&self->req, BATON_CMD_EPOCH_GET, self->name, &o,
+			     &e));
+	EXPECT_EQ(2, o.a.v[BATON_A_EPOCH_PARTICIPANTS]);
+	EXPECT_EQ(1, o.a.v[BATON_A_EPOCH_ACTIVE_READERS]);
+	EXPECT_EQ(sh->epoch, o.a.v[BATON_A_EPOCH_OLDEST]);
+	EXPECT_EQ(pid, o.a.v[BATON_A_EPOCH_OLDEST_PID]);
+	EXPECT_EQ(4, o.a.v[BATON_A_EPOCH_MAX_PARTICIPANTS]);
+	EXPECT_EQ(2, o.npeers);
+	for (k = 0; k < o.npeers; k++) {
+		const struct nlt_rec *r = &o.peers[k];
+
+		if (r->v[BATON_A_PEER_PID] != (uint64_t)pid)
+			continue;
+		found++;
+		EXPECT_EQ(sh->epoch, r->v[BATON_A_PEER_ANNOUNCED]);
+	}
+	EXPECT_EQ(1, found);
+
+	kill(pid, SIGKILL);
+	EXPECT_EQ(128 + SIGKILL, bt_wait_timeout(pid, NE_WAIT_MS));
+	baton_epoch_close(d);
+	bt_sync_close(&s);
+	munmap(sh, sizeof(*sh));
+}
+
+static int ne_read_param(const char *path, unsigned long *v)
+{
+	FILE *f = fopen(path, "r");
+	int ok;
+
+	if (!f)
+		return -errno;
+	ok = fscanf(f, "%lu", v) == 1;
+	fclose(f);
+	return ok ? 0 : -EINVAL;
+}
+
+static int ne_write_param(const char *path, unsigned long v)
+{
+	FILE *f = fopen(path, "w");
+	int ok;
+
+	if (!f)
+		return -errno;
+	ok = fprintf(f, "%lu\n", v) > 0;
+	return fclose(f) == 0 && ok ? 0 : -EIO;
+}
+
+TEST_F_TIMEOUT(ne, straggler_event_names_the_reader, 60)
+{
+	struct baton_epoch_params p = { 4, 8, 0600, BATON_BACKEND_KMOD };
+	unsigned long old_ms, want_ms = 50;
+	static struct nlt_obj ev, o;
+	struct ne_shared *sh;
+	struct baton_epoch *d;
+	struct nlt_err e;
+	struct bt_sync s;
+	pid_t pid, holder = 0;
+	uint64_t epoch;
+
+	if (ne_read_param(STRAGGLER_PARAM, &old_ms) ||
+	    ne_write_param(STRAGGLER_PARAM, want_ms))
+		SKIP(return, "%s is not writable", STRAGGLER_PARAM);
+	self->old_straggler_ms = (long)old_ms;
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sh);
+	ASSERT_EQ(0, bt_sync_init(&s));
+	ASSERT_EQ(0, baton_epoch_create(self->name, &p, &d));
+	ASSERT_LE(0, baton_epoch_register(d));
+	pid = ne_reader(self->name, sh, &s);
+	ASSERT_LE(0, pid);
+	ASSERT_EQ(0, bt_sync_wait(&s, NE_WAIT_MS));
+
+	ASSERT_EQ(0, baton_epoch_retire(d, 1, 0, &epoch));
+	/* the reader never leaves: the deadline ends it, naming the holder */
+	EXPECT_EQ(-ETIMEDOUT, baton_epoch_synchronize(d, epoch,
+						      (int64_t)(want_ms * 10) *
+						      BT_MSEC, &holder));
+	EXPECT_EQ(pid, holder);
+	ASSERT_EQ(0, nlt_wait_event(&self->ev, BATON_EVENT_STRAGGLER,
+				    self->name, NE_WAIT_MS, &ev, NULL, NULL));
+	EXPECT_EQ(pid, ev.a.v[BATON_A_EVENT_PID]);
+	EXPECT_EQ(sh->epoch, ev.a.v[BATON_A_EVENT_EPOCH]);
+	EXPECT_LE(want_ms, ev.a.v[BATON_A_EVENT_WAITED_MS]);
+	ASSERT_EQ(0, nlt_get(&self->req, BATON_CMD_EPOCH_GET, self->name, &o,
+			     &e));
+	EXPECT_EQ(1, o.a.v[BATON_A_EPOCH_SYNC_TIMEOUTS]);
+	EXPECT_LE(1, o.a.v[BATON_A_EPOCH_SYNC_WAITS]);
+	EXPECT_EQ(1, o.a.v[BATON_A_EPOCH_PENDING]);
+
+	kill(pid, SIGKILL);
+	EXPECT_EQ(128 + SIGKILL, bt_wait_timeout(pid, NE_WAIT_MS));
+	baton_epoch_close(d);
+	bt_sync_close(&s);
+	munmap(sh, sizeof(*sh));
+}
+
+/* After UNWATCH, a ring's creation reaches the other watcher only. */
+TEST_F(ne, unwatch_stops_events)
+{
+	struct baton_ring_params p = bt_params(4, 8);
+	static struct nlt_obj ev;
+	struct baton_ring *r;
+	struct nlt quiet;
+	struct nlt_msg m;
+	struct nlt_err e;
+	char buf[4096];
+
+	ASSERT_EQ(0, nlt_open(&quiet));
+	ASSERT_EQ(0, nlt_watch(&quiet, &e));
+	nlt_msg_init(&m, quiet.family, NLM_F_ACK, BATON_CMD_UNWATCH);
+	ASSERT_EQ(0, nlt_send(&quiet, &m));
+	ASSERT_EQ(0, nlt_collect(&quiet, &e, NULL, NULL));
+
+	ASSERT_EQ(0, baton_ring_create(self->name, &p, BATON_ROLE_PRODUCER,
+				       &r));
+	/* the subscribed socket gets it: delivery has happened by then */
+	ASSERT_EQ(0, nlt_wait_event(&self->ev, BATON_EVENT_RING_CREATED,
+				    self->name, NE_WAIT_MS, &ev, NULL, NULL));
+	EXPECT_EQ(-ETIMEDOUT, nlt_recv(&quiet, buf, sizeof(buf), 0));
+	baton_ring_close(r);
+	nlt_close(&quiet);
+}
+
+TEST_HARNESS_MAIN
