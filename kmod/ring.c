@@ -802,6 +802,16 @@ static long baton_ring_wake(struct baton_ring_file *rf, unsigned long arg)
 		return -EINVAL;
 
 	/*
+	 * Counted before the wake-up: a woken parker that reads the counter
+	 * at once must find this wake in it (ring_park saw 0 when a slow
+	 * waker had woken it but not yet counted).
+	 */
+	spin_lock(&ring->lock);
+	baton_hdr_inc(ring, producer ? &ring->hdr->wakes_of_consumer :
+				       &ring->hdr->wakes_of_producer);
+	spin_unlock(&ring->lock);
+
+	/*
 	 * H, matches F and G: the caller's index store, made in user space
 	 * before this call, is ordered before the wait-queue lock below, so
 	 * a parker re-checking under that lock after us sees the new index,
@@ -810,11 +820,6 @@ static long baton_ring_wake(struct baton_ring_file *rf, unsigned long arg)
 	 */
 	smp_mb();
 	wake_up(producer ? &ring->cons_wq : &ring->prod_wq);
-
-	spin_lock(&ring->lock);
-	baton_hdr_inc(ring, producer ? &ring->hdr->wakes_of_consumer :
-				       &ring->hdr->wakes_of_producer);
-	spin_unlock(&ring->lock);
 	return 0;
 }
 
