@@ -8,6 +8,9 @@
 #                    logs in build/logs/, last line "N passed, N failed, N skipped"
 #   make run         deps, build, boot the VM, run bench/pipeline_demo
 #   make vm-check    just the VM selftests     make host-check   just the host tests
+#   make vm-check-debug  the VM selftests on the debug kernel (KASAN, lockdep,
+#                    kmemleak, UBSAN, fault injection); `make debug-kernel` only
+#                    builds that kernel (cached in /var/cache/baton) and its baton.ko
 #   make models      the spin models           make lint         checkpatch --strict
 #   make bench       the benchmark suite (host memfd + VM kmod, peers, plots):
 #                    bench/results/; `make bench-build` only builds bench/
@@ -26,7 +29,8 @@ KDIR ?= /lib/modules/$(KVER)/build
 KMOD_ARGS = KVER=$(KVER) KDIR=$(KDIR)
 
 .PHONY: all kmod lib selftests bench bench-build perf-gate perf-gate-selftest \
-	deps check run install lint models vm-check host-check clean
+	deps check run install lint models vm-check vm-check-debug debug-kernel \
+	host-check clean
 
 all: kmod lib selftests bench-build
 
@@ -65,6 +69,14 @@ run:
 
 vm-check: kmod selftests
 	selftests/vm/run-vm.sh selftests
+
+# The kernel comes from its cache unless its config or recipe changed; the
+# module is built in build/kmod-debug/, so kmod/baton.ko stays the Debian one.
+debug-kernel:
+	selftests/vm/debug-kernel.sh module
+
+vm-check-debug: debug-kernel selftests
+	BATON_VM_KERNEL=debug selftests/vm/run-vm.sh selftests
 
 host-check: lib
 	$(MAKE) -C selftests/host check
