@@ -13,6 +13,9 @@
 #   make soak DURATION=secs [KILL_ITERS=n]
 #                    the VM soak (selftests/soak.c) for DURATION seconds (default
 #                    600); with KILL_ITERS, then the kill -9 matrix at n iterations
+#   make vm-check-debug  the VM selftests on the debug kernel (KASAN, lockdep,
+#                    kmemleak, UBSAN, fault injection); `make debug-kernel` only
+#                    builds that kernel (cached in /var/cache/baton) and its baton.ko
 #   make models      the spin models           make lint         checkpatch --strict
 #   make bench       the benchmark suite (host memfd + VM kmod, peers, plots):
 #                    bench/results/; `make bench-build` only builds bench/
@@ -31,7 +34,8 @@ KDIR ?= /lib/modules/$(KVER)/build
 KMOD_ARGS = KVER=$(KVER) KDIR=$(KDIR)
 
 .PHONY: all kmod lib selftests bench bench-build perf-gate perf-gate-selftest \
-	deps check run install lint models vm-check host-check fuzz soak clean
+	deps check run install lint models vm-check vm-check-debug debug-kernel \
+	host-check fuzz soak clean
 
 all: kmod lib selftests bench-build
 
@@ -71,6 +75,14 @@ run:
 vm-check: kmod selftests
 	selftests/vm/run-vm.sh selftests
 
+# The kernel comes from its cache unless its config or recipe changed; the
+# module is built in build/kmod-debug/, so kmod/baton.ko stays the Debian one.
+debug-kernel:
+	selftests/vm/debug-kernel.sh module
+
+vm-check-debug: debug-kernel selftests
+	BATON_VM_KERNEL=debug selftests/vm/run-vm.sh selftests
+
 # selftests/fuzz.c -u: after the run everything must be closed, so the
 # fuzzer itself must be able to unload the module.
 fuzz: kmod selftests
@@ -82,9 +94,10 @@ host-check: lib
 	$(MAKE) -C selftests/host check
 
 # Documentation/reliability.rst. The VM gets DURATION plus ten minutes.
-DURATION ?= 600
+# (No global DURATION default: make fuzz's is 60 s, the soak's 600 s.)
+SOAK_SECONDS = $(or $(DURATION),600)
 soak: kmod selftests
-	BATON_EXEC_ARGS=$(DURATION) BATON_VM_TIMEOUT=$$(($(DURATION) + 600)) \
+	BATON_EXEC_ARGS=$(SOAK_SECONDS) BATON_VM_TIMEOUT=$$(($(SOAK_SECONDS) + 600)) \
 		selftests/vm/run-vm.sh exec build/selftests/soak
 	$(if $(KILL_ITERS),BATON_EXEC_ARGS=$(KILL_ITERS) BATON_VM_TIMEOUT=$$(($(KILL_ITERS) * 2 + 600)) \
 		selftests/vm/run-vm.sh exec build/selftests/kill_matrix)

@@ -5,7 +5,9 @@
 # host tests (selftests/host, TAP); the spin models (TAP); checkpatch lint
 # (TAP, a test per file); the perf gate and its self-test (TAP, a test per
 # gated path: bench/perf-gate.sh); the VM selftests (TAP, plus "VM finished"
-# and "kernel log clean"). A later stage runs even when an earlier one failed,
+# and "kernel log clean"); the debug kernel and its baton.ko (a build: from
+# the cache in /var/cache/baton unless its config changed); the VM selftests
+# again on that kernel (the same TAP, plus the kmemleak verdict). A later stage runs even when an earlier one failed,
 # so one report shows everything; only a failed `make deps` stops the run.
 #
 # Each stage leaves build/logs/<stage>.log (everything it printed) and
@@ -89,17 +91,31 @@ stage lint .ci/lint.sh
 stage perf-gate $MAKE --no-print-directory perf-gate
 stage perf-gate-selftest $MAKE --no-print-directory perf-gate-selftest
 
-# The VM runner writes its own vm-selftests.tap (job TAP + its verdicts);
-# it must exist, else the runner died before giving one.
-echo "==> vm-selftests: selftests/vm/run-vm.sh selftests"
-rc=0 start=$SECONDS
-selftests/vm/run-vm.sh selftests >"$logs/vm-selftests.run.log" 2>&1 </dev/null || rc=$?
-if [[ ! -s "$logs/vm-selftests.tap" ]]; then
-	echo "not ok - vm-selftests: runner exit status $rc and no results (see $logs/vm-selftests.run.log)" >"$logs/vm-selftests.tap"
-elif ((rc != 0)) && ! grep -q '^not ok' "$logs/vm-selftests.tap"; then
-	echo "not ok - vm-selftests: runner exit status $rc without a failing test" >>"$logs/vm-selftests.tap"
+# vm_stage NAME KERNEL: the VM selftests on KERNEL (BATON_VM_KERNEL). The
+# runner writes its own NAME.tap (job TAP + its verdicts); it must exist,
+# else the runner died before giving one.
+vm_stage() {
+	local name=$1 kernel=$2 rc=0 start=$SECONDS
+	local tap="$logs/$name.tap"
+	echo "==> $name: BATON_VM_KERNEL=$kernel selftests/vm/run-vm.sh selftests"
+	BATON_VM_KERNEL=$kernel selftests/vm/run-vm.sh selftests \
+		>"$logs/$name.run.log" 2>&1 </dev/null || rc=$?
+	if [[ ! -s "$tap" ]]; then
+		echo "not ok - $name: runner exit status $rc and no results (see $logs/$name.run.log)" >"$tap"
+	elif ((rc != 0)) && ! grep -q '^not ok' "$tap"; then
+		echo "not ok - $name: runner exit status $rc without a failing test" >>"$tap"
+	fi
+	report "$name" "$tap" "$rc" $((SECONDS - start))
+}
+
+vm_stage vm-selftests debian
+# Built once (about 4 min on 2 idle cores), then taken from the cache.
+build debug-kernel selftests/vm/debug-kernel.sh module
+if grep -q '^ok' "$logs/build-debug-kernel.tap"; then
+	vm_stage vm-selftests-debug debug
+else
+	echo "not ok - vm-selftests-debug: no debug kernel (see $logs/build-debug-kernel.log)" >"$logs/vm-selftests-debug.tap"
 fi
-report vm-selftests "$logs/vm-selftests.tap" "$rc" $((SECONDS - start))
 
 # One TAP stream: every result renumbered, prefixed with its stage.
 pass=0 fail=0 skip=0 n=0
@@ -107,7 +123,8 @@ body=$(mktemp)
 trap 'rm -f "$body"' EXIT
 for tap in "$logs"/build-kmod.tap "$logs"/build-lib.tap "$logs"/build-selftests.tap \
 	"$logs"/build-bench.tap "$logs"/host.tap "$logs"/models.tap "$logs"/lint.tap \
-	"$logs"/perf-gate.tap "$logs"/perf-gate-selftest.tap "$logs"/vm-selftests.tap; do
+	"$logs"/perf-gate.tap "$logs"/perf-gate-selftest.tap "$logs"/vm-selftests.tap \
+	"$logs"/build-debug-kernel.tap "$logs"/vm-selftests-debug.tap; do
 	st=$(basename "$tap" .tap)
 	[[ -f $tap ]] || echo "not ok - $st: the stage left no results" >"$tap"
 	while IFS= read -r line; do

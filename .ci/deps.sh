@@ -8,6 +8,10 @@ set -euo pipefail
 PKGS=(
 	build-essential make perl gzip cpio xz-utils bc flex bison pkg-config
 	linux-headers-amd64 linux-image-amd64 linux-source-6.1 kmod libelf-dev libssl-dev
+	# the debug kernel (selftests/vm/debug-kernel.sh) also needs, from the
+	# lines above: build-essential bc flex bison libelf-dev (objtool)
+	# libssl-dev xz-utils perl cpio linux-source-6.1; and flock:
+	util-linux
 	qemu-system-x86 busybox-static
 	spin sparse strace valgrind
 	libnl-3-dev libnl-genl-3-dev

@@ -13,10 +13,18 @@
 #       exec       FILE (the first one) with BATON_EXEC_ARGS; status is its own
 #   FILE...        extra static binaries, copied to /extra/ in the VM
 #   --no-module    boot without kmod/baton.ko if it is missing (smoke tests only)
-# Environment: BATON_VM_TIMEOUT (whole run, default 1200 s), BATON_TEST_TIMEOUT
+# Environment: BATON_VM_TIMEOUT (whole run, default 1200 s; 3600 s on the
+# debug kernel), BATON_TEST_TIMEOUT
 # (per test program, default 600 s), BATON_VM_ACCEL (kvm|tcg, default: probe),
 # BATON_KVER, BATON_DEMO_ARGS, BATON_EXEC_ARGS, BATON_VM_APPEND (extra kernel
-# command line).
+# command line), BATON_VM_KERNEL (which kernel to boot, below).
+#
+# BATON_VM_KERNEL=debian (the default) boots the Debian kernel with
+# kmod/baton.ko. BATON_VM_KERNEL=debug boots the debug kernel (KASAN,
+# lockdep, kmemleak, UBSAN, fault injection; selftests/vm/debug-kernel.sh
+# builds it once into its cache, and baton.ko against it into
+# build/kmod-debug/) and names the logs vm-<job>-debug.*. Its verdict adds
+# the kmemleak scan /init makes after the job (any leak reported fails).
 #
 # Exit status: 0 only if the end marker arrived, the kernel log is clean, the
 # job succeeded and no TAP line says "not ok".
@@ -25,7 +33,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 srctree=$(cd "$here/../.." && pwd)
 module_optional=${BATON_VM_MODULE_OPTIONAL:-0}
-vm_timeout=${BATON_VM_TIMEOUT:-1200}
+vm_timeout=${BATON_VM_TIMEOUT:-}
 
 while (($#)); do
 	case "$1" in
@@ -41,10 +49,23 @@ job=${1:-}
 shift
 extra=("$@")
 
+vm_kernel=${BATON_VM_KERNEL:-debian}
+case "$vm_kernel" in
+debian) suffix="" ;;
+debug) suffix="-debug" ;;
+*) echo "run-vm.sh: BATON_VM_KERNEL=$vm_kernel: must be debian or debug" >&2; exit 2 ;;
+esac
+
+# The debug kernel runs the suite several times slower.
+if [[ -z "$vm_timeout" ]]; then
+	vm_timeout=1200
+	[[ "$vm_kernel" == debug ]] && vm_timeout=3600
+fi
+
 logs="$srctree/build/logs"
 mkdir -p "$logs" "$srctree/build/vm"
 # A private work directory: two runs in one tree must not share an image.
-work=$(mktemp -d "$srctree/build/vm/$job.XXXXXX")
+work=$(mktemp -d "$srctree/build/vm/$job$suffix.XXXXXX")
 qpid="" tpid=""
 cleanup() {
 	[[ -z "$qpid" ]] || kill "$qpid" 2>/dev/null || true
@@ -53,13 +74,13 @@ cleanup() {
 }
 trap cleanup EXIT
 trap "exit 130" INT TERM
-log="$logs/vm-$job.log" out="$logs/vm-$job.out" tap="$logs/vm-$job.tap"
+log="$logs/vm-$job$suffix.log" out="$logs/vm-$job$suffix.out" tap="$logs/vm-$job$suffix.tap"
 rm -f "$log" "$out" "$tap"
 
 # A runner that cannot even start still leaves a verdict behind.
 fail_early() {
 	echo "run-vm.sh: $*" >&2
-	echo "not ok - vm $job: $*" >"$tap"
+	echo "not ok - vm $job$suffix: $*" >"$tap"
 	exit 1
 }
 
@@ -74,17 +95,28 @@ esac
 for tool in qemu-system-x86_64 cpio gzip timeout modinfo; do
 	command -v "$tool" >/dev/null || fail_early "$tool not installed (make deps)"
 done
-kver=$("$here/kver.sh") || fail_early "no usable kernel (make deps)"
-kernel="/boot/vmlinuz-$kver"
+if [[ "$vm_kernel" == debug ]]; then
+	# Builds the kernel only if its cache entry is missing (minutes), and
+	# the module into build/kmod-debug/ if a source changed.
+	ko=$("$here/debug-kernel.sh" module) || fail_early "no debug kernel or module (see above)"
+	kdir=$("$here/debug-kernel.sh" dir) || fail_early "no debug kernel"
+	kver=$(cat "$kdir/obj/include/config/kernel.release")
+	kernel="$kdir/bzImage"
+	rebuild="selftests/vm/debug-kernel.sh module"
+else
+	kver=$("$here/kver.sh") || fail_early "no usable kernel (make deps)"
+	kernel="/boot/vmlinuz-$kver"
+	ko="$srctree/kmod/baton.ko"
+	rebuild="make clean kmod"
+fi
 
 mk_args=(-o "$work/initramfs.cpio.gz" -j "$here/job-$job.sh" -e "$work/job.env")
 
-ko="$srctree/kmod/baton.ko"
 if [[ -f "$ko" ]]; then
 	# The module must be built for the kernel we boot, not the host's.
 	vermagic=$(modinfo -F vermagic "$ko" | awk '{ print $1 }')
 	[[ "$vermagic" == "$kver" ]] ||
-		fail_early "kmod/baton.ko is built for '$vermagic' but the VM boots $kver (make clean kmod)"
+		fail_early "${ko#"$srctree"/} is built for '$vermagic' but the VM boots $kver ($rebuild)"
 	mk_args+=(-m "$ko")
 elif [[ "$module_optional" == 1 ]]; then
 	echo "run-vm.sh: kmod/baton.ko missing; booting without it (--no-module)" >&2
@@ -127,6 +159,7 @@ shq() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
 	echo "BATON_TEST_TIMEOUT=$(shq "${BATON_TEST_TIMEOUT:-600}")"
 	echo "BATON_DEMO_ARGS=$(shq "${BATON_DEMO_ARGS:-}")"
 	echo "BATON_EXEC_ARGS=$(shq "${BATON_EXEC_ARGS:-}")"
+	echo "BATON_VM_KERNEL=$(shq "$vm_kernel")"
 	if [[ "$job" == exec ]]; then
 		echo "BATON_EXEC=$(shq "$(basename "${extra[0]}")")"
 	fi
@@ -147,13 +180,17 @@ accel_args=(-accel tcg)
 [[ "$accel" == kvm ]] && accel_args=(-accel kvm -cpu host)
 
 append="console=ttyS0 slub_debug=FZPU panic=-1 oops=panic panic_on_warn=0 ${BATON_VM_APPEND:-}"
-echo "run-vm.sh: job $job, kernel $kver, accel $accel, timeout ${vm_timeout}s, image $(du -h "$work/initramfs.cpio.gz" | cut -f1)"
+echo "run-vm.sh: job $job, kernel $kver ($vm_kernel), accel $accel, timeout ${vm_timeout}s, image $(du -h "$work/initramfs.cpio.gz" | cut -f1)"
 
 raw_console="$work/console.raw" raw_out="$work/out.raw"
 : >"$raw_console"
 : >"$raw_out"
 start=$SECONDS
-timeout -k 10 "$vm_timeout" qemu-system-x86_64 "${accel_args[@]}" -smp 2 -m 1024 \
+# Two CPUs. The debug kernel has no ACPI and finds CPUs in SeaBIOS's MP
+# table, which lists one processor per package: give it two sockets.
+smp=2
+[[ "$vm_kernel" == debug ]] && smp=2,sockets=2,cores=1,threads=1
+timeout -k 10 "$vm_timeout" qemu-system-x86_64 "${accel_args[@]}" -smp "$smp" -m 1024 \
 	-nographic -no-reboot -monitor none \
 	-serial "file:$raw_console" -serial "file:$raw_out" \
 	-kernel "$kernel" -initrd "$work/initramfs.cpio.gz" -append "$append" \
@@ -178,31 +215,36 @@ fi
 grep -E '^(not )?ok( |$)' "$out" >"$tap" || true
 status=$(sed -n 's/^BATON-VM-END status=\([0-9]*\).*/\1/p' "$out" | tail -n 1)
 if [[ -n "$status" ]]; then
-	echo "ok - vm $job: finished in ${elapsed}s (job status $status)" >>"$tap"
+	echo "ok - vm $job$suffix: finished in ${elapsed}s (job status $status)" >>"$tap"
 	if [[ "$status" != 0 ]] && ! grep -q "^not ok" "$tap"; then
-		echo "not ok - vm $job: job exit status $status with no failing test" >>"$tap"
+		echo "not ok - vm $job$suffix: job exit status $status with no failing test" >>"$tap"
 	fi
 else
 	why="no end marker after ${elapsed}s"
 	((qrc == 124)) && why+=": timed out (BATON_VM_TIMEOUT=$vm_timeout)"
 	grep -q 'Kernel panic' "$log" && why+=": kernel panic"
-	echo "not ok - vm $job: $why (see $log)" >>"$tap"
+	echo "not ok - vm $job$suffix: $why (see $log)" >>"$tap"
 fi
 
-bad_re='BUG:|kernel BUG at|BUG [^ ]+ \(|WARNING:|Oops|general protection|Call Trace|Kernel panic|UBSAN:|KASAN:|KFENCE:|soft lockup|hard LOCKUP|rcu: INFO:|self-detected stall|blocked for more than|list_(add|del) corruption|Unable to handle kernel'
+# The debug kernel's reports start with BUG: (KASAN, sleeping in atomic
+# context), WARNING: (lockdep: circular or recursive locking, inconsistent
+# lock state, suspicious RCU usage), UBSAN: or "unreferenced object"
+# (kmemleak, in the report /init dumps after its scan); the names are also
+# listed on their own, in case a report's first line changes.
+bad_re='BUG:|kernel BUG at|BUG [^ ]+ \(|WARNING:|Oops|general protection|Call Trace|Kernel panic|UBSAN:|KASAN:|KFENCE:|soft lockup|hard LOCKUP|rcu: INFO:|self-detected stall|blocked for more than|list_(add|del) corruption|Unable to handle kernel|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|sleeping function called|unreferenced object|suspected memory leak'
 nbad=$(grep -cE "$bad_re" "$log" || true)
 if ((nbad == 0)); then
-	echo "ok - vm $job: kernel log clean" >>"$tap"
+	echo "ok - vm $job$suffix: kernel log clean" >>"$tap"
 else
 	first=$(grep -m 1 -E "$bad_re" "$log")
-	echo "not ok - vm $job: kernel log clean ($nbad bad lines, first: $first)" >>"$tap"
+	echo "not ok - vm $job$suffix: kernel log clean ($nbad bad lines, first: $first)" >>"$tap"
 	echo "run-vm.sh: kernel log has $nbad bad lines:" >&2
 	grep -E "$bad_re" "$log" | head -n 20 >&2
 fi
 
 npass=$(grep -c '^ok' "$tap" || true)
 nfail=$(grep -c '^not ok' "$tap" || true)
-echo "run-vm.sh: job $job: $npass ok, $nfail not ok, ${elapsed}s (logs: $log $out $tap)"
+echo "run-vm.sh: job $job$suffix: $npass ok, $nfail not ok, ${elapsed}s (logs: $log $out $tap)"
 grep '^not ok' "$tap" >&2 || true
 
 if [[ -n "$status" && "$status" != 0 ]]; then
