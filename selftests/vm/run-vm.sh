@@ -13,7 +13,7 @@
 #       exec       FILE (the first one) with BATON_EXEC_ARGS; status is its own
 #   FILE...        extra static binaries, copied to /extra/ in the VM
 #   --no-module    boot without kmod/baton.ko if it is missing (smoke tests only)
-# Environment: BATON_VM_TIMEOUT (whole run, default 1200 s; 3600 s on the
+# Environment: BATON_VM_TIMEOUT (whole run, default 2400 s; 3600 s on the
 # debug kernel), BATON_TEST_TIMEOUT
 # (per test program, default 600 s), BATON_VM_ACCEL (kvm|tcg, default: probe),
 # BATON_KVER, BATON_DEMO_ARGS, BATON_EXEC_ARGS, BATON_VM_APPEND (extra kernel
@@ -58,7 +58,7 @@ esac
 
 # The debug kernel runs the suite several times slower.
 if [[ -z "$vm_timeout" ]]; then
-	vm_timeout=1200
+	vm_timeout=2400
 	[[ "$vm_kernel" == debug ]] && vm_timeout=3600
 fi
 
