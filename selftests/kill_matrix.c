@@ -172,6 +172,14 @@ FIXTURE_TEARDOWN(kr)
 /*
  * Everything closed: the name unlinks once, then ENOENT; the same name
  * makes a new ring; baton's objects are back to where the test started.
+ *
+ * km_not_above: "back" means at most the baseline, not equal to it. On the
+ * debug kernel KASAN keeps freed objects in its quarantine, where
+ * alloc_traces still counts them; the count flushes each cache's share
+ * first (dt_flush_quarantine()), but a baseline taken while other objects
+ * waited there can still be above the later count (521 -> 412 was seen).
+ * A leak shows as a count above the baseline, and on that kernel
+ * kmemleak checks every object besides.
  */
 static int km_objects_gone(const char *name, uint32_t kind, long before)
 {
@@ -191,7 +199,8 @@ static int km_objects_gone(const char *name, uint32_t kind, long before)
 	if (before < 0)
 		return 0;
 	now = dt_objects_settle(DT_KMALLOC, before, 5000);
-	if (now != before) {
+	/* At most: see km_not_above() */
+	if (now > before) {
 		printf("# baton objects: %ld before the test, %ld after\n",
 		       before, now);
 		fflush(stdout);
@@ -1054,7 +1063,8 @@ static int km_epoch_gone(const char *name, long before)
 	if (before < 0)
 		return 0;
 	now = dt_objects_settle(DT_KMALLOC, before, 5000);
-	if (now != before) {
+	/* At most: see km_not_above() */
+	if (now > before) {
 		printf("# baton objects: %ld before the test, %ld after\n",
 		       before, now);
 		fflush(stdout);
@@ -1253,7 +1263,7 @@ TEST_F(zz, objects_back_to_baseline)
 	printf("# baton objects: %ld when the program started, %ld now (counted in %lld ms)\n",
 	       km_baseline, now, (long long)((bt_now_ns() - t0) / BT_MSEC));
 	fflush(stdout);	/* the harness ends this process with _exit() */
-	EXPECT_EQ(km_baseline, now);
+	EXPECT_GE(km_baseline, now);
 }
 
 /* kill_matrix [ITERS]: the argument, when given, overrides the environment. */

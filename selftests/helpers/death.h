@@ -245,6 +245,29 @@ static inline long dt_count_vmaps(bool dump)
 #define DT_SLAB_DEBUGFS	"/sys/kernel/debug/slab"
 
 /*
+ * On a KASAN kernel (the debug kernel) a freed object waits in KASAN's
+ * quarantine, still allocated as far as SLUB and alloc_traces know, and
+ * the quarantine drains only when it is full: a count would include
+ * whatever was freed lately. Shrinking a cache empties its share of the
+ * quarantine (kmem_cache_shrink() -> kasan_cache_shrink()), so do that
+ * before counting. Elsewhere the write only trims empty slabs.
+ */
+static inline void dt_flush_quarantine(const char *cache)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/shrink", cache);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (write(fd, "1", 1) != 1) {
+		/* nothing to do: the count is then only less exact */
+	}
+	close(fd);
+}
+
+/*
  * See the file comment: -1 when this kernel cannot tell. @prefix limits
  * the caches read to those whose name starts with it (NULL: all; reading
  * them all takes seconds under TCG). With @dump the objects counted are
@@ -265,6 +288,7 @@ static inline long dt_baton_objects_in(const char *prefix, bool dump)
 			continue;
 		if (prefix && strncmp(de->d_name, prefix, strlen(prefix)))
 			continue;
+		dt_flush_quarantine(de->d_name);
 		snprintf(path, sizeof(path), DT_SLAB_DEBUGFS "/%s/alloc_traces",
 			 de->d_name);
 		n = dt_count_traces(path, dump);
