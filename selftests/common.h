@@ -178,6 +178,41 @@ static inline int _test_unlink(int dev, const char *name)
 
 #define test_unlink(dev, name) ASSERT_EQ(0, _test_unlink(dev, name))
 
+/*
+ * BATON_IOC_EPOCH_CREATE with the usual fields: 0 and the answer in *out,
+ * or the errno; with @out NULL the domain fd is closed.
+ */
+static inline int _test_epoch_create(int dev, const char *name, uint32_t maxp,
+				     uint32_t qlen, uint32_t mode,
+				     struct baton_epoch_create *out)
+{
+	struct baton_epoch_create c;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	c.size = sizeof(c);
+	c.max_participants = maxp;
+	c.queue_len = qlen;
+	c.mode = mode;
+	snprintf(c.name, sizeof(c.name), "%s", name);
+	rc = bt_ioctl(dev, BATON_IOC_EPOCH_CREATE, &c);
+	if (out)
+		*out = c;
+	else if (!rc)
+		close(c.out_fd);
+	return rc;
+}
+
+static inline int _test_epoch_unlink(int dev, const char *name)
+{
+	struct baton_unlink u;
+
+	memset(&u, 0, sizeof(u));
+	u.size = sizeof(u);
+	snprintf(u.name, sizeof(u.name), "%s", name);
+	return bt_ioctl(dev, BATON_IOC_EPOCH_UNLINK, &u);
+}
+
 /* Best effort, for teardowns: the ring may already be gone. */
 static inline void bt_unlink_quiet(const char *name)
 {

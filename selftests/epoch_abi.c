@@ -11,26 +11,6 @@
 
 #include <stddef.h>
 
-static int ep_create(int dev, const char *name, uint32_t maxp, uint32_t qlen,
-		     uint32_t mode, struct baton_epoch_create *out)
-{
-	struct baton_epoch_create c;
-	int rc;
-
-	memset(&c, 0, sizeof(c));
-	c.size = sizeof(c);
-	c.max_participants = maxp;
-	c.queue_len = qlen;
-	c.mode = mode;
-	snprintf(c.name, sizeof(c.name), "%s", name);
-	rc = bt_ioctl(dev, BATON_IOC_EPOCH_CREATE, &c);
-	if (out)
-		*out = c;
-	else if (!rc)
-		close(c.out_fd);
-	return rc;
-}
-
 static int ep_open(int dev, const char *name, struct baton_epoch_open *out)
 {
 	struct baton_epoch_open o;
@@ -45,16 +25,6 @@ static int ep_open(int dev, const char *name, struct baton_epoch_open *out)
 	else if (!rc)
 		close(o.out_fd);
 	return rc;
-}
-
-static int ep_unlink(int dev, const char *name)
-{
-	struct baton_unlink u;
-
-	memset(&u, 0, sizeof(u));
-	u.size = sizeof(u);
-	snprintf(u.name, sizeof(u.name), "%s", name);
-	return bt_ioctl(dev, BATON_IOC_EPOCH_UNLINK, &u);
 }
 
 static int ep_register(int fd, uint32_t *index)
@@ -150,7 +120,7 @@ FIXTURE_SETUP(eabi)
 	self->dev = bt_dev_open();
 	ASSERT_LE(0, self->dev);
 	bt_make_name(self->name, sizeof(self->name), "eabi");
-	ASSERT_EQ(0, ep_create(self->dev, self->name, 4, 8, 0600, &self->c));
+	ASSERT_EQ(0, _test_epoch_create(self->dev, self->name, 4, 8, 0600, &self->c));
 	self->fd = self->c.out_fd;
 }
 
@@ -158,7 +128,7 @@ FIXTURE_TEARDOWN(eabi)
 {
 	if (self->fd >= 0)
 		close(self->fd);
-	ep_unlink(self->dev, self->name);
+	_test_epoch_unlink(self->dev, self->name);
 	close(self->dev);
 }
 
@@ -220,7 +190,7 @@ TEST_F(eabi, size_rules_dev_ioctls)
 	EXPECT_EQ(E2BIG, bt_ioctl(self->dev, BATON_IOC_EPOCH_UNLINK, buf));
 	buf[BATON_UNLINK_SIZE_VER0 + 1] = 0;
 	EXPECT_EQ(0, bt_ioctl(self->dev, BATON_IOC_EPOCH_UNLINK, buf));
-	EXPECT_EQ(ENOENT, ep_unlink(self->dev, other));
+	EXPECT_EQ(ENOENT, _test_epoch_unlink(self->dev, other));
 }
 
 TEST_F(eabi, size_rules_domain_ioctls)
@@ -256,20 +226,20 @@ TEST_F(eabi, flags_reserved_params)
 	char n[BATON_NAME_MAX];
 
 	bt_make_name(n, sizeof(n), "eabi.p");
-	EXPECT_EQ(EINVAL, ep_create(self->dev, n, 0, 8, 0600, NULL));
-	EXPECT_EQ(EINVAL, ep_create(self->dev, n,
+	EXPECT_EQ(EINVAL, _test_epoch_create(self->dev, n, 0, 8, 0600, NULL));
+	EXPECT_EQ(EINVAL, _test_epoch_create(self->dev, n,
 				    BATON_EPOCH_PARTICIPANTS_MAX + 1, 8, 0600,
 				    NULL));
-	EXPECT_EQ(EINVAL, ep_create(self->dev, n, 4, 1, 0600, NULL));
-	EXPECT_EQ(EINVAL, ep_create(self->dev, n, 4, 6, 0600, NULL));
-	EXPECT_EQ(EINVAL, ep_create(self->dev, n, 4,
+	EXPECT_EQ(EINVAL, _test_epoch_create(self->dev, n, 4, 1, 0600, NULL));
+	EXPECT_EQ(EINVAL, _test_epoch_create(self->dev, n, 4, 6, 0600, NULL));
+	EXPECT_EQ(EINVAL, _test_epoch_create(self->dev, n, 4,
 				    BATON_EPOCH_QUEUE_MAX * 2, 0600, NULL));
-	EXPECT_EQ(EINVAL, ep_create(self->dev, n, 4, 8, 01600, NULL));
-	EXPECT_EQ(EINVAL, ep_create(self->dev, "", 4, 8, 0600, NULL));
-	EXPECT_EQ(EINVAL, ep_create(self->dev, "a/b", 4, 8, 0600, NULL));
-	EXPECT_EQ(EEXIST, ep_create(self->dev, self->name, 4, 8, 0600, NULL));
+	EXPECT_EQ(EINVAL, _test_epoch_create(self->dev, n, 4, 8, 01600, NULL));
+	EXPECT_EQ(EINVAL, _test_epoch_create(self->dev, "", 4, 8, 0600, NULL));
+	EXPECT_EQ(EINVAL, _test_epoch_create(self->dev, "a/b", 4, 8, 0600, NULL));
+	EXPECT_EQ(EEXIST, _test_epoch_create(self->dev, self->name, 4, 8, 0600, NULL));
 	EXPECT_EQ(ENOENT, ep_open(self->dev, n, NULL));
-	EXPECT_EQ(ENOENT, ep_unlink(self->dev, n));
+	EXPECT_EQ(ENOENT, _test_epoch_unlink(self->dev, n));
 
 	memset(&c, 0, sizeof(c));
 	c.size = sizeof(c);
@@ -411,7 +381,7 @@ TEST_F(eabi, permissions)
 	pid_t pid;
 
 	bt_make_name(n, sizeof(n), "eabi.perm");
-	ASSERT_EQ(0, ep_create(self->dev, n, 2, 2, 0644, NULL));
+	ASSERT_EQ(0, _test_epoch_create(self->dev, n, 2, 2, 0644, NULL));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
@@ -424,14 +394,14 @@ TEST_F(eabi, permissions)
 			_exit(2);
 		if (ep_open(dev, self->name, NULL) != EACCES)	/* 0600 */
 			_exit(3);
-		if (ep_unlink(dev, n) != EACCES)
+		if (_test_epoch_unlink(dev, n) != EACCES)
 			_exit(4);
 		_exit(0);
 	}
 	EXPECT_EQ(0, bt_wait(pid));
-	EXPECT_EQ(0, ep_unlink(self->dev, n));
+	EXPECT_EQ(0, _test_epoch_unlink(self->dev, n));
 
-	ASSERT_EQ(0, ep_create(self->dev, n, 2, 2, 0666, NULL));
+	ASSERT_EQ(0, _test_epoch_create(self->dev, n, 2, 2, 0666, NULL));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
@@ -445,7 +415,7 @@ TEST_F(eabi, permissions)
 		_exit(0);
 	}
 	EXPECT_EQ(0, bt_wait(pid));
-	EXPECT_EQ(0, ep_unlink(self->dev, n));
+	EXPECT_EQ(0, _test_epoch_unlink(self->dev, n));
 }
 
 /* Domains have their own registry: a ring of the same name is another. */
@@ -456,7 +426,7 @@ TEST_F(eabi, ring_and_domain_share_a_name)
 	EXPECT_EQ(0, ep_open(self->dev, self->name, NULL));
 	EXPECT_EQ(0, _test_unlink(self->dev, self->name));
 	EXPECT_EQ(0, ep_open(self->dev, self->name, NULL));
-	EXPECT_EQ(0, ep_unlink(self->dev, self->name));
+	EXPECT_EQ(0, _test_epoch_unlink(self->dev, self->name));
 	EXPECT_EQ(ENOENT, ep_open(self->dev, self->name, NULL));
 	/* The fd keeps the unlinked domain alive. */
 	EXPECT_EQ(0, ioctl(self->fd, BATON_EPOCH_IOC_KICK, 0UL) ? errno : 0);

@@ -94,31 +94,7 @@ static unsigned long ring_bytes(const struct baton_ring_offsets *o)
 static int ep_create(int dev, const char *name, uint32_t maxp, uint32_t qlen,
 		     struct baton_epoch_create *out)
 {
-	struct baton_epoch_create c;
-	int rc;
-
-	memset(&c, 0, sizeof(c));
-	c.size = sizeof(c);
-	c.max_participants = maxp;
-	c.queue_len = qlen;
-	c.mode = 0600;
-	snprintf(c.name, sizeof(c.name), "%s", name);
-	rc = bt_ioctl(dev, BATON_IOC_EPOCH_CREATE, &c);
-	if (out)
-		*out = c;
-	else if (!rc)
-		close(c.out_fd);
-	return rc;
-}
-
-static int ep_unlink(int dev, const char *name)
-{
-	struct baton_unlink u;
-
-	memset(&u, 0, sizeof(u));
-	u.size = sizeof(u);
-	snprintf(u.name, sizeof(u.name), "%s", name);
-	return bt_ioctl(dev, BATON_IOC_EPOCH_UNLINK, &u);
+	return _test_epoch_create(dev, name, maxp, qlen, 0600, out);
 }
 
 /* What a domain owns: its header and every participant region. */
@@ -256,7 +232,7 @@ FIXTURE_TEARDOWN(caps)
 	param_write("max_bytes_per_user", self->max_bytes);
 	for (i = 0; i < NAMES; i++) {
 		_test_unlink(self->dev, self->ctx.name[i]);
-		ep_unlink(self->dev, self->ctx.name[i]);
+		_test_epoch_unlink(self->dev, self->ctx.name[i]);
 	}
 	bt_sync_close(&self->ctx.ready);
 	bt_sync_close(&self->ctx.go);
@@ -302,7 +278,7 @@ static int objects_child(struct lim_ctx *c)
 	close(d.out_fd);
 	STEP(16, !_test_unlink(dev, c->name[0]) &&
 		 !_test_unlink(dev, c->name[3]) &&
-		 !ep_unlink(dev, c->name[1]));
+		 !_test_epoch_unlink(dev, c->name[1]));
 	STEP(17, objects_in_use() == base);
 	close(dev);
 	return 0;
@@ -356,7 +332,7 @@ static int bytes_child(struct lim_ctx *c)
 	STEP(17, !_test_unlink(dev, c->name[0]) &&
 		 !_test_unlink(dev, c->name[2]) &&
 		 !_test_unlink(dev, c->name[3]) &&
-		 !ep_unlink(dev, c->name[4]));
+		 !_test_epoch_unlink(dev, c->name[4]));
 	STEP(18, bytes_in_use() == base);
 	close(dev);
 	return 0;

@@ -41,19 +41,7 @@ static unsigned long objects_in_use(void)
 
 static int ep_create(int dev, const char *name, uint32_t maxp)
 {
-	struct baton_epoch_create c;
-	int rc;
-
-	memset(&c, 0, sizeof(c));
-	c.size = sizeof(c);
-	c.max_participants = maxp;
-	c.queue_len = 8;
-	c.mode = 0600;
-	snprintf(c.name, sizeof(c.name), "%s", name);
-	rc = bt_ioctl(dev, BATON_IOC_EPOCH_CREATE, &c);
-	if (!rc)
-		close(c.out_fd);
-	return rc;
+	return _test_epoch_create(dev, name, maxp, 8, 0600, NULL);
 }
 
 /* 0 and the domain's table size in *maxp, or the errno. */
@@ -71,16 +59,6 @@ static int ep_open(int dev, const char *name, uint32_t *maxp)
 		close(o.out_fd);
 	}
 	return rc;
-}
-
-static int ep_unlink(int dev, const char *name)
-{
-	struct baton_unlink u;
-
-	memset(&u, 0, sizeof(u));
-	u.size = sizeof(u);
-	snprintf(u.name, sizeof(u.name), "%s", name);
-	return bt_ioctl(dev, BATON_IOC_EPOCH_UNLINK, &u);
 }
 
 /* 0 and the ring's slot count in *slots, or the errno. */
@@ -131,7 +109,7 @@ static int side_sees_nothing(int dev, struct ns_side *s)
 	STEP(1, ring_open(dev, s->name, &v) == ENOENT);
 	STEP(2, ep_open(dev, s->name, &v) == ENOENT);
 	STEP(3, _test_unlink(dev, s->name) == ENOENT);
-	STEP(4, ep_unlink(dev, s->name) == ENOENT);
+	STEP(4, _test_epoch_unlink(dev, s->name) == ENOENT);
 	return 0;
 }
 
@@ -165,7 +143,7 @@ static int side_finish(int dev, struct ns_side *s)
 
 	STEP(20, !ring_open(dev, s->name, &v) && v == s->mine);
 	STEP(21, !ep_open(dev, s->name, &v) && v == s->mine);
-	STEP(22, !_test_unlink(dev, s->name) && !ep_unlink(dev, s->name));
+	STEP(22, !_test_unlink(dev, s->name) && !_test_epoch_unlink(dev, s->name));
 	return side_sees_nothing(dev, s);
 }
 

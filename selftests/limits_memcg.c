@@ -114,23 +114,7 @@ static int cg2_mount_point(char *buf, size_t len)
 static int ep_create(int dev, const char *name, uint32_t maxp, uint32_t qlen,
 		     struct baton_epoch_create *out)
 {
-	memset(out, 0, sizeof(*out));
-	out->size = sizeof(*out);
-	out->max_participants = maxp;
-	out->queue_len = qlen;
-	out->mode = 0600;
-	snprintf(out->name, sizeof(out->name), "%s", name);
-	return bt_ioctl(dev, BATON_IOC_EPOCH_CREATE, out);
-}
-
-static int ep_unlink(int dev, const char *name)
-{
-	struct baton_unlink u;
-
-	memset(&u, 0, sizeof(u));
-	u.size = sizeof(u);
-	snprintf(u.name, sizeof(u.name), "%s", name);
-	return bt_ioctl(dev, BATON_IOC_EPOCH_UNLINK, &u);
+	return _test_epoch_create(dev, name, maxp, qlen, 0600, out);
 }
 
 static long ring_bytes(const struct baton_ring_offsets *o)
@@ -219,7 +203,7 @@ FIXTURE_TEARDOWN(memcg)
 
 	for (i = 0; i < 3; i++) {
 		_test_unlink(dev, self->name[i]);
-		ep_unlink(dev, self->name[i]);
+		_test_epoch_unlink(dev, self->name[i]);
 	}
 	close(dev);
 	rmdir(self->cg);
@@ -275,7 +259,7 @@ static int memcg_child(FIXTURE_DATA(memcg) *self)
 	rep->domain = domain_bytes(&d.out_off);
 	rep->with_domain = cg_current(cg);
 	close(d.out_fd);
-	STEP(6, !ep_unlink(dev, self->name[1]));
+	STEP(6, !_test_epoch_unlink(dev, self->name[1]));
 	rep->without_domain = cg_current(cg);
 
 	STEP(7, !_test_ring_create(dev, self->name[2], BATON_ROLE_PRODUCER,

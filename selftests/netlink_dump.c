@@ -60,29 +60,7 @@ FIXTURE_TEARDOWN(nd)
 static int nd_epoch_create(int dev, const char *name, uint32_t maxp,
 			   uint32_t qlen, uint32_t mode)
 {
-	struct baton_epoch_create c;
-	int rc;
-
-	memset(&c, 0, sizeof(c));
-	c.size = sizeof(c);
-	c.max_participants = maxp;
-	c.queue_len = qlen;
-	c.mode = mode;
-	snprintf(c.name, sizeof(c.name), "%s", name);
-	rc = bt_ioctl(dev, BATON_IOC_EPOCH_CREATE, &c);
-	if (!rc)
-		close(c.out_fd);
-	return rc;
-}
-
-static int nd_epoch_unlink(int dev, const char *name)
-{
-	struct baton_unlink u;
-
-	memset(&u, 0, sizeof(u));
-	u.size = sizeof(u);
-	snprintf(u.name, sizeof(u.name), "%s", name);
-	return bt_ioctl(dev, BATON_IOC_EPOCH_UNLINK, &u);
+	return _test_epoch_create(dev, name, maxp, qlen, mode, NULL);
 }
 
 /* Every name prefix0 .. prefix(n-1) appears exactly once in @objs. */
@@ -207,7 +185,7 @@ TEST_F_TIMEOUT(nd, domains_0_1_100, 120)
 
 	for (i = 0; i < ND_MANY; i++) {
 		snprintf(name, sizeof(name), "%s%d", self->prefix, i);
-		ASSERT_EQ(0, nd_epoch_unlink(self->dev, name));
+		ASSERT_EQ(0, _test_epoch_unlink(self->dev, name));
 	}
 	EXPECT_EQ(0, nlt_dump(&self->nl, BATON_CMD_EPOCH_GET, self->prefix,
 			      NULL, 0));

@@ -54,29 +54,7 @@ FIXTURE(np) {
 
 static int np_epoch_create(int dev, const char *name, uint32_t mode)
 {
-	struct baton_epoch_create c;
-	int rc;
-
-	memset(&c, 0, sizeof(c));
-	c.size = sizeof(c);
-	c.max_participants = 2;
-	c.queue_len = 2;
-	c.mode = mode;
-	snprintf(c.name, sizeof(c.name), "%s", name);
-	rc = bt_ioctl(dev, BATON_IOC_EPOCH_CREATE, &c);
-	if (!rc)
-		close(c.out_fd);
-	return rc;
-}
-
-static void np_epoch_unlink(int dev, const char *name)
-{
-	struct baton_unlink u;
-
-	memset(&u, 0, sizeof(u));
-	u.size = sizeof(u);
-	snprintf(u.name, sizeof(u.name), "%s", name);
-	bt_ioctl(dev, BATON_IOC_EPOCH_UNLINK, &u);
+	return _test_epoch_create(dev, name, 2, 2, mode, NULL);
 }
 
 FIXTURE_SETUP(np)
@@ -113,8 +91,8 @@ FIXTURE_TEARDOWN(np)
 	_test_unlink(self->dev, self->open_ring);
 	_test_unlink(self->dev, self->own_ring);
 	_test_unlink(self->dev, self->late_ring);
-	np_epoch_unlink(self->dev, self->root_dom);
-	np_epoch_unlink(self->dev, self->own_dom);
+	_test_epoch_unlink(self->dev, self->root_dom);
+	_test_epoch_unlink(self->dev, self->own_dom);
 	close(self->dev);
 }
 
