@@ -44,6 +44,23 @@ static int dev_open(void)
 	return fd;
 }
 
+/*
+ * One ioctl on a /dev/baton of its own, for the calls that act on the
+ * device rather than on an object's fd (create, open, unlink of rings
+ * and epoch domains): 0 or -errno, -ENODEV when there is no device.
+ */
+int baton__dev_ioctl(unsigned long cmd, void *arg)
+{
+	int dev = dev_open();
+	int ret;
+
+	if (dev < 0)
+		return dev;
+	ret = ioctl(dev, cmd, arg) ? -errno : 0;
+	close(dev);
+	return ret;
+}
+
 static int dev_version(int dev, uint32_t *abi, uint64_t *features)
 {
 	struct baton_version v;
@@ -172,20 +189,14 @@ static int kmod_open(const char *name, int role, struct baton_ring_desc *d)
 static int kmod_unlink(const char *name)
 {
 	struct baton_unlink u;
-	int dev, ret;
+	int ret;
 
 	memset(&u, 0, sizeof(u));
 	ret = copy_name(u.name, name);
 	if (ret)
 		return ret;
 	u.size = sizeof(u);
-
-	dev = dev_open();
-	if (dev < 0)
-		return dev;
-	ret = ioctl(dev, BATON_IOC_UNLINK, &u) ? -errno : 0;
-	close(dev);
-	return ret;
+	return baton__dev_ioctl(BATON_IOC_UNLINK, &u);
 }
 
 /*

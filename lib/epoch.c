@@ -98,15 +98,6 @@ static inline void full_fence(void)
 
 /* ---- kmod backend ---- */
 
-static int dev_open(void)
-{
-	int fd = open(BATON_DEVICE, O_RDWR | O_CLOEXEC);
-
-	if (fd < 0)
-		return errno == ENOENT ? -ENODEV : -errno;
-	return fd;
-}
-
 static int copy_name(char dst[BATON_NAME_MAX], const char *name)
 {
 	int ret = baton__name_valid(name);
@@ -139,7 +130,7 @@ static int kmod_create(const char *name, const struct baton_epoch_params *p,
 		       struct baton_epoch *d)
 {
 	struct baton_epoch_create c;
-	int dev, ret;
+	int ret;
 
 	memset(&c, 0, sizeof(c));
 	ret = copy_name(c.name, name);
@@ -149,11 +140,7 @@ static int kmod_create(const char *name, const struct baton_epoch_params *p,
 	c.max_participants = p->max_participants;
 	c.queue_len = p->queue_len;
 	c.mode = p->mode;
-	dev = dev_open();
-	if (dev < 0)
-		return dev;
-	ret = ioctl(dev, BATON_IOC_EPOCH_CREATE, &c) ? -errno : 0;
-	close(dev);
+	ret = baton__dev_ioctl(BATON_IOC_EPOCH_CREATE, &c);
 	if (ret)
 		return ret;
 	d->fd = c.out_fd;
@@ -165,18 +152,14 @@ static int kmod_create(const char *name, const struct baton_epoch_params *p,
 static int kmod_open(const char *name, struct baton_epoch *d)
 {
 	struct baton_epoch_open o;
-	int dev, ret;
+	int ret;
 
 	memset(&o, 0, sizeof(o));
 	ret = copy_name(o.name, name);
 	if (ret)
 		return ret;
 	o.size = sizeof(o);
-	dev = dev_open();
-	if (dev < 0)
-		return dev;
-	ret = ioctl(dev, BATON_IOC_EPOCH_OPEN, &o) ? -errno : 0;
-	close(dev);
+	ret = baton__dev_ioctl(BATON_IOC_EPOCH_OPEN, &o);
 	if (ret)
 		return ret;
 	d->fd = o.out_fd;
@@ -317,7 +300,7 @@ void baton_epoch_close(struct baton_epoch *d)
 int baton_epoch_unlink(const char *name, int backend)
 {
 	struct baton_unlink u;
-	int dev, ret;
+	int ret;
 
 	backend = baton_backend_resolve(backend);
 	if (backend < 0)
@@ -329,12 +312,7 @@ int baton_epoch_unlink(const char *name, int backend)
 	if (ret)
 		return ret;
 	u.size = sizeof(u);
-	dev = dev_open();
-	if (dev < 0)
-		return dev;
-	ret = ioctl(dev, BATON_IOC_EPOCH_UNLINK, &u) ? -errno : 0;
-	close(dev);
-	return ret;
+	return baton__dev_ioctl(BATON_IOC_EPOCH_UNLINK, &u);
 }
 
 int baton_epoch_fd(const struct baton_epoch *d)

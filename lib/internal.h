@@ -75,6 +75,7 @@ BATON_HIDDEN extern const struct baton_backend_ops baton__memfd_ops;
 /* ring.c */
 BATON_HIDDEN const struct baton_backend_ops *baton__ops(int backend);
 BATON_HIDDEN int baton__name_valid(const char *name);
+BATON_HIDDEN int baton__dev_ioctl(unsigned long cmd, void *arg);
 BATON_HIDDEN int baton__geometry_valid(uint32_t kind, uint32_t slot_count,
 				       uint32_t slot_size);
 BATON_HIDDEN int baton__offsets_valid(const struct baton_ring_offsets *off,
