@@ -2,8 +2,8 @@
 /*
  * baton: what the module's files share, and nothing else.
  *
- * main.c owns /dev/baton, the ioctl dispatch and the size-versioned struct
- * rules (baton_copy_in/out); ring.c owns ring objects, their registry and
+ * main.c owns /dev/baton and the ioctl dispatch; uaccess.c the
+ * size-versioned struct rules (baton_copy_in/out); ring.c owns ring objects, their registry and
  * ring fds; mpsc.c owns the MPSC protocol state of a ring (producer
  * indices, dead producers, tombstones); barrier.c owns the set of mms that
  * map a ring and the IPI barrier (G) over their CPUs. Each file states its
@@ -34,7 +34,7 @@ struct baton_ring_create;
 struct baton_ring_open;
 struct baton_unlink;
 
-/* main.c: the size rules of every baton ioctl struct. */
+/* uaccess.c: the size rules of every baton ioctl struct; they may fault. */
 int baton_copy_in(void *k, size_t ksize, size_t ver0,
 		  const void __user *uarg, u32 *usize);
 int baton_copy_out(void __user *uarg, u32 usize, const void *k, size_t ksize);

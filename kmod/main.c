@@ -2,12 +2,9 @@
 /*
  * baton: /dev/baton, module init and exit, ioctl dispatch.
  *
- * Owns the misc device and the rules every baton ioctl struct follows
- * (uapi/linux/baton.h): the kernel reads the caller's @size first,
- * rejects one below the struct's first version (EINVAL) or above a page
- * (E2BIG), copies with copy_struct_from_user() (E2BIG for a non-zero
- * tail it does not know), and copies outputs back for min(@size, its own
- * sizeof) bytes. Ring objects live in ring.c, which this file only calls;
+ * Owns the misc device and the table of /dev/baton ioctls, which applies
+ * the size rules of uaccess.c once for every command. Ring objects live
+ * in ring.c and epoch domains in epoch.c, which this file only calls;
  * the generic netlink family (netlink.c) is registered before the device
  * and unregistered after it.
  *
@@ -18,7 +15,6 @@
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
-#include <linux/uaccess.h>
 
 #include <linux/baton.h>
 
@@ -28,40 +24,6 @@
 			 BATON_FEAT_POLL | BATON_FEAT_PEER_DEATH |	\
 			 BATON_FEAT_ROLE_MMAP | BATON_FEAT_RING_MPSC |	\
 			 BATON_FEAT_EPOCH)
-
-/*
- * Copy a size-versioned struct in. @k is @ksize bytes and, like every
- * baton ioctl struct, starts with its u32 size. On success *@usize holds
- * the caller's size, which is also written over k's own size field so
- * nothing later acts on a second fetch of it.
- */
-int baton_copy_in(void *k, size_t ksize, size_t ver0,
-		  const void __user *uarg, u32 *usize)
-{
-	u32 size;
-	int ret;
-
-	if (get_user(size, (const u32 __user *)uarg))
-		return -EFAULT;
-	if (size < ver0)
-		return -EINVAL;
-	/* Bounds the zero-tail scan, as clone3() and sched_setattr() do. */
-	if (size > PAGE_SIZE)
-		return -E2BIG;
-	ret = copy_struct_from_user(k, ksize, uarg, size);
-	if (ret)
-		return ret;
-	*(u32 *)k = size;
-	*usize = size;
-	return 0;
-}
-
-int baton_copy_out(void __user *uarg, u32 usize, const void *k, size_t ksize)
-{
-	if (copy_to_user(uarg, k, min_t(size_t, usize, ksize)))
-		return -EFAULT;
-	return 0;
-}
 
 /* Handlers get the copied-in struct, the user pointer and the caller's size. */
 static long baton_ioc_version(void *arg, void __user *uarg, u32 usize)

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * baton: the size rules of every baton ioctl struct, and the only two
+ * functions of the module that touch an ioctl's user memory.
+ *
+ * Every struct of uapi/linux/baton.h starts with its u32 @size. The kernel
+ * reads the caller's size first, rejects one below the struct's first
+ * version (EINVAL) or above a page (E2BIG), copies with
+ * copy_struct_from_user() (E2BIG for a non-zero tail it does not know),
+ * and copies outputs back for min(@size, its own sizeof) bytes.
+ *
+ * Both may fault and sleep for as long as the caller's page takes to come
+ * in (a userfaultfd or FUSE page: forever). So no caller may hold a lock
+ * that anyone else waits for uninterruptibly (Documentation/
+ * threat-model.rst, "User memory and locks"): copy in before taking it,
+ * copy out after dropping it.
+ *
+ * Locking: none; the caller's own copies only.
+ */
+#include <linux/kernel.h>
+#include <linux/uaccess.h>
+
+#include "baton_kmod.h"
+
+/*
+ * Copy a size-versioned struct in. @k is @ksize bytes and, like every
+ * baton ioctl struct, starts with its u32 size. On success *@usize holds
+ * the caller's size, which is also written over k's own size field so
+ * nothing later acts on a second fetch of it.
+ */
+int baton_copy_in(void *k, size_t ksize, size_t ver0,
+		  const void __user *uarg, u32 *usize)
+{
+	u32 size;
+	int ret;
+
+	if (get_user(size, (const u32 __user *)uarg))
+		return -EFAULT;
+	if (size < ver0)
+		return -EINVAL;
+	/* Bounds the zero-tail scan, as clone3() and sched_setattr() do. */
+	if (size > PAGE_SIZE)
+		return -E2BIG;
+	ret = copy_struct_from_user(k, ksize, uarg, size);
+	if (ret)
+		return ret;
+	*(u32 *)k = size;
+	*usize = size;
+	return 0;
+}
+
+int baton_copy_out(void __user *uarg, u32 usize, const void *k, size_t ksize)
+{
+	if (copy_to_user(uarg, k, min_t(size_t, usize, ksize)))
+		return -EFAULT;
+	return 0;
+}
