@@ -111,13 +111,20 @@
 #define BATON_EPOCH_BACKSTOP_NS	(10 * NSEC_PER_MSEC)
 
 /*
- * A participant index is FREE, LIVE (a registered file holds it) or
- * ORPHAN: its file was released with retirements pending. No mapping of
+ * A participant index is FREE, RESERVED (a REGISTER holds it while it
+ * copies its answer out, see baton_epoch_reserve()), LIVE (a registered
+ * file holds it) or ORPHAN: its file was released with retirements
+ * pending. No mapping of
  * the region can outlive the file (a vma holds it), so an orphan's region
  * is the kernel's alone: its entries are drained in place under the same
  * rule, and the index is FREE again once they are.
  */
-enum { BATON_PART_FREE, BATON_PART_LIVE, BATON_PART_ORPHAN };
+enum {
+	BATON_PART_FREE,
+	BATON_PART_RESERVED,	/* a REGISTER is copying its answer out */
+	BATON_PART_LIVE,
+	BATON_PART_ORPHAN,
+};
 
 struct baton_epoch_part {
 	u8 state;
@@ -160,6 +167,7 @@ struct baton_epoch {
 struct baton_epoch_file {
 	struct baton_epoch *d;
 	int index;			/* participant index, or -1 */
+	bool registering;		/* a REGISTER is under way (d->lock) */
 };
 
 static void baton_epoch_free(struct kref *ref);
@@ -470,24 +478,24 @@ static void baton_epoch_cycle(struct baton_epoch *d,
 
 /* ---- participants ---- */
 
-static long baton_epoch_register(struct baton_epoch_file *ef,
-				 void __user *uarg)
+/*
+ * REGISTER in three steps, so that the copy-out, which may wait for ever
+ * on the caller's page (userfaultfd, FUSE), holds no lock: reserve a FREE
+ * index under d->lock (RESERVED: taken, but nobody's yet, so the cycle,
+ * the stats and other registrations skip it), copy the answer out with no
+ * lock held, then make it LIVE, or FREE again if the answer could not be
+ * delivered: a caller who never learns its index must not keep it. Until
+ * then @ef->index stays -1, so this fd cannot map the region, and
+ * @ef->registering makes a second REGISTER of the same fd EBUSY.
+ */
+static int baton_epoch_reserve(struct baton_epoch_file *ef, u32 *index)
 {
 	struct baton_epoch *d = ef->d;
-	struct baton_epoch_register k;
-	struct baton_epoch_part *p;
-	u32 usize, i;
-	int ret;
-
-	ret = baton_copy_in(&k, sizeof(k), BATON_EPOCH_REGISTER_SIZE_VER0,
-			    uarg, &usize);
-	if (ret)
-		return ret;
-	if (k.flags || k.reserved[0] || k.reserved[1])
-		return -EINVAL;
+	int ret = 0;
+	u32 i;
 
 	mutex_lock(&d->lock);
-	if (ef->index >= 0) {
+	if (ef->index >= 0 || ef->registering) {
 		ret = -EBUSY;
 		goto unlock;
 	}
@@ -498,13 +506,26 @@ static long baton_epoch_register(struct baton_epoch_file *ef,
 		ret = -ENOSPC;
 		goto unlock;
 	}
-	k.out_index = i;
-	k.out_reserved = 0;
-	ret = baton_copy_out(uarg, usize, &k, sizeof(k));
-	if (ret)
-		goto unlock;
+	d->parts[i].state = BATON_PART_RESERVED;
+	ef->registering = true;
+	*index = i;
+unlock:
+	mutex_unlock(&d->lock);
+	return ret;
+}
 
-	p = &d->parts[i];
+static void baton_epoch_commit(struct baton_epoch_file *ef, u32 i,
+			       bool delivered)
+{
+	struct baton_epoch *d = ef->d;
+	struct baton_epoch_part *p = &d->parts[i];
+
+	mutex_lock(&d->lock);
+	ef->registering = false;
+	if (!delivered) {
+		p->state = BATON_PART_FREE;
+		goto unlock;
+	}
 	/*
 	 * The previous owner of this index has been released, so nothing
 	 * maps the region writable: start it clean.
@@ -517,6 +538,30 @@ static long baton_epoch_register(struct baton_epoch_file *ef,
 	baton_epoch_add(&d->hdr->participants, 1);
 unlock:
 	mutex_unlock(&d->lock);
+}
+
+static long baton_epoch_register(struct baton_epoch_file *ef,
+				 void __user *uarg)
+{
+	struct baton_epoch_register k;
+	u32 usize, i;
+	int ret;
+
+	ret = baton_copy_in(&k, sizeof(k), BATON_EPOCH_REGISTER_SIZE_VER0,
+			    uarg, &usize);
+	if (ret)
+		return ret;
+	if (k.flags || k.reserved[0] || k.reserved[1])
+		return -EINVAL;
+
+	ret = baton_epoch_reserve(ef, &i);
+	if (ret)
+		return ret;
+	k.out_index = i;
+	k.out_reserved = 0;
+	/* No lock held: this may wait on the caller's page for ever. */
+	ret = baton_copy_out(uarg, usize, &k, sizeof(k));
+	baton_epoch_commit(ef, i, !ret);
 	return ret;
 }
 

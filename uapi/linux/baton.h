@@ -707,8 +707,10 @@ struct baton_epoch_open {
  * @out_reserved: written as 0
  * @reserved: 0
  *
- * EBUSY if this fd is already a participant, ENOSPC if the table is
- * full. The registration lasts until the file is released (every fd
+ * EBUSY if this fd is already a participant (or its REGISTER is under
+ * way), ENOSPC if the table is full, EFAULT if @out_index cannot be
+ * written back: the fd is then not a participant and the index is free.
+ * The registration lasts until the file is released (every fd
  * closed and every mapping of it gone, which process death does); then
  * the announcement stops counting and the pending retirements pass to the
  * kernel, which still honours them (in place: the index is reused once
