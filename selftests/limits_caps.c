@@ -22,6 +22,7 @@
 #include "common.h"
 
 #include <grp.h>
+#include <sched.h>
 #include <linux/capability.h>
 
 #define LIM_UID		4242
@@ -504,6 +505,98 @@ TEST_F(caps, parameter_modes)
 		EXPECT_EQ(-1, open(path, O_WRONLY | O_CLOEXEC));
 		EXPECT_EQ(EACCES, errno) TH_LOG("%s", path);
 	}
+}
+
+/*
+ * A user namespace owned by LIM_UID, its uids 0..USERNS_UIDS-1 mapped (by
+ * root, from outside: the job of newuidmap and /etc/subuid) to host uids
+ * from USERNS_BASE: every uid inside counts against LIM_UID's cap, as well
+ * as against its own. The child makes one ring as LIM_UID, enters the
+ * namespace, and forks one creator per inside uid; with a cap of 3 only
+ * two of them fit. The parent writes the map between ready and go.
+ */
+#define USERNS_BASE	300000
+#define USERNS_UIDS	8
+
+static int userns_create_as(int dev, uid_t inside, const char *name)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		if (setresuid(inside, inside, inside))
+			_exit(100);
+		_exit(ring_new(dev, name, 8, 64, NULL));
+	}
+	return bt_wait_timeout(pid, 30000);
+}
+
+static int userns_child(struct lim_ctx *c)
+{
+	int dev = bt_dev_open();
+	uid_t i;
+
+	STEP(1, dev >= 0);
+	STEP(2, !ring_new(dev, c->name[0], 8, 64, NULL));
+	STEP(3, !unshare(CLONE_NEWUSER));
+	STEP(4, !bt_sync_post(&c->ready));
+	STEP(5, !bt_sync_wait(&c->go, 30000));
+	/* Inside uid i is host uid USERNS_BASE + i; LIM_UID is unmapped. */
+	STEP(6, userns_create_as(dev, 0, c->name[1]) == 0);
+	STEP(7, userns_create_as(dev, 1, c->name[2]) == 0);
+	/* LIM_UID's three objects are made: no other inside uid may add. */
+	for (i = 2; i < 5; i++)
+		STEP(8 + (int)i, userns_create_as(dev, i, c->name[3]) ==
+			EDQUOT);
+	close(dev);
+	return 0;
+}
+
+static int write_map(pid_t pid, const char *file, const char *map)
+{
+	char path[64];
+	int fd, ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ok = write(fd, map, strlen(map)) == (ssize_t)strlen(map);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+TEST_F(caps, userns_counts_against_its_owner)
+{
+	unsigned long base = objects_in_use();
+	char map[64];
+	pid_t pid;
+	int fd;
+
+	/* Debian's switch for unprivileged user namespaces, if present. */
+	fd = open("/proc/sys/kernel/unprivileged_userns_clone", O_WRONLY);
+	if (fd >= 0) {
+		ASSERT_EQ(1, write(fd, "1", 1));
+		close(fd);
+	}
+	ASSERT_EQ(0, param_write("max_objects_per_user", 3));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (become(LIM_UID))
+			_exit(100);
+		_exit(userns_child(&self->ctx));
+	}
+	if (bt_sync_wait(&self->ctx.ready, 30000)) {
+		kill(pid, SIGKILL);
+		ASSERT_EQ(0, bt_wait_timeout(pid, 1000));
+	}
+	snprintf(map, sizeof(map), "0 %d %d\n", USERNS_BASE, USERNS_UIDS);
+	ASSERT_EQ(0, write_map(pid, "uid_map", map));
+	ASSERT_EQ(0, bt_sync_post(&self->ctx.go));
+	EXPECT_EQ(0, bt_wait_timeout(pid, 60000));
+	EXPECT_EQ(base + 3, objects_in_use());
 }
 
 TEST_HARNESS_MAIN
