@@ -167,11 +167,12 @@ int baton_named_init(struct baton_named *n, const char *name, u32 mode,
 		     unsigned long bytes);
 void baton_named_destroy(struct baton_named *n);
 bool baton_named_same_ns(const struct baton_named *n);
+u32 baton_named_ns_id(const struct baton_named *n);
 struct baton_named *baton_names_get(struct baton_names *names,
 				    const char *name);
 int baton_names_add(struct baton_names *names, struct baton_named *n);
 struct baton_named *baton_names_unlink(struct baton_names *names,
-				       const char *name);
+				       const struct baton_unlink *k);
 void baton_names_drain(struct baton_names *names,
 		       void (*put)(struct baton_named *n));
 int baton_owner_permission(const struct baton_owner *o, int may);

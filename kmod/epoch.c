@@ -1237,15 +1237,8 @@ put:
 int baton_epoch_unlink(const struct baton_unlink *k)
 {
 	struct baton_named *n;
-	int ret;
 
-	if (k->flags || k->reserved[0] || k->reserved[1])
-		return -EINVAL;
-	ret = baton_check_name(k->name);
-	if (ret)
-		return ret;
-
-	n = baton_names_unlink(&baton_domains, k->name);
+	n = baton_names_unlink(&baton_domains, k);
 	if (IS_ERR(n))
 		return PTR_ERR(n);
 	baton_epoch_event(container_of(n, struct baton_epoch, named),

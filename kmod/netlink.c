@@ -12,7 +12,9 @@
  * it see, with its credentials of the moment for a doit, those of the
  * dump's start for a dump (a dump continues in recvmsg(), possibly of
  * another task), and those a watcher had at WATCH time for events. An
- * invisible object is ENOENT, as one that does not exist. Pids are
+ * invisible object is ENOENT, as one that does not exist. An ALL_NS dump
+ * (CAP_SYS_ADMIN in the initial user namespace, socket opener and caller)
+ * lists every object of every IPC namespace, with its namespace. Pids are
  * numbers of the caller's pid namespace; a peer without one is omitted.
  *
  * Events. On 6.1 a multicast group cannot be restricted (unless the
@@ -123,6 +125,7 @@ struct baton_nl_msg {
 	int flags;
 	struct pid_namespace *ns;
 	bool partial_ok;		/* a dump's first object: cut peers */
+	bool ipc_ns;			/* an ALL_NS dump: say whose it is */
 };
 
 /* What one GET reports; taken before the message is built. */
@@ -271,6 +274,8 @@ static int baton_nl_fill_ring(struct sk_buff *skb, const struct baton_named *n,
 	if (!hdr)
 		return -EMSGSIZE;
 	if (nla_put_string(skb, BATON_A_RING_NAME, n->name) ||
+	    (m->ipc_ns && nla_put_u32(skb, BATON_A_RING_IPC_NS,
+				      baton_named_ns_id(n))) ||
 	    nla_put_u32(skb, BATON_A_RING_KIND, st->kind) ||
 	    nla_put_u32(skb, BATON_A_RING_SLOT_COUNT, st->slot_count) ||
 	    nla_put_u32(skb, BATON_A_RING_SLOT_SIZE, st->slot_size) ||
@@ -327,6 +332,8 @@ static int baton_nl_fill_epoch(struct sk_buff *skb,
 	if (!hdr)
 		return -EMSGSIZE;
 	if (nla_put_string(skb, BATON_A_EPOCH_NAME, n->name) ||
+	    (m->ipc_ns && nla_put_u32(skb, BATON_A_EPOCH_IPC_NS,
+				      baton_named_ns_id(n))) ||
 	    baton_nl_put_owner(skb, &n->owner, BATON_A_EPOCH_UID,
 			       BATON_A_EPOCH_GID, BATON_A_EPOCH_MODE) ||
 	    (snap->unlinked && nla_put_flag(skb, BATON_A_EPOCH_UNLINKED)) ||
@@ -509,6 +516,7 @@ struct baton_nl_dump {
 	const struct cred *cred;
 	struct pid_namespace *ns;
 	struct ipc_namespace *ipc_ns;	/* names are seen from here */
+	bool all_ns;			/* ..., or from every namespace */
 };
 
 static struct baton_nl_dump *baton_nl_dump_ctx(struct netlink_callback *cb)
@@ -517,10 +525,27 @@ static struct baton_nl_dump *baton_nl_dump_ctx(struct netlink_callback *cb)
 	return (struct baton_nl_dump *)cb->ctx;
 }
 
+/*
+ * ALL_NS: objects of every IPC namespace, those left behind in one whose
+ * processes are gone included, for an administrator of the initial user
+ * namespace: the socket's opener and the caller both (netlink_ns_capable(),
+ * so a setuid program writing to a socket it was handed proves nothing).
+ */
 static int baton_nl_dump_start(struct netlink_callback *cb)
 {
+	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
 	struct baton_nl_dump *ctx = baton_nl_dump_ctx(cb);
+	int all_ns_attr = info->op.cmd == BATON_CMD_RING_GET ?
+			  BATON_A_RING_ALL_NS : BATON_A_EPOCH_ALL_NS;
 
+	/* First: a failed start is not followed by ->done. */
+	ctx->all_ns = info->attrs && info->attrs[all_ns_attr];
+	if (ctx->all_ns &&
+	    !netlink_ns_capable(cb->skb, &init_user_ns, CAP_SYS_ADMIN)) {
+		NL_SET_ERR_MSG_ATTR(cb->extack, info->attrs[all_ns_attr],
+				    "ALL_NS needs CAP_SYS_ADMIN in the initial user namespace");
+		return -EPERM;
+	}
 	ctx->cursor = 0;
 	ctx->cred = get_current_cred();
 	ctx->ns = get_pid_ns(task_active_pid_ns(current));
@@ -549,11 +574,13 @@ static int baton_nl_dump_one(const struct baton_nl_kind *kind,
 		.flags = NLM_F_MULTI,
 		.ns = baton_nl_dump_ctx(cb)->ns,
 		.partial_ok = !skb->len,
+		.ipc_ns = baton_nl_dump_ctx(cb)->all_ns,
 	};
 	struct baton_nl_snap snap;
 	int ret;
 
-	if (!baton_named_visible(n, baton_nl_dump_ctx(cb)->ipc_ns))
+	if (!m.ipc_ns &&
+	    !baton_named_visible(n, baton_nl_dump_ctx(cb)->ipc_ns))
 		return 0;
 	ret = baton_nl_take_snap(kind, n, &snap);
 	if (ret)
@@ -982,20 +1009,22 @@ static void baton_nl_event_work(struct work_struct *work)
 /* ---- policies, operations, registration ---- */
 
 /* Names are NUL-terminated, at most BATON_NAME_MAX - 1 bytes before it. */
-static const struct nla_policy baton_nl_ring_policy[BATON_A_RING_NAME + 1] = {
+static const struct nla_policy baton_nl_ring_policy[BATON_A_RING_ALL_NS + 1] = {
 	[BATON_A_RING_NAME] = { .type = NLA_NUL_STRING,
 				.len = BATON_NAME_MAX - 1 },
+	[BATON_A_RING_ALL_NS] = { .type = NLA_FLAG },
 };
 
-static const struct nla_policy baton_nl_epoch_policy[BATON_A_EPOCH_NAME + 1] = {
+static const struct nla_policy baton_nl_epoch_policy[BATON_A_EPOCH_ALL_NS + 1] = {
 	[BATON_A_EPOCH_NAME] = { .type = NLA_NUL_STRING,
 				 .len = BATON_NAME_MAX - 1 },
+	[BATON_A_EPOCH_ALL_NS] = { .type = NLA_FLAG },
 };
 
 /*
  * WATCH and UNWATCH have no policy: with resv_start_op at or below them
  * the core rejects any attribute they are sent. A dump accepts the name
- * attribute (the policy is shared) and ignores it.
+ * attribute (the policy is shared) and ignores it; a doit ignores ALL_NS.
  */
 static const struct genl_ops baton_nl_ops[] = {
 	{
@@ -1005,7 +1034,7 @@ static const struct genl_ops baton_nl_ops[] = {
 		.dumpit = baton_nl_ring_dumpit,
 		.done = baton_nl_dump_done,
 		.policy = baton_nl_ring_policy,
-		.maxattr = BATON_A_RING_NAME,
+		.maxattr = BATON_A_RING_ALL_NS,
 	},
 	{
 		.cmd = BATON_CMD_EPOCH_GET,
@@ -1014,7 +1043,7 @@ static const struct genl_ops baton_nl_ops[] = {
 		.dumpit = baton_nl_epoch_dumpit,
 		.done = baton_nl_dump_done,
 		.policy = baton_nl_epoch_policy,
-		.maxattr = BATON_A_EPOCH_NAME,
+		.maxattr = BATON_A_EPOCH_ALL_NS,
 	},
 	{
 		.cmd = BATON_CMD_WATCH,

@@ -28,7 +28,9 @@
  * hook, so the reference is taken with the inline get_ipc_ns() and dropped
  * through the namespace's own proc_ns_operations ->put (ipcns_put(), which
  * is put_ipc_ns()). The cost: a namespace whose processes are gone lives
- * on while one of its objects is neither unlinked nor closed.
+ * on while one of its objects is neither unlinked nor closed; an
+ * administrator of the initial user namespace can unlink such objects by
+ * (namespace inode number, name): BATON_UNLINK_IPC_NS.
  *
  * Creating an object also charges its owner (limits.c); the charge and
  * the namespace reference both end in baton_named_destroy(), called when
@@ -214,16 +216,33 @@ bool baton_named_same_ns(const struct baton_named *n)
 	return n->ipc_ns == baton_current_ipc_ns();
 }
 
+/*
+ * In the namespace @ns_id names (an IPC namespace's inode number, as the
+ * ALL_NS dumps report it), or, for 0, in the caller's namespace.
+ */
+static bool baton_named_in(const struct baton_named *n, u64 ns_id)
+{
+	if (!ns_id)
+		return baton_named_same_ns(n);
+	return baton_named_ns_id(n) == ns_id;
+}
+
 static struct baton_named *baton_names_find(struct baton_names *names,
-					    const char *name)
+					    const char *name, u64 ns_id)
 {
 	struct baton_named *n;
 
 	lockdep_assert_held(&names->lock);
 	list_for_each_entry(n, &names->list, node)
-		if (baton_named_same_ns(n) && !strcmp(n->name, name))
+		if (baton_named_in(n, ns_id) && !strcmp(n->name, name))
 			return n;
 	return NULL;
+}
+
+/* The inode number of @n's IPC namespace (/proc/PID/ns/ipc shows it). */
+u32 baton_named_ns_id(const struct baton_named *n)
+{
+	return n->ipc_ns->ns.inum;
 }
 
 /* The object named @name, with a reference for the caller, or NULL. */
@@ -233,7 +252,7 @@ struct baton_named *baton_names_get(struct baton_names *names,
 	struct baton_named *n;
 
 	mutex_lock(&names->lock);
-	n = baton_names_find(names, name);
+	n = baton_names_find(names, name, 0);
 	if (n)
 		kref_get(&n->ref);
 	mutex_unlock(&names->lock);
@@ -301,7 +320,7 @@ int baton_names_add(struct baton_names *names, struct baton_named *n)
 	int ret = 0;
 
 	mutex_lock(&names->lock);
-	if (baton_names_find(names, n->name)) {
+	if (baton_names_find(names, n->name, 0)) {
 		ret = -EEXIST;
 	} else {
 		kref_get(&n->ref);
@@ -315,17 +334,43 @@ int baton_names_add(struct baton_names *names, struct baton_named *n)
 }
 
 /*
- * Remove @name if the caller may (ENOENT, EACCES; an object of another
- * IPC namespace is ENOENT). On success the caller inherits the registry's
+ * The rules of struct baton_unlink (uapi/linux/baton.h), one place for
+ * rings and domains: flags, reserved words and the name (EINVAL); with
+ * BATON_UNLINK_IPC_NS, an administrator of the initial user namespace
+ * (EPERM) naming a namespace (EINVAL for 0).
+ */
+static int baton_unlink_check(const struct baton_unlink *k)
+{
+	if (k->flags & ~BATON_UNLINK_IPC_NS || k->reserved)
+		return -EINVAL;
+	if (!(k->flags & BATON_UNLINK_IPC_NS))
+		return k->ipc_ns ? -EINVAL : baton_check_name(k->name);
+	if (!k->ipc_ns)
+		return -EINVAL;
+	if (baton_check_name(k->name))
+		return -EINVAL;
+	/* Before the lookup: others must not learn what exists there. */
+	return capable(CAP_SYS_ADMIN) ? 0 : -EPERM;
+}
+
+/*
+ * Remove the object @k names if the caller may (EINVAL, EPERM, ENOENT,
+ * EACCES; an object of another IPC namespace is ENOENT unless @k names
+ * that namespace). On success the caller inherits the registry's
  * reference and must put it.
  */
 struct baton_named *baton_names_unlink(struct baton_names *names,
-				       const char *name)
+				       const struct baton_unlink *k)
 {
+	u64 ns_id = k->flags & BATON_UNLINK_IPC_NS ? k->ipc_ns : 0;
 	struct baton_named *n;
+	int ret;
 
+	ret = baton_unlink_check(k);
+	if (ret)
+		return ERR_PTR(ret);
 	mutex_lock(&names->lock);
-	n = baton_names_find(names, name);
+	n = baton_names_find(names, k->name, ns_id);
 	if (!n)
 		n = ERR_PTR(-ENOENT);
 	else if (!baton_owner_may_unlink(&n->owner))

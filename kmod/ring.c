@@ -1224,15 +1224,8 @@ put_ring:
 int baton_ring_unlink(const struct baton_unlink *k)
 {
 	struct baton_named *n;
-	int ret;
 
-	if (k->flags || k->reserved[0] || k->reserved[1])
-		return -EINVAL;
-	ret = baton_check_name(k->name);
-	if (ret)
-		return ret;
-
-	n = baton_names_unlink(&baton_rings, k->name);
+	n = baton_names_unlink(&baton_rings, k);
 	if (IS_ERR(n))
 		return PTR_ERR(n);
 	baton_ring_event(container_of(n, struct baton_ring, named),

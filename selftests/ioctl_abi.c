@@ -76,8 +76,9 @@ FIXTURE_VARIANT_ADD(abi, unlink) {
 	.size = sizeof(struct baton_unlink),
 	.ver0 = BATON_UNLINK_SIZE_VER0,
 	.nr_resv = 2,
-	.resv = { offsetof(struct baton_unlink, reserved[0]),
-		  offsetof(struct baton_unlink, reserved[1]) },
+	/* ipc_ns must be 0 without BATON_UNLINK_IPC_NS */
+	.resv = { offsetof(struct baton_unlink, ipc_ns),
+		  offsetof(struct baton_unlink, reserved) },
 	.resv_len = { 8, 8 },
 };
 

@@ -16,7 +16,9 @@
  * failed as their exit code and talk to the test over pipes.
  */
 #include "common.h"
+#include "netlink_util.h"
 
+#include <grp.h>
 #include <sched.h>
 
 #define PARAMS		"/sys/module/baton/parameters/"
@@ -336,6 +338,177 @@ TEST_F(ipcns, object_outlives_creator)
 	EXPECT_EQ(0, bt_wait_timeout(pid, 30000));
 	close(nsfd);
 	EXPECT_EQ(base, objects_in_use());
+}
+
+/* ---- what an administrator sees of abandoned namespaces ---- */
+
+#define NOBODY	65534
+
+struct all_ns_find {
+	const char *name;
+	int name_attr, ns_attr;
+	uint64_t ns;			/* its IPC_NS, 0 if not listed */
+	int listed;
+};
+
+static void all_ns_one(const struct nlmsghdr *h, void *arg)
+{
+	struct all_ns_find *f = arg;
+	static struct nlt_obj o;
+
+	nlt_parse_obj(h, f->name_attr, f->ns_attr == BATON_A_RING_IPC_NS ?
+		      BATON_A_RING_PEERS : BATON_A_EPOCH_PEERS, &o);
+	if (strcmp(o.a.name, f->name))
+		return;
+	f->listed++;
+	if (nlt_has(&o.a, f->ns_attr))
+		f->ns = o.a.v[f->ns_attr];
+}
+
+/*
+ * Dump @cmd (with ALL_NS if @all) looking for @name: 0 and what was found
+ * in *@f, or the kernel's negative errno.
+ */
+static int all_ns_dump(struct nlt *s, int cmd, bool all, const char *name,
+		       struct all_ns_find *f)
+{
+	struct nlt_msg m;
+	int ret;
+
+	memset(f, 0, sizeof(*f));
+	f->name = name;
+	f->name_attr = nlt_name_attr(cmd);
+	f->ns_attr = cmd == BATON_CMD_RING_GET ? BATON_A_RING_IPC_NS :
+						 BATON_A_EPOCH_IPC_NS;
+	nlt_msg_init(&m, s->family, NLM_F_DUMP, (uint8_t)cmd);
+	if (all)
+		nlt_put(&m, cmd == BATON_CMD_RING_GET ? BATON_A_RING_ALL_NS :
+			BATON_A_EPOCH_ALL_NS, NULL, 0);
+	ret = nlt_send(s, &m);
+	return ret ? ret : nlt_collect(s, NULL, all_ns_one, f);
+}
+
+/* BATON_IOC_UNLINK / _EPOCH_UNLINK of (@ns, @name): 0 or the errno. */
+static int unlink_in(int dev, unsigned long cmd, uint64_t ns,
+		     const char *name)
+{
+	struct baton_unlink u;
+
+	memset(&u, 0, sizeof(u));
+	u.size = sizeof(u);
+	u.flags = BATON_UNLINK_IPC_NS;
+	u.ipc_ns = ns;
+	snprintf(u.name, sizeof(u.name), "%s", name);
+	return bt_ioctl(dev, cmd, &u);
+}
+
+/* Create a ring and a domain in a new namespace, then exit. */
+static int abandon(struct ns_side *s)
+{
+	int dev;
+
+	STEP(80, !new_ipc_ns());
+	dev = bt_dev_open();
+	STEP(81, dev >= 0);
+	STEP(82, !_test_ring_create(dev, s->name, BATON_ROLE_PRODUCER, s->mine,
+				    64, 0666, NULL));
+	STEP(83, !ep_create(dev, s->name, s->mine));
+	STEP(84, !bt_sync_post(&s->created));
+	STEP(85, !bt_sync_wait(&s->go, 30000));
+	return 0;
+}
+
+/* Nobody, with no capability: sees nothing, may unlink nothing. */
+static int others_see_nothing(struct ns_side *s, uint64_t ns)
+{
+	struct all_ns_find f;
+	struct nlt nl;
+	int dev = bt_dev_open();
+
+	STEP(90, dev >= 0);
+	STEP(91, !setgroups(0, NULL) && !setresgid(NOBODY, NOBODY, NOBODY) &&
+		 !setresuid(NOBODY, NOBODY, NOBODY));
+	STEP(92, !nlt_open(&nl));
+	STEP(93, all_ns_dump(&nl, BATON_CMD_RING_GET, true, s->name, &f) ==
+		 -EPERM);
+	STEP(94, all_ns_dump(&nl, BATON_CMD_EPOCH_GET, true, s->name, &f) ==
+		 -EPERM);
+	STEP(95, !all_ns_dump(&nl, BATON_CMD_RING_GET, false, s->name, &f) &&
+		 !f.listed);
+	STEP(96, unlink_in(dev, BATON_IOC_UNLINK, ns, s->name) == EPERM);
+	STEP(97, unlink_in(dev, BATON_IOC_EPOCH_UNLINK, ns, s->name) ==
+		 EPERM);
+	nlt_close(&nl);
+	close(dev);
+	return 0;
+}
+
+/*
+ * Objects left in an IPC namespace whose processes are all gone: root in
+ * the initial user namespace lists them with ALL_NS (with the namespace's
+ * inode number) and unlinks them by (namespace, name); nobody else sees
+ * or touches them; an ordinary dump lists them for no one.
+ */
+TEST_F(ipcns, abandoned_listed_and_unlinked_by_root)
+{
+	unsigned long base = objects_in_use();
+	struct all_ns_find f;
+	struct stat st;
+	struct nlt nl;
+	char path[64];
+	pid_t pid;
+	int dev;
+
+	if (geteuid() != 0)
+		SKIP(return, "needs root (CAP_SYS_ADMIN)");
+	ASSERT_EQ(0, nlt_open(&nl));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(abandon(&self->a));
+	ASSERT_EQ(0, bt_sync_wait(&self->a.created, 30000));
+	snprintf(path, sizeof(path), "/proc/%d/ns/ipc", (int)pid);
+	ASSERT_EQ(0, stat(path, &st));
+	ASSERT_EQ(0, bt_sync_post(&self->a.go));
+	ASSERT_EQ(0, bt_wait_timeout(pid, 30000));
+	ASSERT_EQ(base + 2, objects_in_use());
+
+	/* An ordinary dump, even root's, shows only its own namespace. */
+	ASSERT_EQ(0, all_ns_dump(&nl, BATON_CMD_RING_GET, false, self->name,
+				 &f));
+	EXPECT_EQ(0, f.listed);
+	EXPECT_EQ(0, all_ns_dump(&nl, BATON_CMD_RING_GET, true, self->name,
+				 &f));
+	EXPECT_EQ(1, f.listed);
+	EXPECT_EQ((uint64_t)st.st_ino, f.ns);
+	EXPECT_EQ(0, all_ns_dump(&nl, BATON_CMD_EPOCH_GET, true, self->name,
+				 &f));
+	EXPECT_EQ(1, f.listed);
+	EXPECT_EQ((uint64_t)st.st_ino, f.ns);
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(others_see_nothing(&self->a, st.st_ino));
+	EXPECT_EQ(0, bt_wait_timeout(pid, 30000));
+	EXPECT_EQ(base + 2, objects_in_use());
+
+	dev = bt_dev_open();
+	ASSERT_LE(0, dev);
+	EXPECT_EQ(EINVAL, unlink_in(dev, BATON_IOC_UNLINK, 0, self->name));
+	/* Not in the caller's namespace: the plain unlink does not reach. */
+	EXPECT_EQ(ENOENT, _test_unlink(dev, self->name));
+	EXPECT_EQ(0, unlink_in(dev, BATON_IOC_UNLINK, st.st_ino, self->name));
+	EXPECT_EQ(0, unlink_in(dev, BATON_IOC_EPOCH_UNLINK, st.st_ino,
+			       self->name));
+	EXPECT_EQ(base, objects_in_use());
+	EXPECT_EQ(ENOENT, unlink_in(dev, BATON_IOC_UNLINK, st.st_ino,
+				    self->name));
+	EXPECT_EQ(0, all_ns_dump(&nl, BATON_CMD_RING_GET, true, self->name,
+				 &f));
+	EXPECT_EQ(0, f.listed);
+	close(dev);
+	nlt_close(&nl);
 }
 
 TEST_HARNESS_MAIN

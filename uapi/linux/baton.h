@@ -209,21 +209,32 @@ struct baton_ring_open {
 /**
  * struct baton_unlink - BATON_IOC_UNLINK on /dev/baton
  * @size: sizeof(struct baton_unlink)
- * @flags: must be 0
+ * @flags: 0 or BATON_UNLINK_IPC_NS
  * @name: the name to remove; open fds and mappings keep the ring alive
+ * @ipc_ns: with BATON_UNLINK_IPC_NS, the inode number of the IPC namespace
+ *	to look @name up in (as /proc/PID/ns/ipc and the netlink ALL_NS
+ *	dumps show it); otherwise 0
  * @reserved: 0
  *
  * Only the ring's owner (fsuid) or a caller with CAP_SYS_ADMIN in the
  * user namespace may unlink (EACCES). Names are looked up in the caller's
- * IPC namespace only: a ring of another namespace is ENOENT. The ring's
+ * IPC namespace only: a ring of another namespace is ENOENT.
+ * BATON_UNLINK_IPC_NS is for an administrator cleaning up objects left in
+ * a namespace whose processes are gone: it needs CAP_SYS_ADMIN in the
+ * initial user namespace (EPERM), a non-zero @ipc_ns (EINVAL), and is
+ * ENOENT when no namespace of that number holds @name. The ring's
  * memory stays charged to its owner (EDQUOT caps, memory cgroup) until
  * it is freed, after its last fd and mapping are gone, not at unlink.
  */
+/* struct baton_unlink.flags */
+#define BATON_UNLINK_IPC_NS	(1U << 0)	/* @ipc_ns names the namespace */
+
 struct baton_unlink {
 	__u32 size;
 	__u32 flags;
 	char name[BATON_NAME_MAX];
-	__aligned_u64 reserved[2];
+	__aligned_u64 ipc_ns;
+	__aligned_u64 reserved;
 };
 #define BATON_UNLINK_SIZE_VER0	88
 

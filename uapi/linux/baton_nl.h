@@ -87,6 +87,11 @@ enum baton_a_ring {
 	BATON_A_RING_PEER,		/* nest of baton_a_peer, repeated */
 	BATON_A_RING_SCRIBBLES,		/* u64, invalid shared words seen */
 	BATON_A_RING_PEERS_PARTIAL,	/* flag: PEERS was cut to fit a dump */
+	BATON_A_RING_ALL_NS,		/* flag, in a dump request: every IPC
+					 * namespace (CAP_SYS_ADMIN in the
+					 * initial user namespace, else EPERM) */
+	BATON_A_RING_IPC_NS,		/* u32, in ALL_NS dumps: the inode
+					 * number of the ring's IPC namespace */
 
 	__BATON_A_RING_MAX,
 	BATON_A_RING_MAX = __BATON_A_RING_MAX - 1
@@ -133,6 +138,8 @@ enum baton_a_epoch {
 	BATON_A_EPOCH_PEERS,		/* nest of BATON_A_EPOCH_PEER */
 	BATON_A_EPOCH_PEER,		/* nest of baton_a_peer, repeated */
 	BATON_A_EPOCH_PEERS_PARTIAL,	/* flag: PEERS was cut to fit a dump */
+	BATON_A_EPOCH_ALL_NS,		/* flag, dump request: as RING_ALL_NS */
+	BATON_A_EPOCH_IPC_NS,		/* u32, as BATON_A_RING_IPC_NS */
 
 	__BATON_A_EPOCH_MAX,
 	BATON_A_EPOCH_MAX = __BATON_A_EPOCH_MAX - 1
