@@ -53,8 +53,8 @@
  *  - d->lock (mutex): the participant table, the trusted global and
  *    frontier, and the header counters they drive. Held
  *    across a whole cycle, IPI round included (it may sleep there).
- *  - d->stat_lock (spinlock): sync_waiters and the counters touched
- *    without d->lock (kicks, waits, timeouts). Innermost.
+ *  - d->stat_lock (spinlock): sync_waiters, sync_epoch and the counters
+ *    touched without d->lock (kicks, waits, timeouts). Innermost.
  *  - d->wake_seq (atomic) and d->wq: a KICK or a release bumps the
  *    sequence and wakes the queue; a synchronizer snapshots the sequence
  *    before its cycle and sleeps only while it is unchanged, so no kick
@@ -158,6 +158,7 @@ struct baton_epoch {
 
 	spinlock_t stat_lock;		/* sync_waiters, kick/wait counters */
 	u32 sync_waiters;
+	u64 sync_epoch;			/* newest epoch parked on, ever */
 	atomic_t wake_seq;
 	wait_queue_head_t wq;		/* synchronizers */
 	struct baton_mm_set mms;	/* mms mapping the domain, for (Q) */
@@ -628,13 +629,31 @@ static void baton_epoch_unregister(struct baton_epoch_file *ef)
 
 /* ---- synchronize, poll, collect, kick ---- */
 
-static void baton_epoch_waiters(struct baton_epoch *d, int delta)
+/*
+ * Count a synchronizer in (@delta 1, parking on @epoch) or out (-1).
+ *
+ * Parking publishes @epoch in hdr->sync_epoch, the word readers test on
+ * exit: only a reader that announced an epoch <= it can be holding this
+ * synchronizer up, so only such a reader kicks. Readers that enter while
+ * we wait read a global our cycles have already moved past @epoch, so a
+ * busy reader costs no kick however often it exits. The word only grows
+ * (the newest epoch anyone parked on): with several synchronizers a
+ * reader kicks if it holds up any of them, and leaving needs no rescan.
+ * Readers still inside at or below it once everyone has left are the
+ * stragglers that held them up: each kicks once, in vain.
+ */
+static void baton_epoch_waiters(struct baton_epoch *d, int delta, u64 epoch)
 {
 	spin_lock(&d->stat_lock);
 	d->sync_waiters += delta;
 	WRITE_ONCE(d->hdr->sync_waiters, d->sync_waiters);
-	if (delta > 0)
+	if (delta > 0) {
+		if (epoch > d->sync_epoch) {
+			d->sync_epoch = epoch;
+			WRITE_ONCE(d->hdr->sync_epoch, epoch);
+		}
 		baton_epoch_add(&d->hdr->sync_waits, 1);
+	}
 	spin_unlock(&d->stat_lock);
 }
 
@@ -723,8 +742,8 @@ static int baton_epoch_sync_wait(struct baton_epoch *d, u64 epoch,
 			wait = min(wait, left);
 		}
 		/*
-		 * Sleep until a kick (a reader left while we were counted in
-		 * sync_waiters) or a release bumps wake_seq past the value
+		 * Sleep until a kick (a reader that announced <= sync_epoch
+		 * left) or a release bumps wake_seq past the value
 		 * read before this cycle's scan; the backstop bounds the
 		 * damage of a participant that leaves without kicking.
 		 */
@@ -759,7 +778,7 @@ static long baton_epoch_synchronize(struct baton_epoch_file *ef,
 	mutex_lock(&d->lock);
 	ret = k.epoch > d->global ? -EINVAL : 0;
 	/*
-	 * The first cycle runs without raising sync_waiters: when nobody
+	 * The first cycle runs without raising sync_epoch: when nobody
 	 * is inside a section it proves @epoch at once and readers never
 	 * see a waiter (no kicks).
 	 */
@@ -771,18 +790,20 @@ static long baton_epoch_synchronize(struct baton_epoch_file *ef,
 		return ret;
 
 	if (!done) {
-		baton_epoch_waiters(d, 1);
+		baton_epoch_waiters(d, 1, k.epoch);
 		/*
-		 * V, matches T: sync_waiters is visible before the next
-		 * cycles' IPIs, so a reader whose exit load missed it made
-		 * that load before the next IPI (Q), which drained its
-		 * ann = 0 store: the scan after that IPI sees it gone.
+		 * V, matches T: sync_epoch >= k.epoch is visible before the
+		 * next cycles' IPIs, so a reader whose exit load missed it
+		 * made that load before the next IPI (Q), which drained its
+		 * ann = 0 store: the scan after that IPI sees it gone. A
+		 * reader whose load saw it kicks if it announced <= k.epoch;
+		 * one that announced more holds nothing we wait for.
 		 */
 		smp_mb();
 		ret = baton_epoch_sync_wait(d, k.epoch,
 					    k.flags & BATON_EPOCH_SYNC_DEADLINE,
 					    deadline, &holder, &holder_pid);
-		baton_epoch_waiters(d, -1);
+		baton_epoch_waiters(d, -1, 0);
 		if (ret == -ERESTARTSYS)
 			return ret;
 		if (ret == -ETIMEDOUT) {

@@ -122,7 +122,7 @@ static int kmod_map_hdr(struct baton_epoch *d)
 	if (d->hdr->magic != BATON_EPOCH_MAGIC)
 		return -EPROTO;
 	d->global = (const uint64_t *)&d->hdr->global;
-	d->sync_waiters = &d->hdr->sync_waiters;
+	d->sync_epoch = (const uint64_t *)&d->hdr->sync_epoch;
 	return 0;
 }
 

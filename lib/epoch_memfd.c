@@ -22,9 +22,11 @@
  * membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) as P and Q (every process
  * that opens a domain registers for it), then scan.
  *
- * Synchronize raises hdr->sync_waiters, runs cycles and sleeps on a
- * futex on hdr->wake_seq between them (at most 10 ms: a backstop); the
- * kick bumps wake_seq and wakes it.
+ * Synchronize raises hdr->sync_epoch to the epoch it waits on (readers
+ * that announced at or below it kick on exit, no others: see
+ * kmod/epoch.c, baton_epoch_waiters()), counts itself in sync_waiters,
+ * runs cycles and sleeps on a futex on hdr->wake_seq between them (at
+ * most 10 ms: a backstop); the kick bumps wake_seq and wakes it.
  *
  * What this backend cannot do (Documentation/epoch.rst): no
  * role-scoped mappings (any opener can scribble on everything, the
@@ -133,7 +135,7 @@ static int map_file(struct baton_epoch *d, uint64_t total)
 	d->map[0].len = total;
 	d->hdr = p;
 	d->global = (const uint64_t *)&d->hdr->global;
-	d->sync_waiters = &d->hdr->sync_waiters;
+	d->sync_epoch = (const uint64_t *)&d->hdr->sync_epoch;
 	return 0;
 }
 
@@ -347,6 +349,20 @@ out:
 	return ret;
 }
 
+/*
+ * hdr->sync_epoch = max(it, @epoch): the word only grows, so racing
+ * synchronizers need no lock and none can lower another's.
+ */
+static void raise_sync_epoch(struct baton_epoch_hdr *h, uint64_t epoch)
+{
+	uint64_t cur = __atomic_load_n(&h->sync_epoch, __ATOMIC_RELAXED);
+
+	while (cur < epoch &&
+	       !__atomic_compare_exchange_n(&h->sync_epoch, &cur, epoch, 1,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
 int baton__epoch_memfd_synchronize(struct baton_epoch *d, uint64_t epoch,
 				   int has_deadline, uint64_t deadline_ns,
 				   pid_t *holder)
@@ -363,6 +379,7 @@ int baton__epoch_memfd_synchronize(struct baton_epoch *d, uint64_t epoch,
 	ret = baton__epoch_memfd_collect(d, &f, NULL, &who);
 	if (ret || epoch <= f)
 		return ret;
+	raise_sync_epoch(h, epoch);
 	/* V: a locked RMW, a full barrier; Q follows in every cycle. */
 	__atomic_fetch_add(&h->sync_waiters, 1, __ATOMIC_SEQ_CST);
 	__atomic_fetch_add(&h->sync_waits, 1, __ATOMIC_RELAXED);

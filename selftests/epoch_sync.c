@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Epoch domains through the library on the real module: synchronous
- * destroy (quiescent, held by a reader that kicks on exit), the deadline
+ * destroy (quiescent, held by a reader that kicks on exit, busy readers
+ * that must not kick for a straggler), the deadline
  * naming the holder's pid, kill -9 of a reader inside its section and of a
  * destroyer parked in SYNCHRONIZE (the frontier advances, the orphaned
  * retirements are consumed only once proven, nothing is left behind),
@@ -124,6 +125,90 @@ TEST_F(es, reader_exit_kicks_parked_destroyer)
 	EXPECT_LE(1U, st.kicks);
 	EXPECT_EQ(0U, h->sync_waiters);
 	bt_sync_close(&in);
+}
+
+/*
+ * Issue 13 item 5: one straggler holds an old epoch while a destroyer is
+ * parked on it (with a deadline); busy readers enter and exit KS_ITERS
+ * times each meanwhile. Their announcements are newer than the parked
+ * epoch, so their exits cannot help: they must not kick. Before the
+ * change every one of their exits saw sync_waiters != 0 and kicked, and
+ * each kick ran the destroyer through a full cycle with an IPI round.
+ */
+#define KS_READERS	2
+#define KS_ITERS	20000
+
+static int ks_busy_reader(const char *name,
+			  const volatile struct baton_epoch_hdr *wh,
+			  struct bt_sync *done)
+{
+	struct baton_epoch *r = ep_child_open(name, 20);
+	int i;
+
+	/* Wait for the destroyer to park on the straggler's epoch. */
+	if (wait_u32(&wh->sync_waiters, 1, 10000))
+		return 22;
+	for (i = 0; i < KS_ITERS; i++) {
+		baton_epoch_enter(r);
+		baton_epoch_exit(r);
+	}
+	bt_sync_post(done);
+	printf("# busy reader %d: %d exits, %llu kicks\n", getpid(),
+	       KS_ITERS, (unsigned long long)r->kick_calls);
+	return r->kick_calls ? 23 : 0;
+}
+
+TEST_F(es, busy_readers_do_not_kick_for_a_straggler)
+{
+	const volatile struct baton_epoch_hdr *h = self->d->hdr;
+	struct baton_epoch_stats st0, st;
+	struct bt_sync in, done;
+	pid_t straggler, readers[KS_READERS];
+	uint64_t e, kicks, cycles;
+	int i;
+
+	ASSERT_EQ(0, bt_sync_init(&in));
+	ASSERT_EQ(0, bt_sync_init(&done));
+	straggler = fork();
+	ASSERT_LE(0, straggler);
+	if (straggler == 0) {
+		struct baton_epoch *r = ep_child_open(self->name, 10);
+
+		baton_epoch_enter(r);
+		bt_sync_post(&in);
+		/* Inside until every busy reader has done its exits. */
+		for (i = 0; i < KS_READERS; i++)
+			if (bt_sync_wait(&done, 60000))
+				_exit(12);
+		baton_epoch_exit(r);
+		/* The one exit that helps: it must kick. */
+		_exit(r->kick_calls == 1 ? 0 : 13);
+	}
+	ASSERT_EQ(0, bt_sync_wait(&in, 10000));
+	for (i = 0; i < KS_READERS; i++) {
+		readers[i] = fork();
+		ASSERT_LE(0, readers[i]);
+		if (readers[i] == 0)
+			_exit(ks_busy_reader(self->name, h, &done));
+	}
+	baton_epoch_stats(self->d, &st0);
+	ASSERT_EQ(0, baton_epoch_retire(self->d, 7, 0, &e));
+	EXPECT_EQ(0, baton_epoch_synchronize(self->d, e, 60 * EP_SEC, NULL));
+	for (i = 0; i < KS_READERS; i++)
+		EXPECT_EQ(0, bt_wait(readers[i]));
+	EXPECT_EQ(0, bt_wait(straggler));
+	baton_epoch_stats(self->d, &st);
+	kicks = st.kicks - st0.kicks;
+	cycles = st.collections - st0.collections;
+	TH_LOG("%d reader exits while parked: %llu kicks, %llu cycles",
+	       KS_READERS * KS_ITERS, (unsigned long long)kicks,
+	       (unsigned long long)cycles);
+	/* The straggler's exit, nothing else. */
+	EXPECT_EQ(1U, kicks);
+	EXPECT_EQ(1U, st.sync_waits - st0.sync_waits);
+	EXPECT_EQ(0U, h->sync_waiters);
+	bt_sync_close(&in);
+	bt_sync_close(&done);
 }
 
 /*

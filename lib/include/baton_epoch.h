@@ -39,7 +39,7 @@ extern "C" {
 struct baton_epoch {
 	/* fast path */
 	const uint64_t *global;		/* hdr->global, shared */
-	const uint32_t *sync_waiters;	/* hdr->sync_waiters, shared */
+	const uint64_t *sync_epoch;	/* hdr->sync_epoch, shared */
 	uint64_t *ann;			/* own announcement, shared */
 
 	/* retirement queue (participant only) */
@@ -179,17 +179,32 @@ static inline uint64_t baton_epoch_enter(struct baton_epoch *d)
 	return e;
 }
 
-/* Leave the read section: one release store, a syscall only if asked. */
+/*
+ * Leave the read section: one release store, a syscall only if it can
+ * help: when a parked synchronizer waits on the epoch this section
+ * announced, or a later one.
+ */
 static inline void baton_epoch_exit(struct baton_epoch *d)
 {
+	/* Our own word (only we write it): the epoch we announced. */
+	uint64_t held = __atomic_load_n(d->ann, __ATOMIC_RELAXED) >> 1;
+
 	/* S: the protected reads are done before the announcement drops. */
 	__atomic_store_n(d->ann, 0, __ATOMIC_RELEASE);
 	/*
 	 * T, matches V: store then load without a fence. A synchronizer
-	 * raised sync_waiters before its cycles' IPIs (Q): if this load
-	 * misses it, the store above was drained by that IPI and seen.
+	 * raised sync_epoch to its epoch before its cycles' IPIs (Q): if
+	 * this load misses the raise, it ran before the next IPI, whose
+	 * barrier then drained the store above, and that cycle's scan sees
+	 * us gone. If it sees the raise and we announced above it, we hold
+	 * nothing that synchronizer waits for: a busy reader that entered
+	 * after it parked never kicks. C11 would let the compiler hoist
+	 * this relaxed load above the store; the signal fence (no
+	 * instruction) forbids that. The CPU may still satisfy the load
+	 * while the store waits in its store buffer: the case Q drains.
 	 */
-	if (__atomic_load_n(d->sync_waiters, __ATOMIC_RELAXED))
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (held <= __atomic_load_n(d->sync_epoch, __ATOMIC_RELAXED))
 		__baton_epoch_kick(d);
 }
 

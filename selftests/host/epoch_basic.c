@@ -5,7 +5,7 @@
  * (-ENOSPC, nothing consumed early), the aliasing check (a retirement that
  * races the epoch advance is never consumed while a reader holds its
  * epoch), a dead participant, the synchronize deadline with the holder's
- * pid, and the torture (threads here; processes in the fork case, which
+ * pid, busy readers that do not kick for a straggler, and the torture (threads here; processes in the fork case, which
  * TSan cannot follow and skips).
  */
 #include "kselftest_harness.h"
@@ -119,6 +119,123 @@ TEST_F(ep, synchronize_quiescent_and_reader_held)
 						   baton_epoch_global(self->d) + 5,
 						   0, NULL));
 	baton_epoch_close(r);
+}
+
+/*
+ * Busy readers do not kick for a straggler (issue 13 item 5, memfd): one
+ * thread holds an old epoch while the main thread is parked in
+ * synchronize; KS_READERS threads enter and exit KS_ITERS times each
+ * meanwhile. Their epochs are newer than the one parked on, so none of
+ * their exits may kick; the straggler's exit kicks once.
+ */
+#define KS_READERS	2
+#define KS_ITERS	20000
+
+struct ks_shared {
+	const char *name;
+	const volatile struct baton_epoch_hdr *hdr;
+	int inside;		/* the straggler has entered */
+	int readers_done;
+	uint64_t kicks[KS_READERS + 1];
+	int rc[KS_READERS + 1];
+};
+
+/* Wait up to 30 s for *@w >= @want. */
+static int ks_wait_int(const int *w, int want)
+{
+	int n;
+
+	for (n = 0; __atomic_load_n(w, __ATOMIC_ACQUIRE) < want; n++) {
+		if (n == 300000)
+			return -1;
+		usleep(100);
+	}
+	return 0;
+}
+
+static void *ks_straggler(void *p)
+{
+	struct ks_shared *s = p;
+	struct baton_epoch *r;
+
+	if (et_open(s->name, BATON_BACKEND_MEMFD, &r)) {
+		s->rc[KS_READERS] = 1;
+		return NULL;
+	}
+	baton_epoch_enter(r);
+	__atomic_store_n(&s->inside, 1, __ATOMIC_RELEASE);
+	if (ks_wait_int(&s->readers_done, KS_READERS))
+		s->rc[KS_READERS] = 2;
+	baton_epoch_exit(r);
+	s->kicks[KS_READERS] = r->kick_calls;
+	baton_epoch_close(r);
+	return NULL;
+}
+
+struct ks_reader {
+	struct ks_shared *s;
+	int i;
+};
+
+static void *ks_reader(void *p)
+{
+	struct ks_reader *a = p;
+	struct ks_shared *s = a->s;
+	struct baton_epoch *r;
+	int k;
+
+	if (et_open(s->name, BATON_BACKEND_MEMFD, &r)) {
+		s->rc[a->i] = 1;
+		return NULL;
+	}
+	/* Wait for the synchronizer to park on the straggler's epoch. */
+	while (!__atomic_load_n(&s->hdr->sync_waiters, __ATOMIC_ACQUIRE))
+		usleep(100);
+	for (k = 0; k < KS_ITERS; k++) {
+		baton_epoch_enter(r);
+		baton_epoch_exit(r);
+	}
+	s->kicks[a->i] = r->kick_calls;
+	__atomic_fetch_add(&s->readers_done, 1, __ATOMIC_RELEASE);
+	baton_epoch_close(r);
+	return NULL;
+}
+
+TEST_F(ep, busy_readers_do_not_kick_for_a_straggler)
+{
+	struct ks_shared s = { .name = self->name, .hdr = self->d->hdr };
+	struct ks_reader ra[KS_READERS];
+	pthread_t st, rt[KS_READERS];
+	struct baton_epoch_stats s0, s1;
+	uint64_t e, kicks;
+	int i;
+
+	ASSERT_LE(0, baton_epoch_register(self->d));
+	ASSERT_EQ(0, pthread_create(&st, NULL, ks_straggler, &s));
+	ASSERT_EQ(0, ks_wait_int(&s.inside, 1));
+	for (i = 0; i < KS_READERS; i++) {
+		ra[i].s = &s;
+		ra[i].i = i;
+		ASSERT_EQ(0, pthread_create(&rt[i], NULL, ks_reader, &ra[i]));
+	}
+	baton_epoch_stats(self->d, &s0);
+	ASSERT_EQ(0, baton_epoch_retire(self->d, 1, 0, &e));
+	EXPECT_EQ(0, baton_epoch_synchronize(self->d, e, 60000000000LL,
+					     NULL));
+	for (i = 0; i < KS_READERS; i++)
+		pthread_join(rt[i], NULL);
+	pthread_join(st, NULL);
+	baton_epoch_stats(self->d, &s1);
+	kicks = s1.kicks - s0.kicks;
+	TH_LOG("%d reader exits while parked: %llu kicks, %llu cycles",
+	       KS_READERS * KS_ITERS, (unsigned long long)kicks,
+	       (unsigned long long)(s1.collections - s0.collections));
+	for (i = 0; i <= KS_READERS; i++)
+		EXPECT_EQ(0, s.rc[i]);
+	for (i = 0; i < KS_READERS; i++)
+		EXPECT_EQ(0U, s.kicks[i]);
+	EXPECT_EQ(1U, s.kicks[KS_READERS]);
+	EXPECT_EQ(1U, kicks);
 }
 
 /* The queue never frees early: a full one says -ENOSPC and keeps all. */

@@ -604,12 +604,15 @@ struct baton_epoch_entry {
  * @abi_version: BATON_ABI_VERSION
  * @max_participants: participant table size
  * @queue_len: entries per participant queue
- * @sync_waiters: callers parked in SYNCHRONIZE now; a reader's exit
- *                calls BATON_EPOCH_IOC_KICK only when this is non-zero
+ * @sync_waiters: callers parked in SYNCHRONIZE now
  * @global: the global epoch; starts at 1
  * @frontier: everything retired at an epoch <= @frontier is unreachable
  * @wake_seq: bumped by every KICK (the memfd backend's futex word)
  * @reserved0: 0
+ * @sync_epoch: the newest epoch any SYNCHRONIZE has parked on (0: none
+ *              yet); never decreases. A reader's exit calls
+ *              BATON_EPOCH_IOC_KICK only when the epoch it announced is
+ *              <= @sync_epoch: only then can its exit help a synchronizer
  * @reserved1: 0
  * @collections: collection cycles run
  * @sync_waits: SYNCHRONIZE calls that one cycle did not satisfy (they
@@ -636,7 +639,8 @@ struct baton_epoch_hdr {
 	__aligned_u64 frontier;
 	__u32 wake_seq;
 	__u32 reserved0;
-	__aligned_u64 reserved1[2];
+	__aligned_u64 sync_epoch;
+	__aligned_u64 reserved1;
 	/* 64: counters, on their own cache line away from the fast-path words */
 	__aligned_u64 collections;
 	__aligned_u64 sync_waits;
@@ -843,11 +847,14 @@ struct baton_epoch_poll {
  *  load global (acquire) != e: retry     IPI: smp_mb() on readers' CPUs (Q)
  *  ... read protected objects ...        load every ann once           (R)
  *  store ann = 0 (release)        (S)    frontier = min(active e, G+1) - 1
- *  load sync_waiters (plain)      (T)
+ *  compiler barrier only
+ *  load sync_epoch (plain)        (T)
+ *  kick if own e <= sync_epoch
  *
  *  retirer (lib)                         synchronizer (kernel)
  *  unlink the object from the table      one cycle; if not proven:
- *  full fence                     (U)    sync_waiters++, smp_mb()      (V)
+ *  full fence                     (U)    sync_epoch = max(it, epoch),
+ *                                        smp_mb()                      (V)
  *  e = load global; entry {handle, e}    then cycles (P, Q, R) as above
  *  store q_tail (release)         (W)    drain: load q_tail (acquire)  (W)
  *  load q_head (acquire)          (X)    store q_head (release)        (X)
@@ -857,9 +864,11 @@ struct baton_epoch_poll {
  *     one whose store follows it re-checks after the IPI's barrier, which
  *     follows (P), so it sees G + 1 and re-announces.
  * (S): the protected reads are done before the announcement drops.
- * (T)/(V): exit stores ann = 0, then loads sync_waiters, with no fence:
- *     a reader whose load missed the waiter's increment made that load
- *     before the next cycle's IPI (Q), which drained its ann store.
+ * (T)/(V): exit stores ann = 0, then loads sync_epoch, with no fence:
+ *     a reader whose load missed the waiter's raise made that load
+ *     before the next cycle's IPI (Q), which drained its ann store. A
+ *     reader that announced above the epoch waited on holds nothing the
+ *     waiter needs, so it need not kick.
  * (U): the unlink is visible before the retire epoch is read, so a reader
  *     that can still reach the object announced an epoch <= that one.
  * (W)/(X): entry words before the tail that publishes them; the
