@@ -474,3 +474,29 @@ void __baton_epoch_kick(struct baton_epoch *d)
 	else
 		ioctl(d->fd, BATON_EPOCH_IOC_KICK, 0);
 }
+
+/*
+ * The retry of baton_epoch_enter() after its re-check failed. The word
+ * announced @stale, an epoch a scan may have seen: a synchronizer that
+ * parked on it would wait for this reader's exit, and the re-announcement
+ * below is that exit. So, as in baton_epoch_exit(): store (O, the new
+ * announcement replaces @stale), then load sync_epoch (T) and kick if
+ * @stale is at or below it. A load that misses the raise ran before the
+ * next cycle's IPI, which drained the store: its scan sees the new epoch.
+ * Out of line: taken only when an epoch is published during an enter.
+ */
+uint64_t __baton_epoch_reenter(struct baton_epoch *d, uint64_t stale)
+{
+	uint64_t e;
+
+	for (;;) {
+		e = __atomic_load_n(d->global, __ATOMIC_RELAXED);
+		__atomic_store_n(d->ann, BATON_EPOCH_ANN(e), __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (stale <= __atomic_load_n(d->sync_epoch, __ATOMIC_RELAXED))
+			__baton_epoch_kick(d);
+		if (__atomic_load_n(d->global, __ATOMIC_ACQUIRE) == e)
+			return e;
+		stale = e;
+	}
+}

@@ -148,6 +148,9 @@ int baton_epoch_collect(struct baton_epoch *d, uint64_t *frontier,
 /* Out of line so exit stays small: wake parked destroyers. */
 void __baton_epoch_kick(struct baton_epoch *d);
 
+/* Out of line, the rare retry of enter: see baton_epoch_enter(). */
+uint64_t __baton_epoch_reenter(struct baton_epoch *d, uint64_t stale);
+
 /* The global epoch now (a relaxed sample). */
 static inline uint64_t baton_epoch_global(const struct baton_epoch *d)
 {
@@ -164,19 +167,23 @@ static inline uint64_t baton_epoch_global(const struct baton_epoch *d)
  */
 static inline uint64_t baton_epoch_enter(struct baton_epoch *d)
 {
-	const uint64_t *global = d->global;
-	uint64_t *ann = d->ann;
-	uint64_t e;
+	uint64_t e = __atomic_load_n(d->global, __ATOMIC_RELAXED);
 
-	do {
-		e = __atomic_load_n(global, __ATOMIC_RELAXED);
-		/* O, matches Q: a plain store; the collector pays. */
-		__atomic_store_n(ann, BATON_EPOCH_ANN(e), __ATOMIC_RELAXED);
-		/* Compiler-only: the store stays before the re-check. */
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		/* Acquire: protected loads stay after the re-check. */
-	} while (__atomic_load_n(global, __ATOMIC_ACQUIRE) != e);
-	return e;
+	/* O, matches Q: a plain store; the collector pays. */
+	__atomic_store_n(d->ann, BATON_EPOCH_ANN(e), __ATOMIC_RELAXED);
+	/* Compiler-only: the store stays before the re-check. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/* Acquire: protected loads stay after the re-check. */
+	if (__builtin_expect(__atomic_load_n(d->global, __ATOMIC_ACQUIRE) == e,
+			     1))
+		return e;
+	/*
+	 * A cycle published a new epoch meanwhile: announce again. The
+	 * word held @e for a while, maybe seen by a scan that a parked
+	 * synchronizer is now sleeping on, so overwriting it is an exit of
+	 * @e and may owe that synchronizer a kick.
+	 */
+	return __baton_epoch_reenter(d, e);
 }
 
 /*
