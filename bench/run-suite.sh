@@ -3,7 +3,9 @@
 # on the same two pinned CPUs, host (memfd backend) then VM (kmod backend,
 # bench/vm-suite.sh inside selftests/vm/run-vm.sh exec), and writes
 # bench/results/: raw.csv (every run), summary.csv (per figure: runs,
-# median, min, max), syscalls.csv, *.png (gnuplot) and summary.md.
+# median, min, max), syscalls.csv, *.png (gnuplot) and summary.md; the rate
+# sweep (bench/rate-sweep.sh, host and VM rows) writes rate.md and its own
+# csv files and plots beside them.
 #
 #   bench/run-suite.sh [--quick] [--host-only | --vm-only | --report-only]
 #
@@ -44,6 +46,12 @@ else
 	RUNS=${RUNS:-5} TARGET_NS=${TARGET_NS:-300000000} RT_N=${RT_N:-20000}
 fi
 CPUS=${CPUS:-0,1}
+# The rate sweep: runs per figure and the VM's window (TCG is slow).
+if ((quick)); then
+	RATE_RUNS=${RATE_RUNS:-1} RATE_WINDOW_VM_NS=${RATE_WINDOW_VM_NS:-100000000}
+else
+	RATE_RUNS=${RATE_RUNS:-3} RATE_WINDOW_VM_NS=${RATE_WINDOW_VM_NS:-300000000}
+fi
 NEAR_NS=${NEAR_NS:-250}
 SIZES=${SIZES:-8 64 1024}
 BATCHES=${BATCHES:-1 32}
@@ -187,13 +195,27 @@ host_suite() {
 vm_suite() {
 	local out=$root/build/logs/vm-exec.out
 	echo "run-suite: VM (kmod backend, TCG), bench/vm-suite.sh via selftests/vm/run-vm.sh exec"
-	if ! BATON_EXEC_ARGS="$RUNS $RT_N $TARGET_NS" "$root/selftests/vm/run-vm.sh" exec \
-		"$here/vm-suite.sh" "$here/peers-static" >"$res/vm.log" 2>&1; then
+	if ! BATON_EXEC_ARGS="$RUNS $RT_N $TARGET_NS $RATE_RUNS $RATE_WINDOW_VM_NS" \
+		"$root/selftests/vm/run-vm.sh" exec \
+		"$here/vm-suite.sh" "$here/peers-static" "$here/rate" >"$res/vm.log" 2>&1; then
 		echo "run-suite: VM run failed (see $res/vm.log, $out)"
 	fi
 	[[ -f $out ]] && sed -n 's/^csv://p' "$out" | tr -d '\r' |
 		awk -F, -v OFS=, -v near="$NEAR_NS" '{ a = $17 < near ? "near" : "far"; b = $18 < near ? "near" : "far"; print $0, (a == b ? a : "moved") }' >>"$raw" || true
 	grep -c '^vm,' "$raw" | sed 's/^/  VM rows: /' || true
+	if [[ -f $out ]]; then
+		BENCH_RESULTS=$res "$here/rate-sweep.sh" --vm-rows "$out" >/dev/null ||
+			echo "run-suite: rate sweep report failed"
+	fi
+}
+
+# The rate sweep (bench/rate-sweep.sh owns it): host rows now, VM rows in
+# vm_suite; rate.md is rewritten after each.
+rate_sweep() {
+	local q=
+	((quick)) && q=--quick
+	BENCH_RESULTS=$res RUNS=$RATE_RUNS CPUS=$CPUS "$here/rate-sweep.sh" $q --host |
+		grep -v '^|' || echo "run-suite: rate sweep failed"
 }
 
 # The other bench programs (each owns its questions and prints its own runs
@@ -268,6 +290,7 @@ if ((do_host || do_vm)); then
 fi
 ((do_host)) && host_suite
 ((do_host)) && companions
+((do_host)) && rate_sweep
 ((do_vm)) && vm_suite
 summarize
 plots

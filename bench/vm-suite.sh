@@ -1,13 +1,18 @@
 #!/bin/sh
 # bench/vm-suite.sh: owns the VM half of `make bench`. Runs inside the test
 # VM (busybox sh, kmod backend: /dev/baton) as `run-vm.sh exec` FILE, with
-# bench/peers-static beside it in /extra/. Args: RUNS RT_N TARGET_NS.
+# bench/peers-static and bench/rate beside it in /extra/. Args: RUNS RT_N
+# TARGET_NS RATE_RUNS RATE_WINDOW_NS.
 # Prints one "csv:" line per run (the host's run-suite.sh collects them):
 #   csv:vm,RUN,<peers-static output>,CLPP_BEFORE_NS,CLPP_AFTER_NS
+# and one "rate:" line per run of the rate sweep (bench/rate-sweep.sh):
+#   rate:vm,RUN,<bench/rate output>   (rate:vm,skip,... for a skipped peer)
 # Under TCG emulation absolute figures mean little; ratios within one run do.
 runs=${1:-2}
 rt_n=${2:-2000}
 target=${3:-50000000}
+rate_runs=${4:-1}
+rate_window=${5:-100000000}
 p=/extra/peers-static
 [ -c /dev/baton ] && export BATON_BACKEND=kmod || echo "vm-suite: no /dev/baton, memfd backend"
 clpp() { "$p" -p clpp -m rt -n 5000 | cut -d, -f9; }
@@ -27,6 +32,27 @@ for peer in baton baton-park baton-mpsc bare futex pipe ck; do
 				echo "vm-suite: $peer $mode 64B b=$batch run $r/$runs done" >&2
 				r=$((r + 1))
 			done
+		done
+	done
+done
+# The rate sweep, kmod backend: the same rates and peers as the host's.
+rate=/extra/rate
+for rt in 10000 100000 1000000 10000000; do
+	for peer in baton-block baton-epoll baton-waitset futex efd pipe; do
+		r=1
+		while [ "$r" -le "$rate_runs" ]; do
+			line=$("$rate" -p "$peer" -r "$rt" -T "$rate_window")
+			rc=$?
+			if [ "$rc" -eq 4 ]; then
+				echo "rate:vm,skip,$line"
+				break
+			elif [ "$rc" -ne 0 ]; then
+				echo "vm-suite: rate $peer $rt/s run $r failed"
+			else
+				echo "rate:vm,$r,$line"
+			fi
+			echo "vm-suite: rate $peer $rt/s run $r/$rate_runs done" >&2
+			r=$((r + 1))
 		done
 	done
 done

@@ -1,0 +1,539 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/rate.c: baton as users run it (issue 13 item 9). A producer process
+ * publishes at a fixed rate into a consumer process that blocks, sits in an
+ * event loop or (later) a waitset, and the run reports what that costs:
+ * CPU ns per message (getrusage of both processes over the window / the
+ * messages), system calls per message (counted where they are made), and
+ * the latency of each message (the producer's timestamp in it, read by the
+ * consumer on arrival): p50, p99, p99.9, max. One run per invocation;
+ * bench/rate-sweep.sh repeats runs over rates and consumers and keeps the
+ * spread.
+ *
+ *   -p PEER   baton-block  baton_spsc_pop() with a timeout (spin, then park)
+ *             baton-epoll  the consumer's ring fd in epoll (EPOLLIN, level);
+ *                          drains with try_pop, then epoll_wait. kmod only:
+ *                          on memfd poll always reports ready, so the run
+ *                          is skipped (exit 4, a "skip" line)
+ *             baton-waitset  8 rings in a waitset (HOOK, below: not built
+ *                          until lib/waitset.c lands; exit 4)
+ *             futex        a minimal shared SPSC ring, the consumer spins
+ *                          the same budget as baton then FUTEX_WAITs with a
+ *                          waiter flag; the producer FUTEX_WAKEs if it is set
+ *             efd          the same ring, parked in read(2) of an eventfd
+ *             pipe         write(2) / blocking read(2) of 16-byte records
+ *   -r RATE   messages/s; 0: as fast as the producer can (report the rate)
+ *   -T NS     window (default 1e9); the run sends RATE * NS / 1e9 messages
+ *   -n MAX    message cap (default 1M); RATE 0 sends exactly MAX
+ *   -c A,B    CPUs (producer, consumer; default 0,1)
+ *   -h        print the CSV header and exit
+ *
+ * Pacing: message i is due at t0 + i / RATE. The producer sends everything
+ * due, then sleeps until the next is due (clock_nanosleep, absolute), so at
+ * high rates the timer slack (50 us by default) makes small bursts, as a
+ * timer-driven producer does. The pacing sleeps are the producer's own and
+ * are the same for every peer; they are reported apart (pace_calls), not in
+ * syscalls per message.
+ */
+#define _GNU_SOURCE
+#include "bench.h"
+
+#include <baton.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SLOTS		4096u		/* ring slots, every peer */
+#define SPIN_DEFAULT	2000u		/* lib/ring.c BATON_SPIN_DEFAULT */
+#define EXIT_SKIP	4
+#define POP_TIMEOUT_NS	(5LL * 1000000000)
+
+struct msg {
+	uint64_t seq;
+	uint64_t sent_ns;
+};
+
+/* The minimal futex / eventfd ring: one producer, one consumer. */
+struct fring {
+	uint64_t tail __attribute__((aligned(64)));
+	uint32_t tail32;			/* futex word: low bits of tail */
+	uint64_t head __attribute__((aligned(64)));
+	uint32_t cons_waiting __attribute__((aligned(64)));
+	struct msg slots[SLOTS] __attribute__((aligned(64)));
+};
+
+/* What the two processes share: the ring and the results. */
+struct shared {
+	struct fring ring;
+	volatile int ready;
+	volatile int go;
+	uint64_t t0;
+	uint64_t n;			/* messages the producer will send */
+	uint64_t cons_cpu_ns;
+	uint64_t cons_syscalls;
+	uint64_t cons_got;
+	uint64_t bad;
+	uint64_t lat_n;
+	uint32_t lat[];			/* ns, per message, capped */
+};
+
+static struct {
+	const char *peer;
+	double rate;
+	uint64_t window_ns;
+	uint64_t max_n;
+	int cpu[2];
+	uint32_t spin;
+	char ring_name[BATON_NAME_MAX];
+	int efd;
+	int pfd[2];
+} cfg = {
+	.rate = 100000,
+	.window_ns = 1000000000ull,
+	.max_n = 1000000,
+	.cpu = { 0, 1 },
+	.spin = SPIN_DEFAULT,
+};
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "rate: %s: %s\n", what, strerror(err));
+	exit(1);
+}
+
+static uint64_t cpu_ns(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
+}
+
+static long futex(uint32_t *w, int op, uint32_t val)
+{
+	return syscall(SYS_futex, w, op, val, NULL, NULL, 0);
+}
+
+static int is_baton(void)
+{
+	return !strncmp(cfg.peer, "baton", 5);
+}
+
+/* ---- the consumer: one receive per peer, each counts its syscalls ---- */
+
+struct consumer {
+	struct shared *s;
+	struct baton_ring *br;
+	int epfd;
+	uint64_t syscalls;	/* made here, outside the library */
+};
+
+static void on_msg(struct consumer *c, const struct msg *m, uint64_t now)
+{
+	struct shared *s = c->s;
+	uint64_t lat = now - m->sent_ns;
+
+	if (m->seq != s->cons_got)
+		s->bad++;
+	s->lat[s->lat_n++] = lat > UINT32_MAX ? UINT32_MAX : (uint32_t)lat;
+	s->cons_got++;
+}
+
+static void recv_baton_block(struct consumer *c)
+{
+	struct msg m;
+	int rc = baton_spsc_pop(c->br, &m, sizeof(m), POP_TIMEOUT_NS);
+
+	if (rc < 0)
+		die("baton_spsc_pop", -rc);
+	on_msg(c, &m, bench_now_ns());
+}
+
+static void recv_baton_epoll(struct consumer *c)
+{
+	struct epoll_event ev;
+	struct msg m;
+	int n = 0;
+
+	while (baton_spsc_try_pop(c->br, &m, sizeof(m)) == 0) {
+		on_msg(c, &m, bench_now_ns());
+		n++;
+	}
+	if (n)
+		return;
+	c->syscalls++;
+	if (epoll_wait(c->epfd, &ev, 1, 5000) < 0 && errno != EINTR)
+		die("epoll_wait", errno);
+}
+
+/*
+ * HOOK(waitset): the consumer of 8 rings in a baton_waitset (issue 13 item
+ * 8, lib/waitset.c on the memfdwait branch). When it lands: create 8 rings,
+ * the producer publishes round robin, the consumer waits on the set and
+ * drains what is ready. Until then the peer is reported as not built.
+ */
+static int waitset_available(void)
+{
+	return 0;
+}
+
+static void recv_fring(struct consumer *c)
+{
+	struct fring *r = &c->s->ring;
+	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+	uint64_t tail;
+	uint32_t spins;
+
+	for (spins = 0;; spins++) {
+		tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		if (tail != head)
+			break;
+		if (spins < cfg.spin) {
+			__builtin_ia32_pause();
+			continue;
+		}
+		/* Park: flag, full fence, re-check, sleep; the flag is ours. */
+		__atomic_store_n(&r->cons_waiting, 1, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) == head) {
+			uint64_t v;
+
+			c->syscalls++;
+			if (!strcmp(cfg.peer, "futex"))
+				futex(&r->tail32, FUTEX_WAIT, (uint32_t)head);
+			else if (read(cfg.efd, &v, sizeof(v)) < 0 && errno != EINTR)
+				die("read eventfd", errno);
+		}
+		__atomic_store_n(&r->cons_waiting, 0, __ATOMIC_RELAXED);
+		spins = 0;
+	}
+	for (; head != tail; head++)
+		on_msg(c, &r->slots[head & (SLOTS - 1)], bench_now_ns());
+	__atomic_store_n(&r->head, head, __ATOMIC_RELEASE);
+}
+
+static void recv_pipe(struct consumer *c)
+{
+	struct msg m[64];
+	ssize_t n;
+	uint64_t now;
+
+	c->syscalls++;
+	n = read(cfg.pfd[0], m, sizeof(m));
+	if (n < 0)
+		die("read pipe", errno);
+	now = bench_now_ns();
+	/* Records are 16 bytes and pipe writes of <= PIPE_BUF are atomic. */
+	for (ssize_t i = 0; i < n / (ssize_t)sizeof(m[0]); i++)
+		on_msg(c, &m[i], now);
+}
+
+static void consumer_main(struct shared *s)
+{
+	struct consumer c = { .s = s, .epfd = -1 };
+	struct baton_ring_stats st;
+	uint64_t c0;
+	int rc;
+
+	bench_pin(cfg.cpu[1]);
+	if (is_baton()) {
+		rc = baton_ring_open(cfg.ring_name, BATON_ROLE_CONSUMER,
+				     BATON_BACKEND_AUTO, &c.br);
+		if (rc < 0)
+			die("baton_ring_open", -rc);
+	}
+	if (!strcmp(cfg.peer, "baton-epoll")) {
+		struct epoll_event ev = { .events = EPOLLIN };
+
+		c.epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (c.epfd < 0 ||
+		    epoll_ctl(c.epfd, EPOLL_CTL_ADD, baton_ring_fd(c.br), &ev))
+			die("epoll", errno);
+	}
+	if (!strcmp(cfg.peer, "pipe"))
+		close(cfg.pfd[1]);
+	s->ready = 1;
+	while (!s->go)
+		__builtin_ia32_pause();
+	c0 = cpu_ns();
+	while (s->cons_got < s->n) {
+		if (!strcmp(cfg.peer, "baton-block"))
+			recv_baton_block(&c);
+		else if (!strcmp(cfg.peer, "baton-epoll"))
+			recv_baton_epoll(&c);
+		else if (!strcmp(cfg.peer, "pipe"))
+			recv_pipe(&c);
+		else
+			recv_fring(&c);
+	}
+	s->cons_cpu_ns = cpu_ns() - c0;
+	s->cons_syscalls = c.syscalls;
+	if (c.br) {
+		baton_ring_stats(c.br, &st);
+		s->cons_syscalls += st.park_calls + st.wake_calls;
+		baton_ring_close(c.br);
+	}
+	exit(0);
+}
+
+/* ---- the producer ---- */
+
+struct producer {
+	struct shared *s;
+	struct baton_ring *br;
+	uint64_t syscalls;
+	uint64_t pace_calls;
+};
+
+static void send_one(struct producer *p, uint64_t seq)
+{
+	struct msg m = { .seq = seq, .sent_ns = bench_now_ns() };
+	struct fring *r = &p->s->ring;
+	int rc;
+
+	if (is_baton()) {
+		rc = baton_spsc_push(p->br, &m, sizeof(m), POP_TIMEOUT_NS);
+		if (rc < 0)
+			die("baton_spsc_push", -rc);
+		return;
+	}
+	if (!strcmp(cfg.peer, "pipe")) {
+		p->syscalls++;
+		if (bench_write_full(cfg.pfd[1], &m, sizeof(m)))
+			die("write pipe", errno);
+		return;
+	}
+	/* The fring: a full ring spins (the consumer never parks then). */
+	while (seq - __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) >= SLOTS)
+		__builtin_ia32_pause();
+	r->slots[seq & (SLOTS - 1)] = m;
+	__atomic_store_n(&r->tail, seq + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->tail32, (uint32_t)(seq + 1), __ATOMIC_RELEASE);
+	/* Dekker with the parker: full fence, then its flag. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&r->cons_waiting, __ATOMIC_RELAXED)) {
+		uint64_t one = 1;
+
+		p->syscalls++;
+		if (!strcmp(cfg.peer, "futex"))
+			futex(&r->tail32, FUTEX_WAKE, 1);
+		else if (write(cfg.efd, &one, sizeof(one)) != sizeof(one))
+			die("write eventfd", errno);
+	}
+}
+
+static void sleep_until(struct producer *p, uint64_t t)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(t / 1000000000ull),
+		.tv_nsec = (long)(t % 1000000000ull),
+	};
+
+	p->pace_calls++;
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+}
+
+/* Send s->n messages, message i due at t0 + i / rate (rate 0: now). */
+static void produce(struct producer *p)
+{
+	struct shared *s = p->s;
+	double gap = cfg.rate > 0 ? 1e9 / cfg.rate : 0;
+	uint64_t i = 0, due;
+
+	while (i < s->n) {
+		due = s->n;
+		if (gap > 0) {
+			due = (uint64_t)((double)(bench_now_ns() - s->t0) / gap) + 1;
+			if (due > s->n)
+				due = s->n;
+			if (due <= i) {
+				sleep_until(p, s->t0 + (uint64_t)((double)i * gap));
+				continue;
+			}
+		}
+		for (; i < due; i++)
+			send_one(p, i);
+	}
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double pct(const uint32_t *v, uint64_t n, double q)
+{
+	uint64_t k = (uint64_t)(q * (double)(n - 1) + 0.5);
+
+	return n ? v[k] : 0;
+}
+
+static void print_header(void)
+{
+	printf("peer,backend,rate_target,rate_achieved,n,secs,cpu_ns_per_msg,"
+	       "cpu_prod_ns_per_msg,cpu_cons_ns_per_msg,syscalls_per_msg,"
+	       "prod_syscalls,cons_syscalls,pace_calls,p50_ns,p99_ns,p999_ns,"
+	       "max_ns\n");
+}
+
+static void skip(const char *why)
+{
+	printf("skip,%s,%s,%.0f\n", cfg.peer, why, cfg.rate);
+	exit(EXIT_SKIP);
+}
+
+static void setup_channel(struct producer *p, const char **backend)
+{
+	struct baton_ring_params rp = {
+		.kind = BATON_RING_SPSC, .slot_count = SLOTS,
+		.slot_size = sizeof(struct msg), .mode = 0600,
+		.backend = BATON_BACKEND_AUTO,
+	};
+	int rc;
+
+	*backend = "-";
+	if (is_baton()) {
+		if (!strcmp(cfg.peer, "baton-waitset") && !waitset_available())
+			skip("waitset not built (HOOK in bench/rate.c)");
+		snprintf(cfg.ring_name, sizeof(cfg.ring_name), "rate.%d",
+			 getpid());
+		baton_ring_unlink(cfg.ring_name, BATON_BACKEND_AUTO);
+		rc = baton_ring_create(cfg.ring_name, &rp, BATON_ROLE_PRODUCER,
+				       &p->br);
+		if (rc < 0)
+			die("baton_ring_create", -rc);
+		*backend = baton_backend_name(p->br->backend);
+		if (!strcmp(cfg.peer, "baton-epoll") &&
+		    p->br->backend != BATON_BACKEND_KMOD)
+			skip("memfd: poll always reports ready");
+	} else if (!strcmp(cfg.peer, "efd")) {
+		cfg.efd = eventfd(0, 0);
+		if (cfg.efd < 0)
+			die("eventfd", errno);
+	} else if (!strcmp(cfg.peer, "pipe")) {
+		if (pipe(cfg.pfd))
+			die("pipe", errno);
+	} else if (strcmp(cfg.peer, "futex")) {
+		fprintf(stderr, "rate: unknown peer %s\n", cfg.peer);
+		exit(2);
+	}
+}
+
+static void run(void)
+{
+	struct producer p = { 0 };
+	struct baton_ring_stats st;
+	struct shared *s;
+	size_t len;
+	const char *backend;
+	uint64_t c0, cpu_prod, secs_ns, n;
+	pid_t pid;
+	int status;
+
+	if (cfg.rate > 0) {
+		n = (uint64_t)(cfg.rate * (double)cfg.window_ns / 1e9);
+		if (n > cfg.max_n)
+			n = cfg.max_n;
+	} else {
+		n = cfg.max_n;
+	}
+	len = sizeof(*s) + n * sizeof(uint32_t);
+	s = bench_shared_alloc(len);
+	bench_prefault(s, len, 1);
+	s->n = n;
+	p.s = s;
+	setup_channel(&p, &backend);
+
+	pid = fork();
+	if (pid < 0)
+		die("fork", errno);
+	if (pid == 0) {
+		bench_die_with_parent(getppid());
+		consumer_main(s);
+	}
+	if (!strcmp(cfg.peer, "pipe"))
+		close(cfg.pfd[0]);
+	bench_pin(cfg.cpu[0]);
+	while (!s->ready)
+		__builtin_ia32_pause();
+	s->t0 = bench_now_ns();
+	c0 = cpu_ns();
+	s->go = 1;
+	produce(&p);
+	cpu_prod = cpu_ns() - c0;
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		die("consumer", EIO);
+	secs_ns = bench_now_ns() - s->t0;
+	if (p.br) {
+		baton_ring_stats(p.br, &st);
+		p.syscalls += st.park_calls + st.wake_calls;
+		baton_ring_close(p.br);
+		baton_ring_unlink(cfg.ring_name, BATON_BACKEND_AUTO);
+	}
+	n = s->cons_got;
+	if (s->bad || !n) {
+		fprintf(stderr, "rate: %llu messages out of order, %llu got\n",
+			(unsigned long long)s->bad, (unsigned long long)n);
+		exit(1);
+	}
+	qsort(s->lat, s->lat_n, sizeof(s->lat[0]), cmp_u32);
+	printf("%s,%s,%.0f,%.0f,%llu,%.3f,%.1f,%.1f,%.1f,%.4f,%llu,%llu,%llu,"
+	       "%.0f,%.0f,%.0f,%u\n",
+	       cfg.peer, backend, cfg.rate, (double)n * 1e9 / (double)secs_ns,
+	       (unsigned long long)n, (double)secs_ns / 1e9,
+	       (double)(cpu_prod + s->cons_cpu_ns) / (double)n,
+	       (double)cpu_prod / (double)n, (double)s->cons_cpu_ns / (double)n,
+	       (double)(p.syscalls + s->cons_syscalls) / (double)n,
+	       (unsigned long long)p.syscalls,
+	       (unsigned long long)s->cons_syscalls,
+	       (unsigned long long)p.pace_calls, pct(s->lat, s->lat_n, 0.50),
+	       pct(s->lat, s->lat_n, 0.99), pct(s->lat, s->lat_n, 0.999),
+	       s->lat[s->lat_n - 1]);
+}
+
+int main(int argc, char **argv)
+{
+	int o;
+
+	cfg.peer = "baton-block";
+	while ((o = getopt(argc, argv, "p:r:T:n:c:S:h")) != -1) {
+		switch (o) {
+		case 'p': cfg.peer = optarg; break;
+		case 'r': cfg.rate = strtod(optarg, NULL); break;
+		case 'T': cfg.window_ns = bench_parse_count(optarg); break;
+		case 'n': cfg.max_n = bench_parse_count(optarg); break;
+		case 'S': cfg.spin = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'c':
+			if (bench_parse_cpus(optarg, cfg.cpu))
+				return 2;
+			break;
+		case 'h': print_header(); return 0;
+		default:
+			fprintf(stderr, "usage: rate [-p PEER] [-r RATE] [-T NS] [-n MAX] [-c A,B] [-S SPINS] [-h]\n");
+			return 2;
+		}
+	}
+	if (!cfg.max_n || !cfg.window_ns)
+		return 2;
+	bench_check_cpus("rate", cfg.cpu);
+	bench_watchdog(120, "rate: a side stalled");
+	run();
+	return 0;
+}
