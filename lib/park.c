@@ -1,13 +1,30 @@
 // SPDX-License-Identifier: MIT
 /*
  * libbaton parking: baton_ring_park(), the out-of-line wake call the
- * inline fast path makes, and the blocking forms built on both.
+ * inline fast path makes, the blocking forms built on both, and the
+ * adaptive spin budget they share with the MPSC pop.
  *
- * A blocking call first polls the ring r->spin_limit times with a CPU
- * pause between polls (a peer that is running will usually answer within
- * a few microseconds, far less than a park and wake round trip), then
- * parks in a loop: park, re-check, until there is work, the deadline
- * passes, or the backend reports the peer gone (-EPIPE, kmod only).
+ * A blocking call first polls the ring up to r->spin_budget times with a
+ * CPU pause between polls (a peer that is running will usually answer
+ * within a few microseconds, far less than a park and wake round trip),
+ * then parks in a loop: park, re-check, until there is work, the deadline
+ * passes, or the backend reports the peer gone (-EPIPE; on memfd from the
+ * peer's role lock, Documentation/memfd-backend.rst).
+ *
+ * Adaptive spinning (Documentation/memfd-backend.rst, "Spinning"): the
+ * budget follows the handle's observed waits, as adaptive mutexes do.
+ * After each wait that did not find work at once, the library works out
+ * how many polls would have covered it (the wait's duration over the time
+ * one poll took in this spin) and moves the budget a quarter of the way
+ * towards twice that, plus SPIN_FLOOR; a wait no spin within the limit
+ * could have covered (an idle peer) moves it towards SPIN_FLOOR instead.
+ * So a streaming peer, whose gaps are short, earns a budget that rides
+ * them out without parking, and an idle one decays the budget in a few
+ * waits, so it does not cost a long spin each time. The budget stays in
+ * [min(SPIN_FLOOR, spin_limit), spin_limit]: r->spin_limit (default
+ * BATON_SPIN_DEFAULT, $BATON_SPIN_LIMIT, or set on the handle) is the
+ * upper bound and the knob; 0 disables spinning. A new handle starts at
+ * the limit.
  *
  * The ordering argument lives with the backends (F, G, H) and the inline
  * fast path (A..E); nothing here adds a barrier. A park returning 0 says
@@ -43,6 +60,42 @@ static int deadline_from(int64_t timeout_ns, uint64_t *deadline)
 	return 1;
 }
 
+/* Polls every budget keeps, unless spin_limit itself is smaller. */
+#define SPIN_FLOOR	16
+
+uint32_t baton__spin_budget(const struct baton_ring *r)
+{
+	uint32_t b = r->spin_budget;
+
+	return !b || b > r->spin_limit ? r->spin_limit : b;
+}
+
+/*
+ * Learn from one wait: @polls spun over @spin_ns, the whole wait took
+ * @wait_ns (parked or not). See the file comment for the policy.
+ */
+void baton__spin_learn(struct baton_ring *r, uint32_t polls,
+		       uint64_t spin_ns, uint64_t wait_ns)
+{
+	uint32_t floor = r->spin_limit < SPIN_FLOOR ? r->spin_limit :
+						      SPIN_FLOOR;
+	uint64_t budget = baton__spin_budget(r), need, target;
+
+	if (!r->spin_limit)
+		return;
+	need = polls;
+	if (wait_ns > spin_ns && spin_ns && polls)
+		need = wait_ns / (spin_ns / polls + 1);
+	target = need > r->spin_limit ? floor : 2 * need + floor;
+	if (target > r->spin_limit)
+		target = r->spin_limit;
+	if (target > budget)
+		budget += (target - budget + 3) / 4;
+	else
+		budget -= (budget - target + 3) / 4;
+	r->spin_budget = budget < floor ? floor : (uint32_t)budget;
+}
+
 static int park_once(struct baton_ring *r, int has_deadline,
 		     uint64_t deadline)
 {
@@ -70,8 +123,9 @@ int baton_ring_park(struct baton_ring *r, int64_t timeout_ns)
  */
 void __baton_ring_wake_peer(struct baton_ring *r)
 {
-	r->wake_calls++;
-	(void)baton__ops(r->backend)->wake(r);
+	/* Count only the calls made (memfd: 1 = the episode was taken). */
+	if (baton__ops(r->backend)->wake(r) != 1)
+		r->wake_calls++;
 }
 
 /* One poll of whichever side this handle is. */
@@ -86,8 +140,8 @@ static inline uint32_t poll_ring(struct baton_ring *r, uint32_t n,
 static int wait_ring(struct baton_ring *r, uint32_t n, uint64_t *idx,
 		     int64_t timeout_ns)
 {
-	uint64_t deadline = 0;
-	uint32_t got, spins;
+	uint64_t deadline = 0, t0, spun;
+	uint32_t got, polls, budget;
 	int has, ret;
 
 	if (!n)
@@ -97,19 +151,27 @@ static int wait_ring(struct baton_ring *r, uint32_t n, uint64_t *idx,
 		return (int)got;
 	if (timeout_ns == 0)
 		return -ETIMEDOUT;
-	for (spins = r->spin_limit; spins; spins--) {
+	budget = baton__spin_budget(r);
+	t0 = baton__now_ns();
+	for (polls = 1; polls <= budget; polls++) {
 		cpu_relax();
 		got = poll_ring(r, n, idx);
-		if (got)
+		if (got) {
+			baton__spin_learn(r, polls, 1, 0);
 			return (int)got;
+		}
 	}
+	spun = baton__now_ns() - t0;
 	has = deadline_from(timeout_ns, &deadline);
 	for (;;) {
 		ret = park_once(r, has, deadline);
 		/* Work that raced with a timeout or EPIPE still counts. */
 		got = poll_ring(r, n, idx);
-		if (got)
+		if (got) {
+			baton__spin_learn(r, budget, spun,
+					  baton__now_ns() - t0);
 			return (int)got;
+		}
 		if (ret < 0)
 			return ret;
 	}

@@ -64,8 +64,8 @@ struct baton_ring {
 	uint32_t kind;
 	uint64_t wake_calls;		/* wake syscalls this handle made */
 	uint64_t park_calls;		/* park syscalls this handle made */
-	uint32_t spin_limit;		/* polls before a blocking call parks */
-	uint32_t reserved0;
+	uint32_t spin_limit;		/* most polls before a blocking call parks */
+	uint32_t spin_budget;		/* polls now, adapted (lib/park.c); 0: spin_limit */
 	struct {
 		void *addr;
 		size_t len;
