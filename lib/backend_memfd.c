@@ -827,6 +827,43 @@ static int memfd_mpsc_wake(struct baton_ring *r, uint64_t idx)
 	return ret;
 }
 
+/* ---- the waitset's side (lib/waitset.c) ---- */
+
+/* F and G for words armed without a barrier each. */
+int baton__memfd_barrier(void)
+{
+	return sys_membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) ? -errno : 0;
+}
+
+/*
+ * Arm @r's own waiting word for a waitset (a park episode without the
+ * barrier: the set issues one for all its words) and say which word and
+ * value to sleep on.
+ */
+uint32_t *baton__memfd_ws_arm(struct baton_ring *r, uint32_t *val)
+{
+	uint32_t *word = baton__own_waiting(r);
+
+	r->park_calls++;
+	if (r->kind == BATON_RING_MPSC && r->role == BATON_ROLE_PRODUCER) {
+		word = producer_word(r, 0);
+		summary_update(r->prod_waiting, 1);
+	}
+	*val = episode_value(r);
+	__atomic_store_n(word, *val, __ATOMIC_RELEASE);
+	return word;
+}
+
+void baton__memfd_ws_disarm(struct baton_ring *r)
+{
+	if (r->kind == BATON_RING_MPSC && r->role == BATON_ROLE_PRODUCER) {
+		baton__memfd_disarm(producer_word(r, 0));
+		summary_update(r->prod_waiting, -1);
+		return;
+	}
+	baton__memfd_disarm(baton__own_waiting(r));
+}
+
 static int memfd_version(uint32_t *abi_version, uint64_t *features)
 {
 	*abi_version = BATON_ABI_VERSION;

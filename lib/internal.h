@@ -125,6 +125,10 @@ BATON_HIDDEN void baton__memfd_disarm(uint32_t *word);
 BATON_HIDDEN int baton__memfd_wake_word(uint32_t *word);
 BATON_HIDDEN int baton__memfd_peer_gone(struct baton_ring *r);
 BATON_HIDDEN void baton__memfd_producer_attach(struct baton_ring *r);
+BATON_HIDDEN int baton__memfd_barrier(void);
+BATON_HIDDEN uint32_t *baton__memfd_ws_arm(struct baton_ring *r,
+					   uint32_t *val);
+BATON_HIDDEN void baton__memfd_ws_disarm(struct baton_ring *r);
 
 /* Little-endian: the low half of a u64 sits at its address. */
 static inline uint32_t *baton__lo32(uint64_t *p)
