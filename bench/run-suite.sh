@@ -188,9 +188,12 @@ vm_suite() {
 	local out=$root/build/logs/vm-exec.out
 	echo "run-suite: VM (kmod backend, TCG), bench/vm-suite.sh via selftests/vm/run-vm.sh exec"
 	if ! BATON_EXEC_ARGS="$RUNS $RT_N $TARGET_NS" "$root/selftests/vm/run-vm.sh" exec \
-		"$here/vm-suite.sh" "$here/peers-static" >"$res/vm.log" 2>&1; then
+		"$here/vm-suite.sh" "$here/peers-static" "$here/death_epipe" >"$res/vm.log" 2>&1; then
 		echo "run-suite: VM run failed (see $res/vm.log, $out)"
 	fi
+	# kill -9 to EPIPE on kmod (bench/death_epipe): beside the host's.
+	[[ -f $out ]] && grep -E '^(# kill|death,)' "$out" | tr -d '\r' >"$res/death_epipe-vm.txt" &&
+		sed 's/^/  /' "$res/death_epipe-vm.txt" || true
 	[[ -f $out ]] && sed -n 's/^csv://p' "$out" | tr -d '\r' |
 		awk -F, -v OFS=, -v near="$NEAR_NS" '{ a = $17 < near ? "near" : "far"; b = $18 < near ? "near" : "far"; print $0, (a == b ? a : "moved") }' >>"$raw" || true
 	grep -c '^vm,' "$raw" | sed 's/^/  VM rows: /' || true
@@ -200,7 +203,7 @@ vm_suite() {
 # and spread): their full output goes to results/<prog>.txt.
 companions() {
 	local prog args
-	for prog in spsc_xproc mpsc_sweep epoch_snapshot; do
+	for prog in spsc_xproc mpsc_sweep epoch_snapshot death_epipe; do
 		[[ -x $here/$prog ]] || { echo "run-suite: no bench/$prog (not built); skipped"; continue; }
 		args=
 		[[ $prog == spsc_xproc ]] && ((quick)) && args=-q

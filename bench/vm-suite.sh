@@ -1,7 +1,8 @@
 #!/bin/sh
 # bench/vm-suite.sh: owns the VM half of `make bench`. Runs inside the test
 # VM (busybox sh, kmod backend: /dev/baton) as `run-vm.sh exec` FILE, with
-# bench/peers-static beside it in /extra/. Args: RUNS RT_N TARGET_NS.
+# bench/peers-static (and bench/death_epipe) beside it in /extra/. Args:
+# RUNS RT_N TARGET_NS.
 # Prints one "csv:" line per run (the host's run-suite.sh collects them):
 #   csv:vm,RUN,<peers-static output>,CLPP_BEFORE_NS,CLPP_AFTER_NS
 # Under TCG emulation absolute figures mean little; ratios within one run do.
@@ -30,4 +31,8 @@ for peer in baton baton-park baton-mpsc bare futex pipe ck; do
 		done
 	done
 done
+# kill -9 of a peer to the survivor's EPIPE (issue 13): kmod's figures.
+if [ -x /extra/death_epipe ]; then
+	/extra/death_epipe 11 || echo "vm-suite: death_epipe failed"
+fi
 echo "ok - vm-suite"

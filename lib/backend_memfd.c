@@ -18,42 +18,49 @@
  * so they conflict even inside one process and go away when the last fd
  * of that description is closed (process death included) -> -EBUSY.
  *
- * Parking emulates what the kernel's BATON_RING_IOC_PARK does:
- *   1. store our own waiting flag;
+ * Parking emulates what the kernel's BATON_RING_IOC_PARK does, with a
+ * generation in the waiting word where the kernel has its wait-queue lock
+ * (bit 0 PARKED, bit 1 POLL, bits 2..31 the generation):
+ *   1. arm: store a new generation | PARKED in our own waiting word;
  *   2. membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED): a full barrier here
  *      (F) and on every CPU running a registered process (G), which
  *      drains a peer's index store that its fast-path flag load (E) may
  *      have overtaken; every process attached to a ring registers for
  *      it at create/open, and fork() inherits the registration;
- *   3. FUTEX_WAIT_BITSET on the low 32 bits of the index we wait for,
- *      comparing against the value that means "still empty/full": the
- *      futex's own compare-and-sleep under its hash-bucket lock is the
- *      kernel's re-check under the wait-queue lock;
- *   4. clear our flag.
- * A waker FUTEX_WAKEs on the low 32 bits of the index it just stored.
- * 32 bits suffice: the indices never drift more than slot_count
- * (<= 2^20) apart, so the low halves equal only when the full values do.
+ *   3. re-check the ring, then the peer's role lock (death);
+ *   4. FUTEX_WAIT_BITSET on the waiting word, expecting the armed value,
+ *      in slices of DEATH_SLICE_NS that re-check ring and peer;
+ *   5. disarm: store 0.
+ * A waker takes the episode with a compare-and-swap that clears PARKED
+ * from the value it loaded, and only then FUTEX_WAKEs the word: one wake
+ * per park (baton__memfd_wake_word() has the argument; the model is
+ * selftests/models/park_memfd_gen.pml).
+ *
+ * Deaths: each role holds an OFD lock on its byte and sets a "seen" byte
+ * (MEMFD_SEEN) when it first attaches; a seen role whose lock nobody
+ * holds has gone, and the parked survivor returns -EPIPE (a consumer
+ * once drained) and sets BATON_STATE_*_GONE.
  *
  * MPSC rings (BATON_RING_MPSC) add, after the slots, the sequence words
  * and one claim page per producer index, and struct baton_mpsc_hdr at
  * byte 1024 of the header page. A producer takes the lowest index k whose
  * OFD lock (byte 16 + k) it can get, so indices come back when a
  * producer's file goes; the consumer locks byte 1 as for SPSC. A parked
- * producer counts itself in prod_waiting (an atomic add, slow path only)
- * and waits on the low half of the consumer's head, which moves with
- * every slot freed; the parked consumer waits on the low half of its
- * ticket's sequence word, which the publication changes. There is no
- * death detection: a producer that dies holding a ticket stalls the
- * consumer at that ticket until its timeout, and nothing is tombstoned.
+ * producer arms its own word (byte CLAIM_WAITING of its claim page) and
+ * counts itself in prod_waiting, the summary the consumer's fast path
+ * loads; the consumer wakes the producers whose claim names the slot it
+ * freed. The parked consumer arms cons_waiting and waits for its ticket's
+ * sequence word to change. A producer that dies holding a ticket is not
+ * tombstoned: the consumer stops at that ticket, and gets -EPIPE there
+ * once every producer has gone.
  *
  * What this backend cannot do, compared with /dev/baton:
  *  - no role-scoped mappings: the file is opened read-write by both roles
  *    (the consumer must store head), so either side can scribble on all
  *    of it; the library maps read-only what the role does not own, but
  *    that protects only against our own bugs;
- *  - no death notices: nothing sets BATON_STATE_*_GONE, so park never
- *    returns -EPIPE and a consumer cannot detect end of stream; a peer
- *    that dies leaves the other side parked until its timeout;
+ *  - deaths are found by the waiting side, within DEATH_SLICE_NS, not
+ *    announced: a side that is not waiting is not told;
  *  - no kernel-checked names or permissions across users beyond the file
  *    mode, and no kernel counters (hdr counters stay 0; the handle's own
  *    park_calls and wake_calls still count).

@@ -143,7 +143,7 @@ const char *baton_backend_name(int backend);
 int baton_backend_resolve(int backend);
 int baton_version(uint32_t *abi_version, uint64_t *features);
 
-/* Nonzero once the other role has gone (kmod backend only). */
+/* Nonzero once the other role has gone (memfd: once a waiter found it). */
 static inline int baton_ring_peer_gone(const struct baton_ring *r)
 {
 	uint32_t st = __atomic_load_n(&r->hdr->state, __ATOMIC_ACQUIRE);
@@ -657,7 +657,7 @@ static inline int baton_mpsc_try_pop(struct baton_ring *r, void *msg,
 /*
  * Blocking pop: spin, then park; timeout_ns < 0 waits forever. Returns
  * as baton_mpsc_try_pop(), or -ETIMEDOUT, -EPIPE (every producer has gone
- * and nothing is left: end of stream; kmod only), -EINTR.
+ * and nothing is left: end of stream), -EINTR.
  */
 int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
 		   int64_t timeout_ns, struct baton_mpsc_loss *loss);
