@@ -117,7 +117,7 @@ BATON_HIDDEN int baton__mpsc_slot_state(uint64_t seq, uint64_t ticket,
 /* park.c: the adaptive spin budget (policy in its file comment) */
 BATON_HIDDEN uint32_t baton__spin_budget(const struct baton_ring *r);
 BATON_HIDDEN void baton__spin_learn(struct baton_ring *r, uint32_t polls,
-				    uint64_t spin_ns, uint64_t wait_ns);
+				    uint64_t wait_ns);
 
 /* backend_memfd.c: waiting words and deaths, for park.c and waitset.c */
 BATON_HIDDEN int baton__memfd_arm(uint32_t *word, uint32_t val);

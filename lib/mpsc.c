@@ -391,7 +391,7 @@ int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
 		   int64_t timeout_ns, struct baton_mpsc_loss *loss)
 {
 	const struct baton_backend_ops *ops;
-	uint64_t deadline = 0, t0, spun;
+	uint64_t deadline = 0, t0;
 	uint32_t polls, budget;
 	int has, ret;
 
@@ -406,11 +406,10 @@ int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
 		cpu_relax();
 		ret = baton_mpsc_try_pop(r, msg, len, loss);
 		if (ret != -EAGAIN) {
-			baton__spin_learn(r, polls, 1, 0);
+			baton__spin_learn(r, polls, 0);
 			return ret;
 		}
 	}
-	spun = baton__now_ns() - t0;
 	ops = baton__ops(r->backend);
 	has = deadline_from(timeout_ns, &deadline);
 	for (;;) {
@@ -421,8 +420,8 @@ int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
 		/* Work that raced with a timeout or EPIPE still counts. */
 		ret = baton_mpsc_try_pop(r, msg, len, loss);
 		if (ret != -EAGAIN) {
-			baton__spin_learn(r, budget, spun,
-					  baton__now_ns() - t0);
+			baton__spin_learn(r, budget,
+					  baton__now_ns() - t0 + 1);
 			return ret;
 		}
 		if (pk < 0 && pk != -EAGAIN)

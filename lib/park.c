@@ -14,10 +14,13 @@
  * Adaptive spinning (Documentation/memfd-backend.rst, "Spinning"): the
  * budget follows the handle's observed waits, as adaptive mutexes do.
  * After each wait that did not find work at once, the library works out
- * how many polls would have covered it (the wait's duration over the time
- * one poll took in this spin) and moves the budget a quarter of the way
- * towards twice that, plus SPIN_FLOOR; a wait no spin within the limit
- * could have covered (an idle peer) moves it towards SPIN_FLOOR instead.
+ * how many polls would have covered it (the polls it took, or for a wait
+ * that parked, its duration over the cost of one poll, measured once per
+ * process) and moves the budget a quarter of the way towards twice that,
+ * plus SPIN_FLOOR, at most the limit. A parked wait up to SPIN_NEAR times
+ * what the limit covers moves it towards the limit (the park's own
+ * wake-up latency is part of that wait); a longer one (an idle peer)
+ * moves it towards SPIN_FLOOR.
  * So a streaming peer, whose gaps are short, earns a budget that rides
  * them out without parking, and an idle one decays the budget in a few
  * waits, so it does not cost a long spin each time. The budget stays in
@@ -62,6 +65,8 @@ static int deadline_from(int64_t timeout_ns, uint64_t *deadline)
 
 /* Polls every budget keeps, unless spin_limit itself is smaller. */
 #define SPIN_FLOOR	16
+/* A parked wait up to this many times the limit's polls still counts near. */
+#define SPIN_NEAR	8
 
 uint32_t baton__spin_budget(const struct baton_ring *r)
 {
@@ -71,11 +76,40 @@ uint32_t baton__spin_budget(const struct baton_ring *r)
 }
 
 /*
- * Learn from one wait: @polls spun over @spin_ns, the whole wait took
- * @wait_ns (parked or not). See the file comment for the policy.
+ * What one poll of a spin costs here, in ns (at least 1): the fastest of
+ * a few timed runs of 256 pauses, measured once per process. Timing each
+ * spin instead would let a preempted spin look slow and the budget grow
+ * for an idle peer.
+ */
+static uint32_t poll_ns(void)
+{
+	static uint32_t cached;
+	uint32_t ns = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+	uint64_t best = UINT64_MAX, t;
+	int run, i;
+
+	if (ns)
+		return ns;
+	for (run = 0; run < 4; run++) {
+		t = baton__now_ns();
+		for (i = 0; i < 256; i++)
+			cpu_relax();
+		t = baton__now_ns() - t;
+		if (t < best)
+			best = t;
+	}
+	ns = best / 256 ? (uint32_t)(best / 256) : 1;
+	/* Racing first calls store similar values; any of them will do. */
+	__atomic_store_n(&cached, ns, __ATOMIC_RELAXED);
+	return ns;
+}
+
+/*
+ * Learn from one wait: it ended after @polls polls (spinning), or it
+ * parked and took @wait_ns in all. See the file comment for the policy.
  */
 void baton__spin_learn(struct baton_ring *r, uint32_t polls,
-		       uint64_t spin_ns, uint64_t wait_ns)
+		       uint64_t wait_ns)
 {
 	uint32_t floor = r->spin_limit < SPIN_FLOOR ? r->spin_limit :
 						      SPIN_FLOOR;
@@ -83,10 +117,13 @@ void baton__spin_learn(struct baton_ring *r, uint32_t polls,
 
 	if (!r->spin_limit)
 		return;
-	need = polls;
-	if (wait_ns > spin_ns && spin_ns && polls)
-		need = wait_ns / (spin_ns / polls + 1);
-	target = need > r->spin_limit ? floor : 2 * need + floor;
+	need = wait_ns ? wait_ns / poll_ns() : polls;
+	if (need <= r->spin_limit)
+		target = 2 * need + floor;
+	else if (need <= (uint64_t)SPIN_NEAR * r->spin_limit)
+		target = r->spin_limit;	/* a park's own wake-up is in it */
+	else
+		target = floor;		/* an idle peer: spinning won't help */
 	if (target > r->spin_limit)
 		target = r->spin_limit;
 	if (target > budget)
@@ -140,7 +177,7 @@ static inline uint32_t poll_ring(struct baton_ring *r, uint32_t n,
 static int wait_ring(struct baton_ring *r, uint32_t n, uint64_t *idx,
 		     int64_t timeout_ns)
 {
-	uint64_t deadline = 0, t0, spun;
+	uint64_t deadline = 0, t0;
 	uint32_t got, polls, budget;
 	int has, ret;
 
@@ -157,19 +194,18 @@ static int wait_ring(struct baton_ring *r, uint32_t n, uint64_t *idx,
 		cpu_relax();
 		got = poll_ring(r, n, idx);
 		if (got) {
-			baton__spin_learn(r, polls, 1, 0);
+			baton__spin_learn(r, polls, 0);
 			return (int)got;
 		}
 	}
-	spun = baton__now_ns() - t0;
 	has = deadline_from(timeout_ns, &deadline);
 	for (;;) {
 		ret = park_once(r, has, deadline);
 		/* Work that raced with a timeout or EPIPE still counts. */
 		got = poll_ring(r, n, idx);
 		if (got) {
-			baton__spin_learn(r, budget, spun,
-					  baton__now_ns() - t0);
+			baton__spin_learn(r, budget,
+					  baton__now_ns() - t0 + 1);
 			return (int)got;
 		}
 		if (ret < 0)

@@ -151,6 +151,96 @@ TEST(stream_wakes_le_parks)
 	baton_ring_unlink(name, BATON_BACKEND_AUTO);
 }
 
+/* ---- adaptive spinning ---- */
+
+struct pacer {
+	struct baton_ring *r;
+	uint64_t count;
+	int64_t gap_ns;
+};
+
+/* Publish count messages, one per gap (short gaps busy-waited). */
+static void *paced_push(void *arg)
+{
+	struct pacer *p = arg;
+	uint64_t v, next = now_ns();
+
+	for (v = 0; v < p->count; v++) {
+		next += (uint64_t)p->gap_ns;
+		if (p->gap_ns >= MS)
+			usleep((useconds_t)(p->gap_ns / 1000));
+		while (now_ns() < next)
+			;
+		if (baton_spsc_push(p->r, &v, sizeof(v), OP_TIMEOUT_NS) != 1)
+			break;
+	}
+	return NULL;
+}
+
+static void run_paced(struct __test_metadata *_metadata, uint32_t spin_limit,
+		       uint32_t start_budget, int64_t gap_ns, uint64_t count,
+		       uint32_t *budget, uint64_t *parks)
+{
+	struct baton_ring_params p = spsc_params(64);
+	struct baton_ring *prod, *cons;
+	struct pacer pc = { .count = count, .gap_ns = gap_ns };
+	char name[BATON_NAME_MAX];
+	pthread_t t;
+	uint64_t v, i;
+
+	force_memfd();
+	ring_name(name, sizeof(name), "spin");
+	ASSERT_EQ(0, baton_ring_create(name, &p, BATON_ROLE_PRODUCER, &prod));
+	ASSERT_EQ(0, baton_ring_open(name, BATON_ROLE_CONSUMER,
+				     BATON_BACKEND_AUTO, &cons));
+	cons->spin_limit = spin_limit;
+	cons->spin_budget = start_budget;
+	pc.r = prod;
+	ASSERT_EQ(0, pthread_create(&t, NULL, paced_push, &pc));
+	for (i = 0; i < count; i++) {
+		ASSERT_EQ(1, baton_spsc_pop(cons, &v, sizeof(v), OP_TIMEOUT_NS));
+		ASSERT_EQ(i, v);
+	}
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	*budget = cons->spin_budget;
+	*parks = cons->park_calls;
+	baton_ring_close(prod);
+	baton_ring_close(cons);
+	baton_ring_unlink(name, BATON_BACKEND_AUTO);
+}
+
+/*
+ * An idle peer (3 ms between messages, far beyond what spin_limit polls
+ * cover) brings the budget down to the floor: no long spin per wait.
+ */
+TEST(spin_budget_decays_for_idle_peer)
+{
+	uint64_t parks;
+	uint32_t budget;
+
+	run_paced(_metadata, 2000, 0, 3 * MS, 30, &budget, &parks);
+	TH_LOG("budget %u after 30 idle waits, %llu parks", budget,
+	       (unsigned long long)parks);
+	EXPECT_EQ(16U, budget);
+}
+
+/*
+ * A streaming peer (20 us gaps) with a budget starting at the floor: the
+ * waits it sees are short enough for a spin within the limit to cover,
+ * so the budget grows.
+ */
+TEST(spin_budget_grows_for_streaming_peer)
+{
+	uint64_t parks;
+	uint32_t budget;
+
+	run_paced(_metadata, 1U << 20, 16, 20 * 1000, SCALE(400ULL), &budget,
+		  &parks);
+	TH_LOG("budget %u after a 20 us stream, %llu parks of %llu", budget,
+	       (unsigned long long)parks, (unsigned long long)SCALE(400ULL));
+	EXPECT_LT(16U, budget);
+}
+
 /* ---- death while waiting ---- */
 
 /*
