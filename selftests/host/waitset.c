@@ -236,6 +236,9 @@ TEST_F(ws, deaths)
 	uint32_t i;
 	int n, st;
 
+	if (UNDER_TSAN)
+		SKIP(return, "TSan cannot follow memory across processes");
+
 	add_consumers(_metadata, self);
 	/* The children hold the producer roles of the dying rings. */
 	for (i = 0; i < self->n; i++) {
