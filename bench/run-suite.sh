@@ -192,8 +192,10 @@ vm_suite() {
 		echo "run-suite: VM run failed (see $res/vm.log, $out)"
 	fi
 	# kill -9 to EPIPE on kmod (bench/death_epipe): beside the host's.
-	[[ -f $out ]] && grep -E '^(# kill|death,)' "$out" | tr -d '\r' >"$res/death_epipe-vm.txt" &&
-		sed 's/^/  /' "$res/death_epipe-vm.txt" || true
+	if [[ -f $out ]]; then
+		grep -E '^(# kill|death,)' "$out" | tr -d '\r' >"$res/death_epipe-vm.txt" || true
+		sed 's/^/  /' "$res/death_epipe-vm.txt"
+	fi
 	[[ -f $out ]] && sed -n 's/^csv://p' "$out" | tr -d '\r' |
 		awk -F, -v OFS=, -v near="$NEAR_NS" '{ a = $17 < near ? "near" : "far"; b = $18 < near ? "near" : "far"; print $0, (a == b ? a : "moved") }' >>"$raw" || true
 	grep -c '^vm,' "$raw" | sed 's/^/  VM rows: /' || true
