@@ -791,8 +791,9 @@ static int memfd_mpsc_park(struct baton_ring *r, uint64_t expected,
 /*
  * Whether producer k waits for the slot the consumer just freed (ticket
  * @idx; the next lap's ticket is idx + slot_count): its claim names that
- * ticket. A claim read stale or scribbled only costs a wake or delays one
- * until the producer's slice (DEATH_SLICE_NS) re-checks.
+ * ticket, or it holds none (a waitset waiting for room). A claim read
+ * stale or scribbled only costs a wake or delays one until the
+ * producer's slice (DEATH_SLICE_NS) re-checks.
  */
 static int claim_waits_for(const struct baton_ring *r, uint32_t k,
 			   uint64_t idx)
@@ -804,7 +805,8 @@ static int claim_waits_for(const struct baton_ring *r, uint32_t k,
 	uint64_t first = __atomic_load_n(&cl->first, __ATOMIC_ACQUIRE);
 	uint64_t count = __atomic_load_n(&cl->count, __ATOMIC_ACQUIRE);
 
-	return t - first < count;
+	/* No push in progress: a waitset waiting for room; any slot will do. */
+	return !count || t - first < count;
 }
 
 /*
