@@ -33,7 +33,7 @@
  *   5. disarm: store 0.
  * A waker takes the episode with a compare-and-swap that clears PARKED
  * from the value it loaded, and only then FUTEX_WAKEs the word: one wake
- * per park (baton__memfd_wake_word() has the argument; the model is
+ * per park (wake_word() has the argument; the model is
  * selftests/models/park_memfd_gen.pml).
  *
  * Deaths: each role holds an OFD lock on its byte and sets a "seen" byte
@@ -462,7 +462,7 @@ static int memfd_unlink_ring(const char *name)
  * The value that arms a park episode: PARKED and a generation that
  * differs from the last episode's. park_calls counts this handle's
  * parks; its low 30 bits are the generation, so it wraps after 2^30
- * episodes (harmless: the futex waits on the word, see memfd_wake_word()).
+ * episodes (harmless: the futex waits on the word, see wake_word()).
  */
 static uint32_t episode_value(const struct baton_ring *r)
 {
@@ -515,7 +515,7 @@ void baton__memfd_disarm(uint32_t *word)
  * H: the locked compare-and-swap is a full barrier after our index
  * store, and futex_wake() has its own.
  */
-int baton__memfd_wake_word(uint32_t *word)
+static inline int wake_word(uint32_t *word)
 {
 	uint32_t w = __atomic_load_n(word, __ATOMIC_ACQUIRE);
 
@@ -698,7 +698,7 @@ static int memfd_park(struct baton_ring *r, uint64_t expected,
 
 static int memfd_wake(struct baton_ring *r)
 {
-	return baton__memfd_wake_word(r->role == BATON_ROLE_PRODUCER ?
+	return wake_word(r->role == BATON_ROLE_PRODUCER ?
 				      r->cons_waiting : r->prod_waiting);
 }
 
@@ -820,7 +820,7 @@ static int memfd_mpsc_wake(struct baton_ring *r, uint64_t idx)
 	int ret = 1, one;
 
 	if (r->role == BATON_ROLE_PRODUCER)
-		return baton__memfd_wake_word(r->cons_waiting);
+		return wake_word(r->cons_waiting);
 	if (!r->claim)
 		return 1;
 	for (k = 0; k < r->max_producers; k++) {
@@ -829,7 +829,7 @@ static int memfd_mpsc_wake(struct baton_ring *r, uint64_t idx)
 		if (!(__atomic_load_n(w, __ATOMIC_ACQUIRE) & BATON_WAIT_PARKED) ||
 		    !claim_waits_for(r, k, idx))
 			continue;
-		one = baton__memfd_wake_word(w);
+		one = wake_word(w);
 		if (one <= 0)
 			ret = one;
 	}

@@ -122,7 +122,6 @@ BATON_HIDDEN void baton__spin_learn(struct baton_ring *r, uint32_t polls,
 /* backend_memfd.c: waiting words and deaths, for park.c and waitset.c */
 BATON_HIDDEN int baton__memfd_arm(uint32_t *word, uint32_t val);
 BATON_HIDDEN void baton__memfd_disarm(uint32_t *word);
-BATON_HIDDEN int baton__memfd_wake_word(uint32_t *word);
 BATON_HIDDEN int baton__memfd_peer_gone(struct baton_ring *r);
 BATON_HIDDEN void baton__memfd_producer_attach(struct baton_ring *r);
 BATON_HIDDEN int baton__memfd_barrier(void);

@@ -149,12 +149,13 @@ static void settle(struct __test_metadata *_metadata, FIXTURE_DATA(ws) *self,
 	for (i = 0; i < self->n; i++) {
 		if (!(m & (1ULL << i)))
 			continue;
-		if (role == BATON_ROLE_CONSUMER)
+		if (role == BATON_ROLE_CONSUMER) {
 			ASSERT_EQ(0, baton_spsc_try_pop(self->r[i], &v,
 							sizeof(v)));
-		else
+		} else {
 			ASSERT_EQ(0, baton_spsc_try_push(self->r[i], &v,
 							 sizeof(v)));
+		}
 	}
 }
 
@@ -173,7 +174,7 @@ static void expect_exactly(struct __test_metadata *_metadata,
 	}
 }
 
-static void fill_all(struct __test_metadata *_metadata, FIXTURE_DATA(ws) *self)
+static void fill_all(FIXTURE_DATA(ws) *self)
 {
 	uint64_t v = 1;
 	uint32_t i;
@@ -200,7 +201,7 @@ TEST_F_TIMEOUT(ws, subsets, 120)
 	ASSERT_EQ(0, bt_sync_init(&go));
 	ASSERT_EQ(0, bt_sync_init(&done));
 	if (variant->role == BATON_ROLE_PRODUCER)
-		fill_all(_metadata, self);
+		fill_all(self);
 	EXPECT_EQ(-ETIMEDOUT, baton_waitset_wait(self->ws, self->ev, NMAX + 1,
 						 10 * BT_MSEC));
 	pid = fork();
@@ -242,7 +243,7 @@ TEST_F_TIMEOUT(ws, deaths, 60)
 	ASSERT_EQ(0, bt_sync_init(&go));
 	ASSERT_EQ(0, bt_sync_init(&done));
 	if (variant->role == BATON_ROLE_PRODUCER)
-		fill_all(_metadata, self);
+		fill_all(self);
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid)
@@ -277,7 +278,7 @@ TEST_F_TIMEOUT(ws, epoch_entry, 60)
 	int n;
 
 	if (variant->role == BATON_ROLE_PRODUCER)
-		fill_all(_metadata, self);
+		fill_all(self);
 	bt_make_name(name, sizeof(name), "wse");
 	ASSERT_EQ(0, baton_epoch_create(name, &p, &d));
 	ASSERT_LE(0, baton_epoch_register(d));
