@@ -95,8 +95,8 @@ static uint64_t reported(const struct baton_waitset_event *ev, int n,
  * The peer process: holds the other role of every ring; for each subset
  * in turn, waits @delay_ms, then makes those rings ready (publishes one
  * message, or takes one) and waits for the parent's go for the next.
- * With @die, after the last subset it makes rings in @die ready and
- * SIGKILLs itself.
+ * After the last subset it waits for one more go; then, with @die, it
+ * makes the rings in @die ready and SIGKILLs itself, else it exits.
  */
 static int peer(FIXTURE_DATA(ws) *self, int my_role, struct bt_sync *go,
 		struct bt_sync *done, int subsets, int delay_ms, uint64_t die)
@@ -127,10 +127,11 @@ static int peer(FIXTURE_DATA(ws) *self, int my_role, struct bt_sync *go,
 				return 5;
 		}
 	}
-	if (!die)
-		return 0;
+	/* Leave only when told: our exit is a death the set reports. */
 	if (bt_sync_wait(go, 10000))
 		return 6;
+	if (!die)
+		return 0;
 	for (i = 0; i < self->n; i++)
 		if ((die & (1ULL << i)) && my_role == BATON_ROLE_PRODUCER)
 			baton_spsc_try_push(r[i], &v, sizeof(v));
@@ -220,6 +221,7 @@ TEST_F_TIMEOUT(ws, subsets, 120)
 		EXPECT_EQ(-ETIMEDOUT,
 			  baton_waitset_wait(self->ws, self->ev, NMAX + 1, 0));
 	}
+	ASSERT_EQ(0, bt_sync_post(&go));
 	EXPECT_EQ(0, bt_wait_timeout(pid, 10000));
 	bt_sync_close(&go);
 	bt_sync_close(&done);
