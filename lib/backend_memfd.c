@@ -27,9 +27,10 @@
  *      drains a peer's index store that its fast-path flag load (E) may
  *      have overtaken; every process attached to a ring registers for
  *      it at create/open, and fork() inherits the registration;
- *   3. re-check the ring, then the peer's role lock (death);
+ *   3. re-check the ring;
  *   4. FUTEX_WAIT_BITSET on the waiting word, expecting the armed value,
- *      in slices of DEATH_SLICE_NS that re-check ring and peer;
+ *      in slices of DEATH_SLICE_NS whose ends (and the deadline's) check
+ *      the ring and the peer's role lock (death);
  *   5. disarm: store 0.
  * A waker takes the episode with a compare-and-swap that clears PARKED
  * from the value it loaded, and only then FUTEX_WAKEs the word: one wake
@@ -634,8 +635,9 @@ static int sleep_armed(struct baton_ring *r, uint32_t *word, uint32_t val,
 			return 0;
 		if (errno != ETIMEDOUT)
 			return -errno;	/* EINTR */
-		if (last)
-			return -ETIMEDOUT;
+		if (last)	/* a short deadline still learns of a death */
+			return baton__memfd_peer_gone(r) &&
+			       still(r, expected) > 0 ? -EPIPE : -ETIMEDOUT;
 		ret = still(r, expected);
 		if (ret <= 0)
 			return ret;
@@ -662,9 +664,10 @@ static int spsc_still(struct baton_ring *r, uint64_t expected)
 }
 
 /*
- * Arm, re-check, sleep, disarm: the file comment's steps. The check of
- * the peer's lock comes after the ring's, so a consumer whose producer
- * died drains first (its stores precede the lock's release at exit).
+ * Arm, re-check, sleep, disarm: the file comment's steps. The peer's lock
+ * is asked only when a sleep slice or the deadline ends (no syscall per
+ * park for it), and after the ring, so a consumer whose producer died
+ * drains first (its stores precede the lock's release at exit).
  */
 static int park_on(struct baton_ring *r, uint32_t *word, uint64_t expected,
 		   int has_deadline, uint64_t deadline_ns, still_fn still)
@@ -678,10 +681,6 @@ static int park_on(struct baton_ring *r, uint32_t *word, uint64_t expected,
 	ret = still(r, expected);
 	if (ret <= 0)
 		goto out;
-	if (baton__memfd_peer_gone(r)) {
-		ret = still(r, expected) > 0 ? -EPIPE : 0;
-		goto out;
-	}
 	ret = sleep_armed(r, word, val, has_deadline, deadline_ns, still,
 			  expected);
 out:
