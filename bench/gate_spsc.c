@@ -136,12 +136,15 @@ int main(int argc, char **argv)
 			gate_op_wake_check(p);
 	} else if (!strcmp(path, "wake_call")) {
 		/*
-		 * Raise the consumer's flag as a parked consumer would; the
-		 * futex wake finds no sleeper and returns at once.
+		 * Raise the consumer's flag as a parked consumer would, before
+		 * every call: a waker may take the episode (memfd clears the
+		 * PARKED bit it saw). The futex wake finds no sleeper and
+		 * returns at once.
 		 */
-		__atomic_store_n(c->cons_waiting, 1, __ATOMIC_RELAXED);
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
+			__atomic_store_n(c->cons_waiting, 1, __ATOMIC_RELAXED);
 			gate_op_wake_call(p);
+		}
 		__atomic_store_n(c->cons_waiting, 0, __ATOMIC_RELAXED);
 	} else {
 		fprintf(stderr, "gate_spsc: unknown path %s\n", path);

@@ -197,8 +197,13 @@ vm_suite() {
 	echo "run-suite: VM (kmod backend, TCG), bench/vm-suite.sh via selftests/vm/run-vm.sh exec"
 	if ! BATON_EXEC_ARGS="$RUNS $RT_N $TARGET_NS $RATE_RUNS $RATE_WINDOW_VM_NS" \
 		"$root/selftests/vm/run-vm.sh" exec \
-		"$here/vm-suite.sh" "$here/peers-static" "$here/rate" >"$res/vm.log" 2>&1; then
+		"$here/vm-suite.sh" "$here/peers-static" "$here/rate" "$here/death_epipe" >"$res/vm.log" 2>&1; then
 		echo "run-suite: VM run failed (see $res/vm.log, $out)"
+	fi
+	# kill -9 to EPIPE on kmod (bench/death_epipe): beside the host's.
+	if [[ -f $out ]]; then
+		grep -E '^(# kill|death,)' "$out" | tr -d '\r' >"$res/death_epipe-vm.txt" || true
+		sed 's/^/  /' "$res/death_epipe-vm.txt"
 	fi
 	[[ -f $out ]] && sed -n 's/^csv://p' "$out" | tr -d '\r' |
 		awk -F, -v OFS=, -v near="$NEAR_NS" '{ a = $17 < near ? "near" : "far"; b = $18 < near ? "near" : "far"; print $0, (a == b ? a : "moved") }' >>"$raw" || true
@@ -222,7 +227,7 @@ rate_sweep() {
 # and spread): their full output goes to results/<prog>.txt.
 companions() {
 	local prog args
-	for prog in spsc_xproc mpsc_sweep epoch_snapshot; do
+	for prog in spsc_xproc mpsc_sweep epoch_snapshot death_epipe; do
 		[[ -x $here/$prog ]] || { echo "run-suite: no bench/$prog (not built); skipped"; continue; }
 		args=
 		[[ $prog == spsc_xproc ]] && ((quick)) && args=-q

@@ -1,8 +1,8 @@
 #!/bin/sh
 # bench/vm-suite.sh: owns the VM half of `make bench`. Runs inside the test
 # VM (busybox sh, kmod backend: /dev/baton) as `run-vm.sh exec` FILE, with
-# bench/peers-static and bench/rate beside it in /extra/. Args: RUNS RT_N
-# TARGET_NS RATE_RUNS RATE_WINDOW_NS.
+# bench/peers-static, bench/rate and bench/death_epipe beside it in /extra/.
+# Args: RUNS RT_N TARGET_NS RATE_RUNS RATE_WINDOW_NS.
 # Prints one "csv:" line per run (the host's run-suite.sh collects them):
 #   csv:vm,RUN,<peers-static output>,CLPP_BEFORE_NS,CLPP_AFTER_NS
 # and one "rate:" line per run of the rate sweep (bench/rate-sweep.sh):
@@ -56,4 +56,8 @@ for rt in 10000 100000 1000000 10000000; do
 		done
 	done
 done
+# kill -9 of a peer to the survivor's EPIPE (issue 13): kmod's figures.
+if [ -x /extra/death_epipe ]; then
+	/extra/death_epipe 11 || echo "vm-suite: death_epipe failed"
+fi
 echo "ok - vm-suite"

@@ -18,42 +18,50 @@
  * so they conflict even inside one process and go away when the last fd
  * of that description is closed (process death included) -> -EBUSY.
  *
- * Parking emulates what the kernel's BATON_RING_IOC_PARK does:
- *   1. store our own waiting flag;
+ * Parking emulates what the kernel's BATON_RING_IOC_PARK does, with a
+ * generation in the waiting word where the kernel has its wait-queue lock
+ * (bit 0 PARKED, bit 1 POLL, bits 2..31 the generation):
+ *   1. arm: store a new generation | PARKED in our own waiting word;
  *   2. membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED): a full barrier here
  *      (F) and on every CPU running a registered process (G), which
  *      drains a peer's index store that its fast-path flag load (E) may
  *      have overtaken; every process attached to a ring registers for
  *      it at create/open, and fork() inherits the registration;
- *   3. FUTEX_WAIT_BITSET on the low 32 bits of the index we wait for,
- *      comparing against the value that means "still empty/full": the
- *      futex's own compare-and-sleep under its hash-bucket lock is the
- *      kernel's re-check under the wait-queue lock;
- *   4. clear our flag.
- * A waker FUTEX_WAKEs on the low 32 bits of the index it just stored.
- * 32 bits suffice: the indices never drift more than slot_count
- * (<= 2^20) apart, so the low halves equal only when the full values do.
+ *   3. re-check the ring;
+ *   4. FUTEX_WAIT_BITSET on the waiting word, expecting the armed value,
+ *      in slices of DEATH_SLICE_NS whose ends (and the deadline's) check
+ *      the ring and the peer's role lock (death);
+ *   5. disarm: store 0.
+ * A waker takes the episode with a compare-and-swap that clears PARKED
+ * from the value it loaded, and only then FUTEX_WAKEs the word: one wake
+ * per park (wake_word() has the argument; the model is
+ * selftests/models/park_memfd_gen.pml).
+ *
+ * Deaths: each role holds an OFD lock on its byte and sets a "seen" byte
+ * (MEMFD_SEEN) when it first attaches; a seen role whose lock nobody
+ * holds has gone, and the parked survivor returns -EPIPE (a consumer
+ * once drained) and sets BATON_STATE_*_GONE.
  *
  * MPSC rings (BATON_RING_MPSC) add, after the slots, the sequence words
  * and one claim page per producer index, and struct baton_mpsc_hdr at
  * byte 1024 of the header page. A producer takes the lowest index k whose
  * OFD lock (byte 16 + k) it can get, so indices come back when a
  * producer's file goes; the consumer locks byte 1 as for SPSC. A parked
- * producer counts itself in prod_waiting (an atomic add, slow path only)
- * and waits on the low half of the consumer's head, which moves with
- * every slot freed; the parked consumer waits on the low half of its
- * ticket's sequence word, which the publication changes. There is no
- * death detection: a producer that dies holding a ticket stalls the
- * consumer at that ticket until its timeout, and nothing is tombstoned.
+ * producer arms its own word (byte CLAIM_WAITING of its claim page) and
+ * counts itself in prod_waiting, the summary the consumer's fast path
+ * loads; the consumer wakes the producers whose claim names the slot it
+ * freed. The parked consumer arms cons_waiting and waits for its ticket's
+ * sequence word to change. A producer that dies holding a ticket is not
+ * tombstoned: the consumer stops at that ticket, and gets -EPIPE there
+ * once every producer has gone.
  *
  * What this backend cannot do, compared with /dev/baton:
  *  - no role-scoped mappings: the file is opened read-write by both roles
  *    (the consumer must store head), so either side can scribble on all
  *    of it; the library maps read-only what the role does not own, but
  *    that protects only against our own bugs;
- *  - no death notices: nothing sets BATON_STATE_*_GONE, so park never
- *    returns -EPIPE and a consumer cannot detect end of stream; a peer
- *    that dies leaves the other side parked until its timeout;
+ *  - deaths are found by the waiting side, within DEATH_SLICE_NS, not
+ *    announced: a side that is not waiting is not told;
  *  - no kernel-checked names or permissions across users beyond the file
  *    mode, and no kernel counters (hdr counters stay 0; the handle's own
  *    park_calls and wake_calls still count).
@@ -62,6 +70,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <stdio.h>
@@ -83,6 +92,12 @@
 #define MPSC_HDR	1024
 /* MPSC: OFD lock byte of producer index k. */
 #define LOCK_PRODUCER0	16
+/* Header page: one byte per role, set when that role first attaches. */
+#define MEMFD_SEEN	3072
+/* MPSC: a producer's own waiting word, in its claim page. */
+#define CLAIM_WAITING	64
+/* A parked side looks at its peer's lock at least this often. */
+#define DEATH_SLICE_NS	(5ULL * 1000 * 1000)
 
 static long sys_membarrier(int cmd)
 {
@@ -174,6 +189,28 @@ static int lock_producer_index(int fd, uint32_t max_producers,
 	return -EBUSY;
 }
 
+/*
+ * The role holds its lock now: say it attached once (the peer's death
+ * check needs it: a lock nobody holds yet is not a death) and that it is
+ * not gone. The seen byte is only ever set.
+ */
+static void mark_attached(int fd, int role)
+{
+	uint32_t bit = role == BATON_ROLE_PRODUCER ? BATON_STATE_PRODUCER_GONE :
+						     BATON_STATE_CONSUMER_GONE;
+	off_t st_off = offsetof(struct baton_ring_hdr, state);
+	uint8_t one = 1;
+	uint32_t st;
+
+	(void)!pwrite(fd, &one, 1, MEMFD_SEEN +
+		      (role == BATON_ROLE_PRODUCER ? 0 : 1));
+	if (pread(fd, &st, sizeof(st), st_off) == (ssize_t)sizeof(st) &&
+	    (st & bit)) {
+		st &= ~bit;
+		(void)!pwrite(fd, &st, sizeof(st), st_off);
+	}
+}
+
 /* Lock the role; an MPSC producer also learns its claim page. */
 static int lock_role_desc(int fd, int role, struct baton_ring_desc *d)
 {
@@ -181,13 +218,15 @@ static int lock_role_desc(int fd, int role, struct baton_ring_desc *d)
 	uint32_t k = 0;
 	int ret;
 
-	if (d->kind != BATON_RING_MPSC || role != BATON_ROLE_PRODUCER)
-		return lock_role(fd, role);
-	ret = lock_producer_index(fd, d->max_producers, &k);
-	if (ret)
-		return ret;
-	d->claim_off = d->off.claim_mmap + (uint64_t)k * page;
-	return 0;
+	if (d->kind != BATON_RING_MPSC || role != BATON_ROLE_PRODUCER) {
+		ret = lock_role(fd, role);
+	} else {
+		ret = lock_producer_index(fd, d->max_producers, &k);
+		d->claim_off = d->off.claim_mmap + (uint64_t)k * page;
+	}
+	if (!ret)
+		mark_attached(fd, role);
+	return ret;
 }
 
 /* A new MPSC ring: header counters and seq[i] = i (slot i free for i). */
@@ -418,160 +457,419 @@ static int memfd_unlink_ring(const char *name)
 	return 0;
 }
 
+/* ---- waiting words: arm, sleep, wake (file comment, "Parking") ---- */
+
 /*
- * See the file comment for the protocol. The consumer sleeps while tail ==
- * expected (its head); the producer while head == expected - slot_count
- * (the ring is full from its tail).
+ * The value that arms a park episode: PARKED and a generation that
+ * differs from the last episode's. park_calls counts this handle's
+ * parks; its low 30 bits are the generation, so it wraps after 2^30
+ * episodes (harmless: the futex waits on the word, see wake_word()).
  */
+static uint32_t episode_value(const struct baton_ring *r)
+{
+	return (uint32_t)r->park_calls << BATON__WAIT_GEN_SHIFT |
+	       BATON_WAIT_PARKED;
+}
+
+/*
+ * Arm: the store the peer's fast path loads after publishing (E), then F
+ * and G: a full barrier here and on every CPU running a registered
+ * process. Afterwards either the peer's index store is visible to our
+ * next load, or its flag load comes after our store and it will wake us.
+ * The release orders an MPSC producer's claim before its arm, for the
+ * consumer that reads the claim to decide whom to wake.
+ */
+int baton__memfd_arm(uint32_t *word, uint32_t val)
+{
+	__atomic_store_n(word, val, __ATOMIC_RELEASE);
+	if (sys_membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED))
+		return -errno;
+	return 0;
+}
+
+/*
+ * End of the episode. A plain store: a waker that saw this episode's
+ * value fails its compare-and-swap, one that took it already woke us.
+ * No ordering needed: a flag seen late costs the peer at most one
+ * function call (no wake: PARKED is gone), and we re-check the ring.
+ */
+void baton__memfd_disarm(uint32_t *word)
+{
+	__atomic_store_n(word, 0, __ATOMIC_RELAXED);
+}
+
+/*
+ * Take the episode the word holds and wake its parker: 0 if we did, 1 if
+ * there was none to take. The compare-and-swap succeeds only on the very
+ * value we loaded, so only one waker per episode issues FUTEX_WAKE (one
+ * wake per park), and a waker that saw an earlier episode cannot take a
+ * later one. Failing is safe: the word changed because another waker took
+ * the episode (it wakes), the parker left, or the parker armed a new
+ * episode after our load, whose barrier (G) makes our index store
+ * visible to its re-check.
+ *
+ * The parker sleeps on this word, not on the index: whoever clears
+ * PARKED then wakes, and a parker that reaches FUTEX_WAIT after the
+ * clear finds the word changed and returns. So a clear can never leave
+ * a sleeper behind, whichever index the parker waits for (MPSC: another
+ * producer's ticket wakes the consumer, who looks and parks again).
+ * H: the locked compare-and-swap is a full barrier after our index
+ * store, and futex_wake() has its own.
+ */
+static inline int wake_word(uint32_t *word)
+{
+	uint32_t w = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+
+	if (!(w & BATON_WAIT_PARKED))
+		return 1;
+	if (!__atomic_compare_exchange_n(word, &w, w & ~BATON_WAIT_PARKED, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return 1;
+	if (sys_futex(word, FUTEX_WAKE, INT_MAX, NULL, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+static int held_by_other(int fd, off_t start, off_t len)
+{
+	struct flock fl;
+
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = F_WRLCK;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = start;
+	fl.l_len = len;
+	if (fcntl(fd, F_OFD_GETLK, &fl))
+		return -errno;
+	return fl.l_type != F_UNLCK;
+}
+
+/* The "seen" byte of @role, in the header page, or NULL if too small. */
+static const uint8_t *seen_byte(const struct baton_ring *r, int role)
+{
+	if (r->map[BATON_MAP_HDR].len < MEMFD_SEEN + 2)
+		return NULL;
+	return (const uint8_t *)r->hdr + MEMFD_SEEN +
+	       (role == BATON_ROLE_PRODUCER ? 0 : 1);
+}
+
+/*
+ * Tell the kmod-compatible header bit, so baton_ring_peer_gone() answers
+ * on memfd too. The header is mapped read-only: pwrite the word. Only
+ * the survivor of a death writes the bit and only an attaching role
+ * clears its own, so the read-modify-write races with nobody that
+ * matters (at worst a bit is set twice).
+ */
+static void set_gone_bit(const struct baton_ring *r, uint32_t bit, int set)
+{
+	uint32_t st = __atomic_load_n(&r->hdr->state, __ATOMIC_ACQUIRE);
+	uint32_t nst = set ? st | bit : st & ~bit;
+
+	if (nst != st)
+		(void)!pwrite(r->fd, &nst, sizeof(nst),
+			      offsetof(struct baton_ring_hdr, state));
+}
+
+/*
+ * Whether the other role has gone: it attached once (its seen byte) and
+ * no open file description holds its role lock any more (the kernel drops
+ * OFD locks when the last fd closes, death included). An MPSC consumer
+ * asks for any producer index at all: the stream ends when every producer
+ * has gone. One fcntl; called when parking and when a bounded sleep ends.
+ */
+int baton__memfd_peer_gone(struct baton_ring *r)
+{
+	int consumer = r->role == BATON_ROLE_CONSUMER;
+	const uint8_t *seen = seen_byte(r, consumer ? BATON_ROLE_PRODUCER :
+						      BATON_ROLE_CONSUMER);
+	int held;
+
+	if (!seen || !__atomic_load_n(seen, __ATOMIC_ACQUIRE))
+		return 0;
+	if (consumer && r->kind == BATON_RING_MPSC)
+		held = held_by_other(r->fd, LOCK_PRODUCER0, r->max_producers);
+	else
+		held = held_by_other(r->fd, consumer ? 0 : 1, 1);
+	if (held)
+		return 0;	/* held, or cannot tell: alive */
+	set_gone_bit(r, consumer ? BATON_STATE_PRODUCER_GONE :
+				   BATON_STATE_CONSUMER_GONE, 1);
+	return 1;
+}
+
+static struct timespec abs_ts(uint64_t ns)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(ns / 1000000000ULL),
+		.tv_nsec = (long)(ns % 1000000000ULL),
+	};
+
+	return ts;
+}
+
+/*
+ * What a parked side re-checks: 1 still nothing to do, 0 the condition is
+ * gone (look again), negative errno (EPROTO).
+ */
+typedef int (*still_fn)(struct baton_ring *r, uint64_t expected);
+
+/*
+ * Sleep on the armed word in slices of at most DEATH_SLICE_NS: the
+ * backstop that notices a peer dying (nothing wakes us then) within one
+ * slice. Each slice that ends on its own re-checks the peer and the ring;
+ * the episode stays armed throughout. 0 when woken or the condition went,
+ * -EPIPE, -ETIMEDOUT, -EINTR, -EPROTO.
+ */
+static int sleep_armed(struct baton_ring *r, uint32_t *word, uint32_t val,
+		       int has_deadline, uint64_t deadline_ns, still_fn still,
+		       uint64_t expected)
+{
+	for (;;) {
+		uint64_t until = baton__now_ns() + DEATH_SLICE_NS;
+		int last = has_deadline && deadline_ns <= until;
+		struct timespec ts = abs_ts(last ? deadline_ns : until);
+		int ret;
+
+		if (!sys_futex(word, FUTEX_WAIT_BITSET, val, &ts,
+			       FUTEX_BITSET_MATCH_ANY) || errno == EAGAIN)
+			return 0;
+		if (errno != ETIMEDOUT)
+			return -errno;	/* EINTR */
+		if (last)	/* a short deadline still learns of a death */
+			return baton__memfd_peer_gone(r) &&
+			       still(r, expected) > 0 ? -EPIPE : -ETIMEDOUT;
+		ret = still(r, expected);
+		if (ret <= 0)
+			return ret;
+		if (baton__memfd_peer_gone(r))
+			return still(r, expected) > 0 ? -EPIPE : 0;
+	}
+}
+
+/*
+ * SPSC: the consumer waits while tail == expected (its head), the
+ * producer while head == expected - slot_count (full from its tail).
+ * A distance of more than the slot count is EPROTO, as in the kernel.
+ */
+static int spsc_still(struct baton_ring *r, uint64_t expected)
+{
+	int consumer = r->role == BATON_ROLE_CONSUMER;
+	uint64_t cur = __atomic_load_n(consumer ? r->tail : r->head,
+				       __ATOMIC_RELAXED);
+
+	if (consumer ? cur - expected > r->slot_count :
+		       expected - cur > r->slot_count)
+		return -EPROTO;
+	return cur == (consumer ? expected : expected - r->slot_count);
+}
+
+/*
+ * Arm, re-check, sleep, disarm: the file comment's steps. The peer's lock
+ * is asked only when a sleep slice or the deadline ends (no syscall per
+ * park for it), and after the ring, so a consumer whose producer died
+ * drains first (its stores precede the lock's release at exit).
+ */
+static int park_on(struct baton_ring *r, uint32_t *word, uint64_t expected,
+		   int has_deadline, uint64_t deadline_ns, still_fn still)
+{
+	uint32_t val = episode_value(r);
+	int ret;
+
+	ret = baton__memfd_arm(word, val);
+	if (ret)
+		goto out;
+	ret = still(r, expected);
+	if (ret <= 0)
+		goto out;
+	ret = sleep_armed(r, word, val, has_deadline, deadline_ns, still,
+			  expected);
+out:
+	baton__memfd_disarm(word);
+	return ret;
+}
+
 static int memfd_park(struct baton_ring *r, uint64_t expected,
 		      int has_deadline, uint64_t deadline_ns)
 {
-	int consumer = r->role == BATON_ROLE_CONSUMER;
-	uint32_t *flag = baton__own_waiting(r);
-	uint64_t *idx = consumer ? r->tail : r->head;
-	uint64_t sleep_val = consumer ? expected : expected - r->slot_count;
-	struct timespec ts, *tsp = NULL;
-	uint64_t cur;
-	int ret = 0;
-
-	if (has_deadline) {
-		ts.tv_sec = (time_t)(deadline_ns / 1000000000ULL);
-		ts.tv_nsec = (long)(deadline_ns % 1000000000ULL);
-		tsp = &ts;
-	}
-
-	/* The flag tells the peer's fast path (E) to make the wake call. */
-	__atomic_store_n(flag, 1, __ATOMIC_RELAXED);
-	/*
-	 * F and G: full barrier here and on every CPU running the peer.
-	 * Afterwards either the peer's index store is visible to the load
-	 * below, or the peer's flag load comes after our flag store and it
-	 * will call FUTEX_WAKE.
-	 */
-	if (sys_membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED)) {
-		ret = -errno;
-		goto out;
-	}
-
-	/* Validate before sleeping, as the kernel does (EPROTO). */
-	cur = __atomic_load_n(idx, __ATOMIC_RELAXED);
-	if (consumer ? cur - expected > r->slot_count :
-		       expected - cur > r->slot_count) {
-		ret = -EPROTO;
-		goto out;
-	}
-	if (cur != sleep_val)
-		goto out;	/* the condition is already gone */
-
-	/*
-	 * The futex counts us as a waiter, then compares the low half of the
-	 * index with sleep_val under its bucket lock; FUTEX_WAKE looks for
-	 * waiters only after a full barrier (H) that follows the waker's
-	 * index store. A store landing between our load above and the sleep
-	 * either fails the compare (EAGAIN) or finds us queued.
-	 */
-	if (sys_futex(baton__lo32(idx), FUTEX_WAIT_BITSET, (uint32_t)sleep_val,
-		      tsp, FUTEX_BITSET_MATCH_ANY) && errno != EAGAIN)
-		ret = -errno;	/* ETIMEDOUT, EINTR */
-out:
-	/*
-	 * No ordering needed: a flag seen late only costs the peer a wake
-	 * call, and we re-check the ring ourselves after returning.
-	 */
-	__atomic_store_n(flag, 0, __ATOMIC_RELAXED);
-	return ret;
+	return park_on(r, baton__own_waiting(r), expected, has_deadline,
+		       deadline_ns, spsc_still);
 }
 
 static int memfd_wake(struct baton_ring *r)
 {
-	uint64_t *idx = r->role == BATON_ROLE_PRODUCER ? r->tail : r->head;
+	return wake_word(r->role == BATON_ROLE_PRODUCER ?
+				      r->cons_waiting : r->prod_waiting);
+}
 
-	/*
-	 * H: futex_wake() issues a full barrier before it looks for waiters,
-	 * ordering our index store before that check.
-	 */
-	if (sys_futex(baton__lo32(idx), FUTEX_WAKE, INT_MAX, NULL, 0) < 0)
-		return -errno;
-	return 0;
+/* MPSC: producer k's own waiting word, in its claim page. */
+static uint32_t *producer_word(const struct baton_ring *r, uint32_t k)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	return (uint32_t *)((uint8_t *)r->claim + (uint64_t)k * page +
+			    CLAIM_WAITING);
 }
 
 /*
- * MPSC park, the same four steps as memfd_park(). Consumer at ticket
- * : sleep while its sequence word still says "free for it"
- * (unpublished). Producer holding ticket : sleep while its slot
- * is held by an earlier lap, on the consumer's head, which every freed
- * slot moves: a head read (acquire) before the slot's sequence means a
- * free made before that head store is seen, and one made after changes
- * the head under the futex's compare.
+ * MPSC consumer at ticket : still unpublished while its sequence
+ * word says "free for it". Producer holding ticket : its slot
+ * is still held by an earlier lap.
+ */
+static int mpsc_still(struct baton_ring *r, uint64_t expected)
+{
+	uint64_t s = __atomic_load_n(&r->seq[expected & r->mask],
+				     __ATOMIC_ACQUIRE);
+	int ret;
+
+	if (r->role == BATON_ROLE_CONSUMER) {
+		if (s == expected)
+			return 1;
+		if (s != expected + 1 && s != ((expected + 1) | BATON_MPSC_TOMB))
+			return -EPROTO;
+		return 0;
+	}
+	ret = baton__mpsc_slot_state(s, expected, r->mask);
+	return ret == -EAGAIN ? 1 : ret;
+}
+
+/*
+ * The producers' summary word (prod_waiting): PARKED while any producer
+ * is parked, and their number in the generation bits. Each producer only
+ * adds or removes itself with a compare-and-swap, so none can silence
+ * another; the consumer never writes it.
+ */
+static void summary_update(uint32_t *summary, int delta)
+{
+	uint32_t old = __atomic_load_n(summary, __ATOMIC_RELAXED), nw, n;
+
+	do {
+		n = (old >> BATON__WAIT_GEN_SHIFT) + (uint32_t)delta;
+		if (delta < 0 && !(old >> BATON__WAIT_GEN_SHIFT))
+			n = 0;	/* never below zero, whatever was scribbled */
+		nw = n << BATON__WAIT_GEN_SHIFT | (n ? BATON_WAIT_PARKED : 0);
+	} while (!__atomic_compare_exchange_n(summary, &old, nw, 0,
+					      __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED));
+}
+
+/*
+ * A new holder of producer index k: a predecessor that died parked left
+ * its word armed and its count in the summary; take both back.
+ */
+void baton__memfd_producer_attach(struct baton_ring *r)
+{
+	uint32_t *own = producer_word(r, 0);
+
+	if (__atomic_exchange_n(own, 0, __ATOMIC_RELAXED))
+		summary_update(r->prod_waiting, -1);
+}
+
+/*
+ * The MPSC park. The consumer arms cons_waiting and sleeps on it; a
+ * producer counts itself in the summary (the consumer's fast path looks
+ * only there), arms its own word and sleeps on that, so it is woken only
+ * by the release of the slot it waits for (memfd_mpsc_wake()).
  */
 static int memfd_mpsc_park(struct baton_ring *r, uint64_t expected,
 			   int has_deadline, uint64_t deadline_ns)
 {
-	int consumer = r->role == BATON_ROLE_CONSUMER;
-	uint64_t *sp = &r->seq[expected & r->mask];
-	struct timespec ts, *tsp = NULL;
-	uint64_t s, h = 0;
-	int ret = 0;
+	uint32_t *own;
+	int ret;
 
-	if (has_deadline) {
-		ts.tv_sec = (time_t)(deadline_ns / 1000000000ULL);
-		ts.tv_nsec = (long)(deadline_ns % 1000000000ULL);
-		tsp = &ts;
-	}
-
-	/* The flag (a count for producers) tells the peer to wake us (E). */
-	if (consumer)
-		__atomic_store_n(r->cons_waiting, 1, __ATOMIC_RELAXED);
-	else
-		__atomic_fetch_add(r->prod_waiting, 1, __ATOMIC_RELAXED);
-	/* F and G, as in memfd_park(). */
-	if (sys_membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED)) {
-		ret = -errno;
-		goto out;
-	}
-
-	if (consumer) {
-		s = __atomic_load_n(sp, __ATOMIC_RELAXED);
-		if (s != expected) {
-			if (s != expected + 1 &&
-			    s != ((expected + 1) | BATON_MPSC_TOMB))
-				ret = -EPROTO;
-			goto out;
-		}
-		if (sys_futex(baton__lo32(sp), FUTEX_WAIT_BITSET,
-			      (uint32_t)expected, tsp,
-			      FUTEX_BITSET_MATCH_ANY) && errno != EAGAIN)
-			ret = -errno;
-		goto out;
-	}
-
-	h = __atomic_load_n(r->head, __ATOMIC_ACQUIRE);
-	s = __atomic_load_n(sp, __ATOMIC_ACQUIRE);
-	ret = baton__mpsc_slot_state(s, expected, r->mask);
-	if (ret != -EAGAIN)
-		goto out;
-	ret = 0;
-	if (sys_futex(baton__lo32(r->head), FUTEX_WAIT_BITSET, (uint32_t)h,
-		      tsp, FUTEX_BITSET_MATCH_ANY) && errno != EAGAIN)
-		ret = -errno;
-out:
-	/* No ordering needed, as in memfd_park(). */
-	if (consumer)
-		__atomic_store_n(r->cons_waiting, 0, __ATOMIC_RELAXED);
-	else
-		__atomic_fetch_sub(r->prod_waiting, 1, __ATOMIC_RELAXED);
+	if (r->role == BATON_ROLE_CONSUMER)
+		return park_on(r, r->cons_waiting, expected, has_deadline,
+			       deadline_ns, mpsc_still);
+	own = producer_word(r, 0);
+	summary_update(r->prod_waiting, 1);
+	ret = park_on(r, own, expected, has_deadline, deadline_ns,
+		      mpsc_still);
+	summary_update(r->prod_waiting, -1);
 	return ret;
 }
 
-/* H: futex_wake()'s own full barrier, as in memfd_wake(). */
+/*
+ * Whether producer k waits for the slot the consumer just freed (ticket
+ * @idx; the next lap's ticket is idx + slot_count): its claim names that
+ * ticket, or it holds none (a waitset waiting for room). A claim read
+ * stale or scribbled only costs a wake or delays one until the
+ * producer's slice (DEATH_SLICE_NS) re-checks.
+ */
+static int claim_waits_for(const struct baton_ring *r, uint32_t k,
+			   uint64_t idx)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	const struct baton_mpsc_claim *cl =
+		(const void *)((const uint8_t *)r->claim + (uint64_t)k * page);
+	uint64_t t = idx + r->slot_count;
+	uint64_t first = __atomic_load_n(&cl->first, __ATOMIC_ACQUIRE);
+	uint64_t count = __atomic_load_n(&cl->count, __ATOMIC_ACQUIRE);
+
+	/* No push in progress: a waitset waiting for room; any slot will do. */
+	return !count || t - first < count;
+}
+
+/*
+ * Producer: take the consumer's episode. Consumer: the summary said some
+ * producer is parked; take the episode of each producer whose claim
+ * names the next lap of the slot just freed.
+ */
 static int memfd_mpsc_wake(struct baton_ring *r, uint64_t idx)
 {
-	uint64_t *word = r->role == BATON_ROLE_PRODUCER ?
-			 &r->seq[idx & r->mask] : r->head;
+	uint32_t k;
+	int ret = 1, one;
 
-	if (sys_futex(baton__lo32(word), FUTEX_WAKE, INT_MAX, NULL, 0) < 0)
-		return -errno;
-	return 0;
+	if (r->role == BATON_ROLE_PRODUCER)
+		return wake_word(r->cons_waiting);
+	if (!r->claim)
+		return 1;
+	for (k = 0; k < r->max_producers; k++) {
+		uint32_t *w = producer_word(r, k);
+
+		if (!(__atomic_load_n(w, __ATOMIC_ACQUIRE) & BATON_WAIT_PARKED) ||
+		    !claim_waits_for(r, k, idx))
+			continue;
+		one = wake_word(w);
+		if (one <= 0)
+			ret = one;
+	}
+	return ret;
+}
+
+/* ---- the waitset's side (lib/waitset.c) ---- */
+
+/* F and G for words armed without a barrier each. */
+int baton__memfd_barrier(void)
+{
+	return sys_membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) ? -errno : 0;
+}
+
+/*
+ * Arm @r's own waiting word for a waitset (a park episode without the
+ * barrier: the set issues one for all its words) and say which word and
+ * value to sleep on.
+ */
+uint32_t *baton__memfd_ws_arm(struct baton_ring *r, uint32_t *val)
+{
+	uint32_t *word = baton__own_waiting(r);
+
+	r->park_calls++;
+	if (r->kind == BATON_RING_MPSC && r->role == BATON_ROLE_PRODUCER) {
+		word = producer_word(r, 0);
+		summary_update(r->prod_waiting, 1);
+	}
+	*val = episode_value(r);
+	__atomic_store_n(word, *val, __ATOMIC_RELEASE);
+	return word;
+}
+
+void baton__memfd_ws_disarm(struct baton_ring *r)
+{
+	if (r->kind == BATON_RING_MPSC && r->role == BATON_ROLE_PRODUCER) {
+		baton__memfd_disarm(producer_word(r, 0));
+		summary_update(r->prod_waiting, -1);
+		return;
+	}
+	baton__memfd_disarm(baton__own_waiting(r));
 }
 
 static int memfd_version(uint32_t *abi_version, uint64_t *features)

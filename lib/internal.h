@@ -19,6 +19,21 @@
 
 #define BATON_HIDDEN __attribute__((visibility("hidden")))
 
+/*
+ * The waiting word (prod_waiting, cons_waiting, and on memfd each MPSC
+ * producer's own word): bit 0 parked, bit 1 poll-armed, bits 2..31 the
+ * parker's generation. The inline fast path wakes iff either low bit is
+ * set. <linux/baton.h> defines these once the kmod side lands; the same
+ * names and values here until then.
+ */
+#ifndef BATON_WAIT_PARKED
+#define BATON_WAIT_PARKED	(1U << 0)
+#endif
+#ifndef BATON_WAIT_POLL
+#define BATON_WAIT_POLL		(1U << 1)
+#endif
+#define BATON__WAIT_GEN_SHIFT	2
+
 /* Region indices into struct baton_ring.map[]. */
 enum {
 	BATON_MAP_HDR = 0,
@@ -55,7 +70,11 @@ struct baton_backend_ops {
 	 */
 	int (*park)(struct baton_ring *r, uint64_t expected, int has_deadline,
 		    uint64_t deadline_ns);
-	/* Wake the other role after this side moved its index. */
+	/*
+	 * Wake the other role after this side moved its index: 0 when a
+	 * wake call was made, 1 when there was nobody left to wake (memfd:
+	 * the episode was already taken), or a negative errno.
+	 */
 	int (*wake)(struct baton_ring *r);
 	/*
 	 * MPSC (lib/mpsc.c): a producer sleeps while the slot of ticket
@@ -65,7 +84,7 @@ struct baton_backend_ops {
 	 */
 	int (*mpsc_park)(struct baton_ring *r, uint64_t expected,
 			 int has_deadline, uint64_t deadline_ns);
-	int (*mpsc_wake)(struct baton_ring *r, uint64_t idx);
+	int (*mpsc_wake)(struct baton_ring *r, uint64_t idx);	/* as wake */
 	int (*version)(uint32_t *abi_version, uint64_t *features);
 };
 
@@ -94,6 +113,21 @@ BATON_HIDDEN void baton__mpsc_unmap(struct baton_ring *r);
 /* Where a ticket's slot stands for the producer holding it (EPROTO). */
 BATON_HIDDEN int baton__mpsc_slot_state(uint64_t seq, uint64_t ticket,
 					uint64_t mask);
+
+/* park.c: the adaptive spin budget (policy in its file comment) */
+BATON_HIDDEN uint32_t baton__spin_budget(const struct baton_ring *r);
+BATON_HIDDEN void baton__spin_learn(struct baton_ring *r, uint32_t polls,
+				    uint64_t wait_ns);
+
+/* backend_memfd.c: waiting words and deaths, for park.c and waitset.c */
+BATON_HIDDEN int baton__memfd_arm(uint32_t *word, uint32_t val);
+BATON_HIDDEN void baton__memfd_disarm(uint32_t *word);
+BATON_HIDDEN int baton__memfd_peer_gone(struct baton_ring *r);
+BATON_HIDDEN void baton__memfd_producer_attach(struct baton_ring *r);
+BATON_HIDDEN int baton__memfd_barrier(void);
+BATON_HIDDEN uint32_t *baton__memfd_ws_arm(struct baton_ring *r,
+					   uint32_t *val);
+BATON_HIDDEN void baton__memfd_ws_disarm(struct baton_ring *r);
 
 /* Little-endian: the low half of a u64 sits at its address. */
 static inline uint32_t *baton__lo32(uint64_t *p)

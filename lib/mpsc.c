@@ -168,7 +168,27 @@ int baton__mpsc_attach(struct baton_ring *r, const struct baton_ring_desc *d,
 		__atomic_store_n(&r->claim->count, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&r->claim->floor, BATON_MPSC_NONE,
 				 __ATOMIC_RELEASE);
+		if (r->backend == BATON_BACKEND_MEMFD)
+			baton__memfd_producer_attach(r);
 	} else {
+		/*
+		 * memfd: the consumer wakes parked producers through the
+		 * waiting word in each one's claim page: map them all.
+		 */
+		if (r->backend == BATON_BACKEND_MEMFD) {
+			size_t len = (size_t)maxp * off->claim_size;
+
+			p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+				 d->fd, (off_t)off->claim_mmap);
+			if (p == MAP_FAILED) {
+				ret = -errno;
+				baton__mpsc_unmap(r);
+				return ret;
+			}
+			r->mpsc_map[1].addr = p;
+			r->mpsc_map[1].len = len;
+			r->claim = p;
+		}
 		/* The last consumer's position; nobody else moves it. */
 		r->local = __atomic_load_n(r->head, __ATOMIC_RELAXED);
 		r->cached = r->local;
@@ -201,9 +221,9 @@ int baton__mpsc_slot_state(uint64_t seq, uint64_t ticket, uint64_t mask)
 
 void __baton_mpsc_wake(struct baton_ring *r, uint64_t idx)
 {
-	r->wake_calls++;
 	/* As __baton_ring_wake_peer(): a parked peer re-checks anyway. */
-	(void)baton__ops(r->backend)->mpsc_wake(r, idx);
+	if (baton__ops(r->backend)->mpsc_wake(r, idx) != 1)
+		r->wake_calls++;
 }
 
 /*
@@ -371,8 +391,8 @@ int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
 		   int64_t timeout_ns, struct baton_mpsc_loss *loss)
 {
 	const struct baton_backend_ops *ops;
-	uint64_t deadline = 0;
-	uint32_t spins;
+	uint64_t deadline = 0, t0;
+	uint32_t polls, budget;
 	int has, ret;
 
 	if (!r || r->kind != BATON_RING_MPSC || r->role != BATON_ROLE_CONSUMER)
@@ -380,11 +400,15 @@ int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
 	ret = baton_mpsc_try_pop(r, msg, len, loss);
 	if (ret != -EAGAIN || timeout_ns == 0)
 		return ret == -EAGAIN ? -ETIMEDOUT : ret;
-	for (spins = r->spin_limit; spins; spins--) {
+	budget = baton__spin_budget(r);
+	t0 = baton__now_ns();
+	for (polls = 1; polls <= budget; polls++) {
 		cpu_relax();
 		ret = baton_mpsc_try_pop(r, msg, len, loss);
-		if (ret != -EAGAIN)
+		if (ret != -EAGAIN) {
+			baton__spin_learn(r, polls, 0);
 			return ret;
+		}
 	}
 	ops = baton__ops(r->backend);
 	has = deadline_from(timeout_ns, &deadline);
@@ -395,8 +419,11 @@ int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
 		pk = ops->mpsc_park(r, r->local, has, deadline);
 		/* Work that raced with a timeout or EPIPE still counts. */
 		ret = baton_mpsc_try_pop(r, msg, len, loss);
-		if (ret != -EAGAIN)
+		if (ret != -EAGAIN) {
+			baton__spin_learn(r, budget,
+					  baton__now_ns() - t0 + 1);
 			return ret;
+		}
 		if (pk < 0 && pk != -EAGAIN)
 			return pk;
 	}

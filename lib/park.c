@@ -1,13 +1,33 @@
 // SPDX-License-Identifier: MIT
 /*
  * libbaton parking: baton_ring_park(), the out-of-line wake call the
- * inline fast path makes, and the blocking forms built on both.
+ * inline fast path makes, the blocking forms built on both, and the
+ * adaptive spin budget they share with the MPSC pop.
  *
- * A blocking call first polls the ring r->spin_limit times with a CPU
- * pause between polls (a peer that is running will usually answer within
- * a few microseconds, far less than a park and wake round trip), then
- * parks in a loop: park, re-check, until there is work, the deadline
- * passes, or the backend reports the peer gone (-EPIPE, kmod only).
+ * A blocking call first polls the ring up to r->spin_budget times with a
+ * CPU pause between polls (a peer that is running will usually answer
+ * within a few microseconds, far less than a park and wake round trip),
+ * then parks in a loop: park, re-check, until there is work, the deadline
+ * passes, or the backend reports the peer gone (-EPIPE; on memfd from the
+ * peer's role lock, Documentation/memfd-backend.rst).
+ *
+ * Adaptive spinning (Documentation/memfd-backend.rst, "Spinning"): the
+ * budget follows the handle's observed waits, as adaptive mutexes do.
+ * After each wait that did not find work at once, the library works out
+ * how many polls would have covered it (the polls it took, or for a wait
+ * that parked, its duration over the cost of one poll, measured once per
+ * process) and moves the budget a quarter of the way towards twice that,
+ * plus SPIN_FLOOR, at most the limit. A parked wait up to SPIN_NEAR times
+ * what the limit covers moves it towards the limit (the park's own
+ * wake-up latency is part of that wait); a longer one (an idle peer)
+ * moves it towards SPIN_FLOOR.
+ * So a streaming peer, whose gaps are short, earns a budget that rides
+ * them out without parking, and an idle one decays the budget in a few
+ * waits, so it does not cost a long spin each time. The budget stays in
+ * [min(SPIN_FLOOR, spin_limit), spin_limit]: r->spin_limit (default
+ * BATON_SPIN_DEFAULT, $BATON_SPIN_LIMIT, or set on the handle) is the
+ * upper bound and the knob; 0 disables spinning. A new handle starts at
+ * the limit.
  *
  * The ordering argument lives with the backends (F, G, H) and the inline
  * fast path (A..E); nothing here adds a barrier. A park returning 0 says
@@ -43,6 +63,76 @@ static int deadline_from(int64_t timeout_ns, uint64_t *deadline)
 	return 1;
 }
 
+/* Polls every budget keeps, unless spin_limit itself is smaller. */
+#define SPIN_FLOOR	16
+/* A parked wait up to this many times the limit's polls still counts near. */
+#define SPIN_NEAR	8
+
+uint32_t baton__spin_budget(const struct baton_ring *r)
+{
+	uint32_t b = r->spin_budget;
+
+	return !b || b > r->spin_limit ? r->spin_limit : b;
+}
+
+/*
+ * What one poll of a spin costs here, in ns (at least 1): the fastest of
+ * a few timed runs of 256 pauses, measured once per process. Timing each
+ * spin instead would let a preempted spin look slow and the budget grow
+ * for an idle peer.
+ */
+static uint32_t poll_ns(void)
+{
+	static uint32_t cached;
+	uint32_t ns = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+	uint64_t best = UINT64_MAX, t;
+	int run, i;
+
+	if (ns)
+		return ns;
+	for (run = 0; run < 4; run++) {
+		t = baton__now_ns();
+		for (i = 0; i < 256; i++)
+			cpu_relax();
+		t = baton__now_ns() - t;
+		if (t < best)
+			best = t;
+	}
+	ns = best / 256 ? (uint32_t)(best / 256) : 1;
+	/* Racing first calls store similar values; any of them will do. */
+	__atomic_store_n(&cached, ns, __ATOMIC_RELAXED);
+	return ns;
+}
+
+/*
+ * Learn from one wait: it ended after @polls polls (spinning), or it
+ * parked and took @wait_ns in all. See the file comment for the policy.
+ */
+void baton__spin_learn(struct baton_ring *r, uint32_t polls,
+		       uint64_t wait_ns)
+{
+	uint32_t floor = r->spin_limit < SPIN_FLOOR ? r->spin_limit :
+						      SPIN_FLOOR;
+	uint64_t budget = baton__spin_budget(r), need, target;
+
+	if (!r->spin_limit)
+		return;
+	need = wait_ns ? wait_ns / poll_ns() : polls;
+	if (need <= r->spin_limit)
+		target = 2 * need + floor;
+	else if (need <= (uint64_t)SPIN_NEAR * r->spin_limit)
+		target = r->spin_limit;	/* a park's own wake-up is in it */
+	else
+		target = floor;		/* an idle peer: spinning won't help */
+	if (target > r->spin_limit)
+		target = r->spin_limit;
+	if (target > budget)
+		budget += (target - budget + 3) / 4;
+	else
+		budget -= (budget - target + 3) / 4;
+	r->spin_budget = budget < floor ? floor : (uint32_t)budget;
+}
+
 static int park_once(struct baton_ring *r, int has_deadline,
 		     uint64_t deadline)
 {
@@ -70,8 +160,9 @@ int baton_ring_park(struct baton_ring *r, int64_t timeout_ns)
  */
 void __baton_ring_wake_peer(struct baton_ring *r)
 {
-	r->wake_calls++;
-	(void)baton__ops(r->backend)->wake(r);
+	/* Count only the calls made (memfd: 1 = the episode was taken). */
+	if (baton__ops(r->backend)->wake(r) != 1)
+		r->wake_calls++;
 }
 
 /* One poll of whichever side this handle is. */
@@ -86,8 +177,8 @@ static inline uint32_t poll_ring(struct baton_ring *r, uint32_t n,
 static int wait_ring(struct baton_ring *r, uint32_t n, uint64_t *idx,
 		     int64_t timeout_ns)
 {
-	uint64_t deadline = 0;
-	uint32_t got, spins;
+	uint64_t deadline = 0, t0;
+	uint32_t got, polls, budget;
 	int has, ret;
 
 	if (!n)
@@ -97,19 +188,26 @@ static int wait_ring(struct baton_ring *r, uint32_t n, uint64_t *idx,
 		return (int)got;
 	if (timeout_ns == 0)
 		return -ETIMEDOUT;
-	for (spins = r->spin_limit; spins; spins--) {
+	budget = baton__spin_budget(r);
+	t0 = baton__now_ns();
+	for (polls = 1; polls <= budget; polls++) {
 		cpu_relax();
 		got = poll_ring(r, n, idx);
-		if (got)
+		if (got) {
+			baton__spin_learn(r, polls, 0);
 			return (int)got;
+		}
 	}
 	has = deadline_from(timeout_ns, &deadline);
 	for (;;) {
 		ret = park_once(r, has, deadline);
 		/* Work that raced with a timeout or EPIPE still counts. */
 		got = poll_ring(r, n, idx);
-		if (got)
+		if (got) {
+			baton__spin_learn(r, budget,
+					  baton__now_ns() - t0 + 1);
 			return (int)got;
+		}
 		if (ret < 0)
 			return ret;
 	}

@@ -212,7 +212,8 @@ static uint32_t spin_limit_default(void)
 
 /*
  * Map the four regions, one mmap each, PROT_WRITE only on what this role
- * owns (producer: prod and slots; consumer: cons; nobody: hdr). The kmod
+ * owns (producer: prod and slots; consumer: cons; nobody: hdr; memfd:
+ * both index pages, for the peer's waiting word). The kmod
  * backend enforces that; on memfd it is self-protection against our own
  * stray writes. Then set up the fast-path state from the validated desc.
  */
@@ -224,8 +225,13 @@ static int attach(struct baton_ring *r, const struct baton_ring_desc *d,
 				    off->cons_mmap, off->slots_mmap };
 	const uint64_t len[4] = { off->hdr_size, off->prod_size,
 				  off->cons_size, off->slots_size };
-	const int owned[4] = { 0, role == BATON_ROLE_PRODUCER,
-			       role == BATON_ROLE_CONSUMER,
+	/*
+	 * memfd: a waker clears the PARKED bit of its peer's waiting word
+	 * itself (backend_memfd.c), so both index pages are writable there.
+	 */
+	int memfd = r->backend == BATON_BACKEND_MEMFD;
+	const int owned[4] = { 0, role == BATON_ROLE_PRODUCER || memfd,
+			       role == BATON_ROLE_CONSUMER || memfd,
 			       role == BATON_ROLE_PRODUCER };
 	const struct baton_ring_hdr *hdr;
 	uint64_t head, tail;

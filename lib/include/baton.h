@@ -64,8 +64,8 @@ struct baton_ring {
 	uint32_t kind;
 	uint64_t wake_calls;		/* wake syscalls this handle made */
 	uint64_t park_calls;		/* park syscalls this handle made */
-	uint32_t spin_limit;		/* polls before a blocking call parks */
-	uint32_t reserved0;
+	uint32_t spin_limit;		/* most polls before a blocking call parks */
+	uint32_t spin_budget;		/* polls now, adapted (lib/park.c); 0: spin_limit */
 	struct {
 		void *addr;
 		size_t len;
@@ -143,7 +143,7 @@ const char *baton_backend_name(int backend);
 int baton_backend_resolve(int backend);
 int baton_version(uint32_t *abi_version, uint64_t *features);
 
-/* Nonzero once the other role has gone (kmod backend only). */
+/* Nonzero once the other role has gone (memfd: once a waiter found it). */
 static inline int baton_ring_peer_gone(const struct baton_ring *r)
 {
 	uint32_t st = __atomic_load_n(&r->hdr->state, __ATOMIC_ACQUIRE);
@@ -657,11 +657,98 @@ static inline int baton_mpsc_try_pop(struct baton_ring *r, void *msg,
 /*
  * Blocking pop: spin, then park; timeout_ns < 0 waits forever. Returns
  * as baton_mpsc_try_pop(), or -ETIMEDOUT, -EPIPE (every producer has gone
- * and nothing is left: end of stream; kmod only), -EINTR.
+ * and nothing is left: end of stream), -EINTR.
  */
 int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
 		   int64_t timeout_ns, struct baton_mpsc_loss *loss);
 
+/* ---- waitsets (lib/waitset.c, Documentation/waitset.rst) ---- */
+
+struct baton_epoch;
+struct baton_waitset;
+
+/* Objects one waitset holds at most: futex_waitv(2)'s limit. */
+#define BATON_WAITSET_MAX	128
+
+/* struct baton_waitset_event.events */
+#define BATON_WS_READY	(1U << 0)	/* ring: message/room; epoch: quiescent */
+#define BATON_WS_GONE	(1U << 1)	/* ring: peer gone (consumer: drained) */
+#define BATON_WS_ERROR	(1U << 2)	/* corrupt ring, or the domain's errno */
+
+/**
+ * struct baton_waitset_event - one object a wait found ready
+ * @cookie: what the object was added with
+ * @events: BATON_WS_* bits
+ * @index: its position in the set (order of adding, after removals)
+ */
+struct baton_waitset_event {
+	uint64_t cookie;
+	uint32_t events;
+	int32_t index;
+};
+
+/**
+ * baton_waitset_create() - an empty waitset
+ * @out: the new set
+ *
+ * A waitset waits on up to BATON_WAITSET_MAX rings (either role, SPSC or
+ * MPSC) and epoch domains of one backend at once. One thread uses it at a
+ * time; an object in a set must not be parked on elsewhere meanwhile.
+ *
+ * Return: 0, -EINVAL, -ENOMEM.
+ */
+int baton_waitset_create(struct baton_waitset **out);
+
+/** baton_waitset_destroy() - free a set; its objects stay open. */
+void baton_waitset_destroy(struct baton_waitset *ws);
+
+/**
+ * baton_waitset_add_ring() - wait for a ring to be ready
+ * @ws: the set
+ * @r: a consumer (ready: a message or a tombstone to take) or a producer
+ *     (ready: room for one message) handle
+ * @cookie: reported in events; unique in the set
+ *
+ * Return: 0, -EEXIST (cookie or ring already in), -ENOSPC (full),
+ * -EXDEV (another backend than the set's), -EINVAL.
+ */
+int baton_waitset_add_ring(struct baton_waitset *ws, struct baton_ring *r,
+			   uint64_t cookie);
+
+/**
+ * baton_waitset_add_epoch() - wait for an epoch to become quiescent
+ * @ws: the set
+ * @d: the domain
+ * @epoch: ready once nothing retired at @epoch or before can be held
+ *         (baton_epoch_poll() says 1)
+ * @cookie: as for baton_waitset_add_ring()
+ *
+ * Return: as baton_waitset_add_ring(); -EINVAL for a future @epoch.
+ */
+int baton_waitset_add_epoch(struct baton_waitset *ws, struct baton_epoch *d,
+			    uint64_t epoch, uint64_t cookie);
+
+/** baton_waitset_remove() - take an object out by cookie: 0 or -ENOENT. */
+int baton_waitset_remove(struct baton_waitset *ws, uint64_t cookie);
+
+/**
+ * baton_waitset_wait() - wait until some objects are ready
+ * @ws: the set
+ * @ev: filled with up to @max_events ready objects
+ * @max_events: size of @ev
+ * @timeout_ns: < 0 waits for ever, 0 only looks
+ *
+ * Readiness is read from shared memory: an event says "look now", and the
+ * object may be taken meanwhile only by its own handle's thread. A ring
+ * whose peer has gone reports BATON_WS_GONE (a consumer once drained), on
+ * memfd within about 5 ms of the death.
+ *
+ * Return: the number of events (>= 1), -ETIMEDOUT, -EINTR, -EINVAL
+ * (empty set, no room for events).
+ */
+int baton_waitset_wait(struct baton_waitset *ws,
+		       struct baton_waitset_event *ev, uint32_t max_events,
+		       int64_t timeout_ns);
 
 #ifdef __cplusplus
 }

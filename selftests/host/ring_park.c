@@ -7,8 +7,8 @@
  * in ping-pong (each message waits for the answer to the previous one,
  * so a lost wakeup is a deadlock the per-call timeout turns into a
  * failure) and in streams, between threads and between processes, and
- * across the 2^32 boundary where the futex word (the low half of the
- * index) wraps. Tests that force parks check park_calls > 0.
+ * across the 2^32 boundary of the low half of the index. Tests that
+ * force parks check park_calls > 0.
  */
 #include "kselftest_harness.h"
 #include "common.h"
@@ -236,21 +236,22 @@ TEST_F(park, signal_interrupts_park)
 }
 
 /*
- * The memfd backend has no death notice: a consumer whose producer is
- * gone waits out its timeout instead of seeing -EPIPE (kmod only).
+ * End of stream on memfd: a consumer whose producer is gone drains what
+ * it published, then sees -EPIPE (the producer's role lock is free), and
+ * baton_ring_peer_gone() says so. Before: -ETIMEDOUT and peer_gone 0.
  */
-TEST_F(park, memfd_has_no_end_of_stream)
+TEST_F(park, memfd_end_of_stream)
 {
 	uint64_t v = 5;
 
 	ASSERT_EQ(0, baton_spsc_try_push(self->prod, &v, sizeof(v)));
 	baton_ring_close(self->prod);
 	self->prod = NULL;
-	EXPECT_EQ(0, baton_ring_peer_gone(self->cons));
 	EXPECT_EQ(1, baton_spsc_pop(self->cons, &v, sizeof(v), 10 * MS));
-	EXPECT_EQ(-ETIMEDOUT, baton_spsc_pop(self->cons, &v, sizeof(v),
-					     10 * MS));
-	EXPECT_EQ(0U, self->cons->hdr->state);
+	EXPECT_EQ(-EPIPE, baton_spsc_pop(self->cons, &v, sizeof(v),
+					 10 * MS));
+	EXPECT_EQ(1, baton_ring_peer_gone(self->cons));
+	EXPECT_EQ(BATON_STATE_PRODUCER_GONE, self->cons->hdr->state);
 }
 
 /* Ping-pong: each side waits for the other's answer, so it parks. */
@@ -431,7 +432,7 @@ FIXTURE_VARIANT_ADD(stream, from_zero) {
 	.start = 0, .slot_count = 2, .batch = 0,
 };
 
-/* The futex word is the low half of the index: cross its wrap. */
+/* Cross the wrap of the index's low half (once the futex word). */
 FIXTURE_VARIANT_ADD(stream, across_2e32) {
 	.start = (1ULL << 32) - 3000, .slot_count = 2, .batch = 0,
 };

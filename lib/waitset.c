@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libbaton waitsets: one thread waits on up to BATON_WAITSET_MAX rings
+ * (either role, SPSC or MPSC) and epoch domains at once, with a timeout
+ * (Documentation/waitset.rst).
+ *
+ * Readiness is always decided from shared memory, never from the wake:
+ * a ring is ready when the consumer has a message (or a tombstone) or the
+ * producer has room; an epoch entry when its target epoch is quiescent
+ * (baton_epoch_poll()); gone when the ring's peer has gone (the consumer:
+ * and nothing is left to read); error when the ring is corrupt. A wait
+ * looks first, and sleeps only when nothing is ready:
+ *
+ *  - kmod: poll(2) on the ring fds (POLLIN for a consumer, POLLOUT for a
+ *    producer): the module arms each ring with the park barriers, and
+ *    POLLHUP/POLLERR say the peer went. The epoch fd has no poll, so a
+ *    set with epoch entries sleeps in slices of EPOCH_SLICE_NS and polls
+ *    the domains between them.
+ *  - memfd: the same steps as a park (backend_memfd.c), on every object
+ *    at once: arm each ring's own waiting word with a new generation,
+ *    raise sync_waiters on each domain (its readers then kick wake_seq),
+ *    one membarrier (F and G for all of them), look again, then one
+ *    futex_waitv(2) over all the words. A waker that takes an episode
+ *    changes the word, so the vector's compare fails or the wake arrives.
+ *    Sleeps are slices of at most DEATH_SLICE_NS, after which the set
+ *    disarms, checks the peers' role locks and looks again: a peer's
+ *    death wakes nobody. On kernels without futex_waitv (before 5.16,
+ *    ENOSYS) the set sleeps on the first word alone in slices of
+ *    FALLBACK_SLICE_NS.
+ *
+ * A waitset is used by one thread at a time, and an object must not be
+ * waited on elsewhere (blocking pop, park, another set) while it is in
+ * a set that waits: both would arm the same waiting word.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define DEATH_SLICE_NS		(5ULL * 1000 * 1000)
+#define EPOCH_SLICE_NS		(1ULL * 1000 * 1000)
+#define FALLBACK_SLICE_NS	(1ULL * 1000 * 1000)
+
+#ifndef SYS_futex_waitv
+#define SYS_futex_waitv 449
+#endif
+
+struct ws_entry {
+	struct baton_ring *ring;	/* or NULL */
+	struct baton_epoch *epoch;	/* or NULL */
+	uint64_t target;		/* epoch: the epoch to be quiescent */
+	uint64_t cookie;
+	uint32_t *word;			/* memfd, while armed: the word */
+	uint32_t armed;			/* and its value */
+};
+
+struct baton_waitset {
+	int backend;			/* of the first object; 0 while empty */
+	uint32_t count;
+	int no_waitv;			/* futex_waitv said ENOSYS */
+	struct ws_entry e[BATON_WAITSET_MAX];
+};
+
+int baton_waitset_create(struct baton_waitset **out)
+{
+	struct baton_waitset *ws;
+
+	if (!out)
+		return -EINVAL;
+	ws = calloc(1, sizeof(*ws));
+	if (!ws)
+		return -ENOMEM;
+	*out = ws;
+	return 0;
+}
+
+void baton_waitset_destroy(struct baton_waitset *ws)
+{
+	free(ws);
+}
+
+static int add_entry(struct baton_waitset *ws, int backend,
+		     const struct ws_entry *e)
+{
+	uint32_t i;
+
+	for (i = 0; i < ws->count; i++) {
+		if (ws->e[i].cookie == e->cookie)
+			return -EEXIST;
+		if ((e->ring && ws->e[i].ring == e->ring) ||
+		    (e->epoch && ws->e[i].epoch == e->epoch))
+			return -EEXIST;
+	}
+	if (ws->count == BATON_WAITSET_MAX)
+		return -ENOSPC;
+	if (ws->count && ws->backend != backend)
+		return -EXDEV;
+	ws->backend = backend;
+	ws->e[ws->count++] = *e;
+	return 0;
+}
+
+int baton_waitset_add_ring(struct baton_waitset *ws, struct baton_ring *r,
+			   uint64_t cookie)
+{
+	struct ws_entry e = { .ring = r, .cookie = cookie };
+
+	if (!ws || !r)
+		return -EINVAL;
+	return add_entry(ws, r->backend, &e);
+}
+
+int baton_waitset_add_epoch(struct baton_waitset *ws, struct baton_epoch *d,
+			    uint64_t epoch, uint64_t cookie)
+{
+	struct ws_entry e = { .epoch = d, .target = epoch, .cookie = cookie };
+
+	if (!ws || !d || epoch > baton_epoch_global(d))
+		return -EINVAL;
+	return add_entry(ws, d->backend, &e);
+}
+
+int baton_waitset_remove(struct baton_waitset *ws, uint64_t cookie)
+{
+	uint32_t i;
+
+	if (!ws)
+		return -EINVAL;
+	for (i = 0; i < ws->count; i++) {
+		if (ws->e[i].cookie != cookie)
+			continue;
+		memmove(&ws->e[i], &ws->e[i + 1],
+			(ws->count - i - 1) * sizeof(ws->e[0]));
+		ws->count--;
+		if (!ws->count)
+			ws->backend = 0;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* A ring's state from shared memory alone: BATON_WS_* bits or 0. */
+static uint32_t ring_ready(struct baton_ring *r)
+{
+	uint64_t idx;
+	int ret;
+
+	if (r->kind == BATON_RING_MPSC) {
+		if (r->role == BATON_ROLE_PRODUCER)
+			return baton_mpsc_prod_room(r, &idx) ? BATON_WS_READY : 0;
+		ret = baton_mpsc_cons_peek(r, &idx);
+		return ret < 0 ? BATON_WS_ERROR : ret ? BATON_WS_READY : 0;
+	}
+	if (r->role == BATON_ROLE_PRODUCER)
+		return baton_spsc_prod_reserve(r, 1, &idx) ? BATON_WS_READY : 0;
+	return baton_spsc_cons_peek(r, 1, &idx) ? BATON_WS_READY : 0;
+}
+
+/*
+ * Whether the peer has gone, for a ring that is not ready: memfd asks
+ * the role locks (one fcntl), kmod reads the header's state bits.
+ */
+static int ring_gone(struct baton_ring *r)
+{
+	if (r->backend == BATON_BACKEND_MEMFD)
+		return baton__memfd_peer_gone(r) == 1;
+	return baton_ring_peer_gone(r);
+}
+
+/*
+ * Look at every entry; fill @ev (up to @max) with the ready ones. With
+ * @deaths, rings that are not ready are asked about their peer too (a
+ * syscall each on memfd, so only when a sleep slice ends or at the start).
+ */
+static int collect(struct baton_waitset *ws, struct baton_waitset_event *ev,
+		   uint32_t max, int deaths)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < ws->count && n < max; i++) {
+		struct ws_entry *e = &ws->e[i];
+		uint32_t what = 0;
+		int ret;
+
+		if (e->ring) {
+			what = ring_ready(e->ring);
+			/* Gone, then look again: drained first. */
+			if (!what && deaths && ring_gone(e->ring)) {
+				what = ring_ready(e->ring);
+				if (!what)
+					what = BATON_WS_GONE;
+			}
+		} else {
+			ret = baton_epoch_poll(e->epoch, e->target);
+			what = ret < 0 ? BATON_WS_ERROR : ret ? BATON_WS_READY : 0;
+		}
+		if (!what)
+			continue;
+		ev[n].cookie = e->cookie;
+		ev[n].events = what;
+		ev[n].index = i;
+		n++;
+	}
+	return (int)n;
+}
+
+/* timeout_ns < 0: none. Saturates. */
+static uint64_t deadline_of(int64_t timeout_ns)
+{
+	uint64_t now = baton__now_ns();
+
+	if (timeout_ns < 0 || now + (uint64_t)timeout_ns < now)
+		return UINT64_MAX;
+	return now + (uint64_t)timeout_ns;
+}
+
+/* ---- kmod: poll(2) ---- */
+
+static int wait_kmod(struct baton_waitset *ws, uint64_t deadline)
+{
+	struct pollfd pfd[BATON_WAITSET_MAX];
+	uint64_t now = baton__now_ns(), left;
+	uint32_t i, n = 0;
+	int epochs = 0, ms;
+
+	for (i = 0; i < ws->count; i++) {
+		struct baton_ring *r = ws->e[i].ring;
+
+		if (!r) {
+			epochs = 1;
+			continue;
+		}
+		pfd[n].fd = r->fd;
+		pfd[n].events = r->role == BATON_ROLE_PRODUCER ? POLLOUT :
+								  POLLIN;
+		pfd[n].revents = 0;
+		n++;
+	}
+	left = deadline > now ? deadline - now : 0;
+	if (epochs && left > EPOCH_SLICE_NS)
+		left = EPOCH_SLICE_NS;
+	/* Round up: a deadline must not come back early as a busy loop. */
+	ms = deadline == UINT64_MAX && !epochs ? -1 :
+	     left / 1000000 >= INT_MAX ? INT_MAX :
+	     (int)((left + 999999) / 1000000);
+	if (poll(pfd, n, ms) < 0)
+		return -errno;
+	/* Readiness is read from memory next; no flag left raised. */
+	for (i = 0; i < ws->count; i++)
+		if (ws->e[i].ring)
+			baton_ring_poll_disarm(ws->e[i].ring);
+	return 0;
+}
+
+/* ---- memfd: armed words and futex_waitv(2) ---- */
+
+static void disarm_all(struct baton_waitset *ws)
+{
+	uint32_t i;
+
+	for (i = 0; i < ws->count; i++) {
+		struct ws_entry *e = &ws->e[i];
+
+		if (!e->word)
+			continue;
+		if (e->ring)
+			baton__memfd_ws_disarm(e->ring);
+		else
+			__atomic_fetch_sub(
+				(uint32_t *)&e->epoch->hdr->sync_waiters, 1,
+				__ATOMIC_RELAXED);
+		e->word = NULL;
+	}
+}
+
+/*
+ * Arm every entry without a barrier each, then one membarrier for all:
+ * F and G, as a park does for one word. A domain is armed by raising
+ * sync_waiters (its readers' exits then kick wake_seq) and sleeping on
+ * wake_seq as read after the raise.
+ */
+static int arm_all(struct baton_waitset *ws)
+{
+	uint32_t i;
+
+	for (i = 0; i < ws->count; i++) {
+		struct ws_entry *e = &ws->e[i];
+
+		if (e->ring) {
+			e->word = baton__memfd_ws_arm(e->ring, &e->armed);
+			continue;
+		}
+		__atomic_fetch_add((uint32_t *)&e->epoch->hdr->sync_waiters, 1,
+				   __ATOMIC_SEQ_CST);
+		e->word = (uint32_t *)&e->epoch->hdr->wake_seq;
+		e->armed = __atomic_load_n(e->word, __ATOMIC_ACQUIRE);
+	}
+	return baton__memfd_barrier();
+}
+
+/* 0 woken (or a word changed), 1 the slice ran out, or -errno. */
+static int sleep_words(struct baton_waitset *ws, uint64_t until)
+{
+	struct futex_waitv wv[BATON_WAITSET_MAX];
+	struct timespec ts = {
+		.tv_sec = (time_t)(until / 1000000000ULL),
+		.tv_nsec = (long)(until % 1000000000ULL),
+	};
+	uint32_t i;
+
+	if (!ws->no_waitv) {
+		memset(wv, 0, sizeof(wv));
+		for (i = 0; i < ws->count; i++) {
+			wv[i].uaddr = (uintptr_t)ws->e[i].word;
+			wv[i].val = ws->e[i].armed;
+			wv[i].flags = FUTEX_32;
+		}
+		if (syscall(SYS_futex_waitv, wv, ws->count, 0, &ts,
+			    CLOCK_MONOTONIC) >= 0)
+			return 0;
+		if (errno != ENOSYS)
+			return errno == ETIMEDOUT ? 1 :
+			       errno == EAGAIN ? 0 : -errno;
+		ws->no_waitv = 1;
+	}
+	/* Before 5.16: the first word now, the rest within a short slice. */
+	if (until > baton__now_ns() + FALLBACK_SLICE_NS) {
+		until = baton__now_ns() + FALLBACK_SLICE_NS;
+		ts.tv_sec = (time_t)(until / 1000000000ULL);
+		ts.tv_nsec = (long)(until % 1000000000ULL);
+	}
+	if (!syscall(SYS_futex, ws->e[0].word, FUTEX_WAIT_BITSET,
+		     ws->e[0].armed, &ts, NULL, FUTEX_BITSET_MATCH_ANY) ||
+	    errno == EAGAIN)
+		return 0;
+	return errno == ETIMEDOUT ? 1 : -errno;
+}
+
+/*
+ * One armed sleep: events found after arming (> 0 with @ev filled), or
+ * 0 / 1 / -errno from sleep_words().
+ */
+static int wait_memfd(struct baton_waitset *ws, struct baton_waitset_event *ev,
+		      uint32_t max, uint64_t deadline, int *slice_over)
+{
+	uint64_t until = baton__now_ns() + DEATH_SLICE_NS;
+	int n, ret;
+
+	if (until > deadline)
+		until = deadline;
+	ret = arm_all(ws);
+	if (!ret) {
+		n = collect(ws, ev, max, 0);
+		if (n) {
+			disarm_all(ws);
+			return n;
+		}
+		ret = sleep_words(ws, until);
+	}
+	disarm_all(ws);
+	*slice_over = ret == 1;
+	return ret == 1 ? 0 : ret;
+}
+
+/*
+ * memfd asks the peers' role locks (a syscall per ring) only when a
+ * slice ran out: a death wakes nobody, and the slice bounds the delay.
+ * kmod reads the GONE bits from the header: every time.
+ */
+int baton_waitset_wait(struct baton_waitset *ws,
+		       struct baton_waitset_event *ev, uint32_t max_events,
+		       int64_t timeout_ns)
+{
+	int memfd, deaths, n;
+	uint64_t deadline;
+
+	if (!ws || !ev || !max_events || !ws->count)
+		return -EINVAL;
+	memfd = ws->backend == BATON_BACKEND_MEMFD;
+	n = collect(ws, ev, max_events, !memfd);
+	if (n || timeout_ns == 0)
+		return n ? n : -ETIMEDOUT;
+	deadline = deadline_of(timeout_ns);
+	for (;;) {
+		deaths = !memfd;
+		n = memfd ? wait_memfd(ws, ev, max_events, deadline, &deaths) :
+			    wait_kmod(ws, deadline);
+		if (n)
+			return n;
+		n = collect(ws, ev, max_events, deaths);
+		if (n)
+			return n;
+		if (baton__now_ns() >= deadline)
+			return -ETIMEDOUT;
+	}
+}

@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Waitsets on the memfd backend: 1, 8 and 64 rings, consumers and
+ * producers, with events on chosen subsets, found at once or after a
+ * sleep (futex_waitv), peers killed with SIGKILL, epoch domains, and
+ * timeouts. Every wait has a timeout, so a lost wakeup is a failure.
+ */
+#include "kselftest_harness.h"
+#include "common.h"
+
+#define MS (1000LL * 1000)
+#define MAXN 64
+
+FIXTURE(ws) {
+	char name[MAXN][BATON_NAME_MAX];
+	struct baton_ring *prod[MAXN], *cons[MAXN];
+	struct baton_waitset *ws;
+	struct baton_waitset_event ev[MAXN];
+	uint32_t n;
+};
+
+FIXTURE_VARIANT(ws) {
+	uint32_t n;
+};
+
+FIXTURE_VARIANT_ADD(ws, one) { .n = 1 };
+FIXTURE_VARIANT_ADD(ws, eight) { .n = 8 };
+FIXTURE_VARIANT_ADD(ws, sixty_four) { .n = 64 };
+
+FIXTURE_SETUP(ws)
+{
+	struct baton_ring_params p = {
+		.kind = BATON_RING_SPSC, .slot_count = 4, .slot_size = 8,
+		.mode = 0600, .backend = BATON_BACKEND_AUTO,
+	};
+	uint32_t i;
+
+	force_memfd();
+	self->n = variant->n;
+	ASSERT_EQ(0, baton_waitset_create(&self->ws));
+	for (i = 0; i < self->n; i++) {
+		ring_name(self->name[i], sizeof(self->name[i]), "ws");
+		ASSERT_EQ(0, baton_ring_create(self->name[i], &p,
+					       BATON_ROLE_CONSUMER,
+					       &self->cons[i]));
+		ASSERT_EQ(0, baton_ring_open(self->name[i], BATON_ROLE_PRODUCER,
+					     BATON_BACKEND_AUTO,
+					     &self->prod[i]));
+	}
+}
+
+FIXTURE_TEARDOWN(ws)
+{
+	uint32_t i;
+
+	baton_waitset_destroy(self->ws);
+	for (i = 0; i < self->n; i++) {
+		baton_ring_close(self->prod[i]);
+		baton_ring_close(self->cons[i]);
+		baton_ring_unlink(self->name[i], BATON_BACKEND_AUTO);
+	}
+}
+
+static void add_consumers(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(ws) *self)
+{
+	uint32_t i;
+
+	for (i = 0; i < self->n; i++)
+		ASSERT_EQ(0, baton_waitset_add_ring(self->ws, self->cons[i],
+						    1000 + i));
+}
+
+/* The cookies reported, as a bitmap of ring indices. */
+static uint64_t reported(const struct baton_waitset_event *ev, int n,
+			 uint32_t want_events)
+{
+	uint64_t m = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (ev[i].events == want_events)
+			m |= 1ULL << (ev[i].cookie - 1000);
+	return m;
+}
+
+/* Subsets: none, each single one, every third, all. */
+static uint64_t subset(uint32_t n, int which)
+{
+	uint64_t all = n == 64 ? ~0ULL : (1ULL << n) - 1;
+
+	switch (which) {
+	case 0:
+		return all & 0x9249249249249249ULL;
+	case 1:
+		return all;
+	default:
+		return 1ULL << ((uint32_t)which % n);
+	}
+}
+
+static void push_subset(struct __test_metadata *_metadata,
+			FIXTURE_DATA(ws) *self, uint64_t m)
+{
+	uint64_t v = 7;
+	uint32_t i;
+
+	for (i = 0; i < self->n; i++)
+		if (m & (1ULL << i))
+			ASSERT_EQ(0, baton_spsc_try_push(self->prod[i], &v,
+							 sizeof(v)));
+}
+
+static void drain_subset(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(ws) *self, uint64_t m)
+{
+	uint64_t v;
+	uint32_t i;
+
+	for (i = 0; i < self->n; i++)
+		if (m & (1ULL << i))
+			ASSERT_EQ(0, baton_spsc_try_pop(self->cons[i], &v,
+							sizeof(v)));
+}
+
+TEST_F(ws, empty_times_out)
+{
+	uint64_t t0 = now_ns();
+
+	EXPECT_EQ(-EINVAL, baton_waitset_wait(self->ws, self->ev, MAXN, 0));
+	add_consumers(_metadata, self);
+	EXPECT_EQ(-ETIMEDOUT, baton_waitset_wait(self->ws, self->ev, MAXN, 0));
+	EXPECT_EQ(-ETIMEDOUT, baton_waitset_wait(self->ws, self->ev, MAXN,
+						 20 * MS));
+	EXPECT_LE(20 * MS, (int64_t)(now_ns() - t0));
+	EXPECT_EQ(-EEXIST, baton_waitset_add_ring(self->ws, self->cons[0], 1));
+	EXPECT_EQ(-ENOENT, baton_waitset_remove(self->ws, 1));
+}
+
+/* Ready before the wait: reported at once, exactly the subset. */
+TEST_F(ws, subsets_at_once)
+{
+	int which, n;
+
+	add_consumers(_metadata, self);
+	for (which = 0; which < 6; which++) {
+		uint64_t m = subset(self->n, which);
+
+		push_subset(_metadata, self, m);
+		n = baton_waitset_wait(self->ws, self->ev, MAXN, OP_TIMEOUT_NS);
+		ASSERT_EQ(__builtin_popcountll(m), n);
+		EXPECT_EQ(m, reported(self->ev, n, BATON_WS_READY));
+		drain_subset(_metadata, self, m);
+	}
+}
+
+struct later {
+	FIXTURE_DATA(ws) *self;
+	uint64_t mask;
+	int64_t delay_ns;
+};
+
+static void *push_later(void *arg)
+{
+	struct later *l = arg;
+	uint64_t v = 9;
+	uint32_t i;
+
+	usleep((useconds_t)(l->delay_ns / 1000));
+	for (i = 0; i < l->self->n; i++)
+		if (l->mask & (1ULL << i))
+			baton_spsc_try_push(l->self->prod[i], &v, sizeof(v));
+	return NULL;
+}
+
+/* Asleep when the events come: woken, and only ready objects reported. */
+TEST_F(ws, subsets_after_sleep)
+{
+	int which, n;
+
+	add_consumers(_metadata, self);
+	for (which = 0; which < 6; which++) {
+		struct later l = { self, subset(self->n, which), 20 * MS };
+		uint64_t got = 0;
+		pthread_t t;
+
+		ASSERT_EQ(0, pthread_create(&t, NULL, push_later, &l));
+		while (got != l.mask) {
+			n = baton_waitset_wait(self->ws, self->ev, MAXN,
+					       OP_TIMEOUT_NS);
+			ASSERT_LT(0, n);
+			got |= reported(self->ev, n, BATON_WS_READY);
+			EXPECT_EQ(0U, got & ~l.mask);
+			if (got != l.mask)
+				usleep(100);	/* the rest of the burst */
+		}
+		ASSERT_EQ(0, pthread_join(t, NULL));
+		drain_subset(_metadata, self, l.mask);
+	}
+	/* One wake per arm: no producer woke more than its ring parked. */
+	for (n = 0; n < (int)self->n; n++)
+		EXPECT_LE(self->prod[n]->wake_calls,
+			  self->cons[n]->park_calls);
+}
+
+/* Producers in the set: a full ring becomes ready when drained. */
+TEST_F(ws, producers)
+{
+	uint64_t v = 1, m;
+	uint32_t i;
+	int n;
+
+	for (i = 0; i < self->n; i++) {
+		while (!baton_spsc_try_push(self->prod[i], &v, sizeof(v)))
+			;
+		ASSERT_EQ(0, baton_waitset_add_ring(self->ws, self->prod[i],
+						    1000 + i));
+	}
+	EXPECT_EQ(-ETIMEDOUT, baton_waitset_wait(self->ws, self->ev, MAXN,
+						 10 * MS));
+	m = subset(self->n, 0);
+	drain_subset(_metadata, self, m);
+	n = baton_waitset_wait(self->ws, self->ev, MAXN, OP_TIMEOUT_NS);
+	ASSERT_EQ(__builtin_popcountll(m), n);
+	EXPECT_EQ(m, reported(self->ev, n, BATON_WS_READY));
+}
+
+/*
+ * Producers of a subset die (SIGKILL) with one message each unread: the
+ * set reports those rings ready (drain first), then gone, and no other.
+ */
+TEST_F(ws, deaths)
+{
+	uint64_t m = subset(self->n, 0) | 1, v = 3, gone = 0, t0;
+	pid_t pid;
+	uint32_t i;
+	int n, st;
+
+	if (UNDER_TSAN)
+		SKIP(return, "TSan cannot follow memory across processes");
+
+	add_consumers(_metadata, self);
+	/* The children hold the producer roles of the dying rings. */
+	for (i = 0; i < self->n; i++) {
+		if (!(m & (1ULL << i)))
+			continue;
+		baton_ring_close(self->prod[i]);
+		self->prod[i] = NULL;
+	}
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct baton_ring *p;
+
+		for (i = 0; i < self->n; i++) {
+			if (!(m & (1ULL << i)))
+				continue;
+			if (baton_ring_open(self->name[i], BATON_ROLE_PRODUCER,
+					    BATON_BACKEND_AUTO, &p) ||
+			    baton_spsc_try_push(p, &v, sizeof(v)))
+				_exit(2);
+		}
+		usleep(50000);
+		raise(SIGKILL);
+	}
+	n = baton_waitset_wait(self->ws, self->ev, MAXN, OP_TIMEOUT_NS);
+	ASSERT_LT(0, n);
+	waitpid(pid, &st, 0);
+	ASSERT_TRUE(WIFSIGNALED(st));
+	t0 = now_ns();
+	/* Everything published is read before GONE shows. */
+	for (;;) {
+		n = baton_waitset_wait(self->ws, self->ev, MAXN, OP_TIMEOUT_NS);
+		ASSERT_LT(0, n);
+		EXPECT_EQ(0U, reported(self->ev, n, BATON_WS_READY) & ~m);
+		drain_subset(_metadata, self,
+			     reported(self->ev, n, BATON_WS_READY));
+		gone |= reported(self->ev, n, BATON_WS_GONE);
+		EXPECT_EQ(0U, gone & ~m);
+		if (gone == m)
+			break;
+	}
+	TH_LOG("%d deaths seen %.3f ms after the reap",
+	       __builtin_popcountll(m), (double)(now_ns() - t0) / 1e6);
+	for (i = 0; i < self->n; i++)
+		if (m & (1ULL << i))
+			EXPECT_EQ(1, baton_ring_peer_gone(self->cons[i]));
+}
+
+/* An epoch domain beside the rings: ready when the reader leaves. */
+TEST_F(ws, epoch_entry)
+{
+	char name[BATON_NAME_MAX];
+	struct baton_epoch_params p = {
+		.max_participants = 4, .queue_len = 4, .mode = 0600,
+		.backend = BATON_BACKEND_AUTO,
+	};
+	struct baton_epoch *d, *r;
+	uint64_t e;
+	int n;
+
+	ring_name(name, sizeof(name), "wse");
+	ASSERT_EQ(0, baton_epoch_create(name, &p, &d));
+	ASSERT_LE(0, baton_epoch_register(d));
+	ASSERT_EQ(0, baton_epoch_open(name, BATON_BACKEND_AUTO, &r));
+	ASSERT_LE(0, baton_epoch_register(r));
+	add_consumers(_metadata, self);
+	baton_epoch_enter(r);
+	ASSERT_EQ(0, baton_epoch_retire(d, 1, 0, &e));
+	ASSERT_EQ(0, baton_waitset_add_epoch(self->ws, d, e, 7));
+	EXPECT_EQ(-ETIMEDOUT, baton_waitset_wait(self->ws, self->ev, MAXN,
+						 20 * MS));
+	baton_epoch_exit(r);
+	n = baton_waitset_wait(self->ws, self->ev, MAXN, OP_TIMEOUT_NS);
+	ASSERT_EQ(1, n);
+	EXPECT_EQ(7U, self->ev[0].cookie);
+	EXPECT_EQ(BATON_WS_READY, self->ev[0].events);
+	EXPECT_EQ(0, baton_waitset_remove(self->ws, 7));
+	baton_epoch_close(r);
+	baton_epoch_close(d);
+	baton_epoch_unlink(name, BATON_BACKEND_AUTO);
+}
+
+/* MPSC rings in a set: the consumer, and a producer on a full ring. */
+TEST(mpsc_in_set)
+{
+	struct baton_ring_params p = {
+		.kind = BATON_RING_MPSC, .slot_count = 2, .slot_size = 8,
+		.mode = 0600, .backend = BATON_BACKEND_AUTO, .max_producers = 2,
+	};
+	struct baton_waitset_event ev[2];
+	struct baton_waitset *ws;
+	struct baton_ring *cons, *prod;
+	char name[BATON_NAME_MAX];
+	uint64_t v = 5;
+
+	force_memfd();
+	ring_name(name, sizeof(name), "wsm");
+	ASSERT_EQ(0, baton_ring_create(name, &p, BATON_ROLE_CONSUMER, &cons));
+	ASSERT_EQ(0, baton_ring_open(name, BATON_ROLE_PRODUCER,
+				     BATON_BACKEND_AUTO, &prod));
+	ASSERT_EQ(0, baton_waitset_create(&ws));
+	ASSERT_EQ(0, baton_waitset_add_ring(ws, cons, 1));
+	EXPECT_EQ(-ETIMEDOUT, baton_waitset_wait(ws, ev, 2, 10 * MS));
+	ASSERT_EQ(0, baton_mpsc_push(prod, &v, sizeof(v)));
+	ASSERT_EQ(1, baton_waitset_wait(ws, ev, 2, OP_TIMEOUT_NS));
+	EXPECT_EQ(1U, ev[0].cookie);
+	ASSERT_EQ(0, baton_mpsc_push(prod, &v, sizeof(v)));
+	ASSERT_EQ(0, baton_waitset_remove(ws, 1));
+	ASSERT_EQ(0, baton_waitset_add_ring(ws, prod, 2));
+	EXPECT_EQ(-ETIMEDOUT, baton_waitset_wait(ws, ev, 2, 10 * MS));
+	ASSERT_EQ(1, baton_mpsc_pop(cons, &v, sizeof(v), 0, NULL));
+	ASSERT_EQ(1, baton_waitset_wait(ws, ev, 2, OP_TIMEOUT_NS));
+	EXPECT_EQ(2U, ev[0].cookie);
+	baton_waitset_destroy(ws);
+	baton_ring_close(prod);
+	baton_ring_close(cons);
+	baton_ring_unlink(name, BATON_BACKEND_AUTO);
+}
+
+TEST_HARNESS_MAIN

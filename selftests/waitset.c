@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * waitset: baton_waitset on the kmod backend (poll(2) on the ring fds).
+ *
+ * Owns the waitset contract with the module loaded: with 1, 8 and 64
+ * consumer rings in one set, a producer in another process publishes on
+ * chosen subsets and the set reports exactly those rings, whether they
+ * were ready before the wait or became ready during it; producer handles
+ * on full rings become ready when a consumer process drains them; SIGKILL
+ * of the process holding the producers of a subset makes those rings
+ * report BATON_WS_GONE once drained, and no others; an epoch domain is
+ * ready when its last reader leaves. Every wait has a timeout, so a lost
+ * wakeup fails instead of hanging.
+ */
+#include "common.h"
+
+#define NMAX 64
+#define WAIT_NS (5LL * 1000 * 1000 * 1000)
+
+FIXTURE(ws) {
+	char name[NMAX][BATON_NAME_MAX];
+	struct baton_ring *r[NMAX];
+	struct baton_waitset *ws;
+	struct baton_waitset_event ev[NMAX + 1];
+	uint32_t n;
+};
+
+FIXTURE_VARIANT(ws) {
+	uint32_t n;
+	int role;	/* the role this process holds and waits with */
+};
+
+FIXTURE_VARIANT_ADD(ws, cons_1) { .n = 1, .role = BATON_ROLE_CONSUMER };
+FIXTURE_VARIANT_ADD(ws, cons_8) { .n = 8, .role = BATON_ROLE_CONSUMER };
+FIXTURE_VARIANT_ADD(ws, cons_64) { .n = 64, .role = BATON_ROLE_CONSUMER };
+FIXTURE_VARIANT_ADD(ws, prod_8) { .n = 8, .role = BATON_ROLE_PRODUCER };
+FIXTURE_VARIANT_ADD(ws, prod_64) { .n = 64, .role = BATON_ROLE_PRODUCER };
+
+FIXTURE_SETUP(ws)
+{
+	struct baton_ring_params p = bt_params(4, 8);
+	uint32_t i;
+
+	BT_REQUIRE_DEV();
+	self->n = variant->n;
+	ASSERT_EQ(0, baton_waitset_create(&self->ws));
+	for (i = 0; i < self->n; i++) {
+		bt_make_name(self->name[i], sizeof(self->name[i]), "ws");
+		ASSERT_EQ(0, baton_ring_create(self->name[i], &p,
+					       variant->role, &self->r[i]));
+		ASSERT_EQ(0, baton_waitset_add_ring(self->ws, self->r[i],
+						    1000 + i));
+	}
+}
+
+FIXTURE_TEARDOWN(ws)
+{
+	uint32_t i;
+
+	baton_waitset_destroy(self->ws);
+	for (i = 0; i < self->n; i++) {
+		baton_ring_close(self->r[i]);
+		bt_unlink_quiet(self->name[i]);
+	}
+}
+
+static uint64_t all_of(uint32_t n)
+{
+	return n == 64 ? ~0ULL : (1ULL << n) - 1;
+}
+
+/* Subsets: every third, all, and single rings. */
+static uint64_t subset(uint32_t n, int which)
+{
+	if (which == 0)
+		return all_of(n) & 0x9249249249249249ULL;
+	if (which == 1)
+		return all_of(n);
+	return 1ULL << ((uint32_t)which * 7 % n);
+}
+
+static uint64_t reported(const struct baton_waitset_event *ev, int n,
+			 uint32_t events)
+{
+	uint64_t m = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (ev[i].events == events)
+			m |= 1ULL << (ev[i].cookie - 1000);
+	return m;
+}
+
+/*
+ * The peer process: holds the other role of every ring; for each subset
+ * in turn, waits @delay_ms, then makes those rings ready (publishes one
+ * message, or takes one) and waits for the parent's go for the next.
+ * After the last subset it waits for one more go; then, with @die, it
+ * makes the rings in @die ready and SIGKILLs itself, else it exits.
+ */
+static int peer(FIXTURE_DATA(ws) *self, int my_role, struct bt_sync *go,
+		struct bt_sync *done, int subsets, int delay_ms, uint64_t die)
+{
+	struct baton_ring *r[NMAX];
+	uint64_t v = 42;
+	uint32_t i;
+	int s;
+
+	for (i = 0; i < self->n; i++)
+		if (baton_ring_open(self->name[i], my_role, BATON_BACKEND_KMOD,
+				    &r[i]))
+			return 2;
+	if (bt_sync_post(done))
+		return 3;
+	for (s = 0; s < subsets; s++) {
+		uint64_t m = subset(self->n, s);
+
+		if (bt_sync_wait(go, 10000))
+			return 4;
+		bt_sleep_ms(delay_ms);
+		for (i = 0; i < self->n; i++) {
+			if (!(m & (1ULL << i)))
+				continue;
+			if (my_role == BATON_ROLE_PRODUCER ?
+			    baton_spsc_try_push(r[i], &v, sizeof(v)) :
+			    baton_spsc_try_pop(r[i], &v, sizeof(v)))
+				return 5;
+		}
+	}
+	/* Leave only when told: our exit is a death the set reports. */
+	if (bt_sync_wait(go, 10000))
+		return 6;
+	if (!die)
+		return 0;
+	for (i = 0; i < self->n; i++)
+		if ((die & (1ULL << i)) && my_role == BATON_ROLE_PRODUCER)
+			baton_spsc_try_push(r[i], &v, sizeof(v));
+	bt_sleep_ms(delay_ms);
+	raise(SIGKILL);
+	return 7;
+}
+
+/* Undo what the peer did to a subset, so the rings are not ready again. */
+static void settle(struct __test_metadata *_metadata, FIXTURE_DATA(ws) *self,
+		   int role, uint64_t m)
+{
+	uint64_t v = 0;
+	uint32_t i;
+
+	for (i = 0; i < self->n; i++) {
+		if (!(m & (1ULL << i)))
+			continue;
+		if (role == BATON_ROLE_CONSUMER) {
+			ASSERT_EQ(0, baton_spsc_try_pop(self->r[i], &v,
+							sizeof(v)));
+		} else {
+			ASSERT_EQ(0, baton_spsc_try_push(self->r[i], &v,
+							 sizeof(v)));
+		}
+	}
+}
+
+/* Collect events until exactly @m was reported; any other is a failure. */
+static void expect_exactly(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(ws) *self, uint64_t m, uint32_t events)
+{
+	uint64_t got = 0;
+	int n;
+
+	while (got != m) {
+		n = baton_waitset_wait(self->ws, self->ev, NMAX + 1, WAIT_NS);
+		ASSERT_LT(0, n);
+		got |= reported(self->ev, n, events);
+		ASSERT_EQ(0U, got & ~m);
+	}
+}
+
+static void fill_all(FIXTURE_DATA(ws) *self)
+{
+	uint64_t v = 1;
+	uint32_t i;
+
+	for (i = 0; i < self->n; i++)
+		while (!baton_spsc_try_push(self->r[i], &v, sizeof(v)))
+			;
+}
+
+#define SUBSETS 6
+
+/*
+ * Subsets made ready by another process, first while we sleep in the
+ * wait (the peer waits 20 ms), then with the events already there.
+ */
+TEST_F_TIMEOUT(ws, subsets, 120)
+{
+	int peer_role = variant->role == BATON_ROLE_CONSUMER ?
+			BATON_ROLE_PRODUCER : BATON_ROLE_CONSUMER;
+	struct bt_sync go, done;
+	pid_t pid;
+	int s;
+
+	ASSERT_EQ(0, bt_sync_init(&go));
+	ASSERT_EQ(0, bt_sync_init(&done));
+	if (variant->role == BATON_ROLE_PRODUCER)
+		fill_all(self);
+	EXPECT_EQ(-ETIMEDOUT, baton_waitset_wait(self->ws, self->ev, NMAX + 1,
+						 10 * BT_MSEC));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(peer(self, peer_role, &go, &done, 2 * SUBSETS, 20, 0));
+	ASSERT_EQ(0, bt_sync_wait(&done, 10000));
+	for (s = 0; s < 2 * SUBSETS; s++) {
+		uint64_t m = subset(self->n, s);
+
+		ASSERT_EQ(0, bt_sync_post(&go));
+		if (s >= SUBSETS)	/* already there when we wait */
+			bt_sleep_ms(60);
+		expect_exactly(_metadata, self, m, BATON_WS_READY);
+		settle(_metadata, self, variant->role, m);
+		EXPECT_EQ(-ETIMEDOUT,
+			  baton_waitset_wait(self->ws, self->ev, NMAX + 1, 0));
+	}
+	ASSERT_EQ(0, bt_sync_post(&go));
+	EXPECT_EQ(0, bt_wait_timeout(pid, 10000));
+	bt_sync_close(&go);
+	bt_sync_close(&done);
+}
+
+/*
+ * The peer process dies (SIGKILL) holding the other role of every ring;
+ * for a consumer set it has just published on a subset: those are read
+ * first, then every ring reports GONE. A producer set reports GONE for
+ * all (every consumer went).
+ */
+TEST_F_TIMEOUT(ws, deaths, 60)
+{
+	int peer_role = variant->role == BATON_ROLE_CONSUMER ?
+			BATON_ROLE_PRODUCER : BATON_ROLE_CONSUMER;
+	uint64_t m = subset(self->n, 0), all = all_of(self->n);
+	struct bt_sync go, done;
+	int64_t t0;
+	pid_t pid;
+
+	ASSERT_EQ(0, bt_sync_init(&go));
+	ASSERT_EQ(0, bt_sync_init(&done));
+	if (variant->role == BATON_ROLE_PRODUCER)
+		fill_all(self);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(peer(self, peer_role, &go, &done, 0, 20, m));
+	ASSERT_EQ(0, bt_sync_wait(&done, 10000));
+	ASSERT_EQ(0, bt_sync_post(&go));
+	if (variant->role == BATON_ROLE_CONSUMER) {
+		expect_exactly(_metadata, self, m, BATON_WS_READY);
+		settle(_metadata, self, variant->role, m);
+	}
+	t0 = bt_now_ns();
+	expect_exactly(_metadata, self, all, BATON_WS_GONE);
+	TH_LOG("%u rings gone, seen within %.3f ms of the last read",
+	       self->n, (double)(bt_now_ns() - t0) / 1e6);
+	EXPECT_EQ(128 + SIGKILL, bt_wait_timeout(pid, 10000));
+	bt_sync_close(&go);
+	bt_sync_close(&done);
+}
+
+/* An epoch domain in the set beside the rings. */
+TEST_F_TIMEOUT(ws, epoch_entry, 60)
+{
+	char name[BATON_NAME_MAX];
+	struct baton_epoch_params p = {
+		.max_participants = 4, .queue_len = 4, .mode = 0600,
+		.backend = BATON_BACKEND_KMOD,
+	};
+	struct bt_sync in, out;
+	struct baton_epoch *d;
+	uint64_t e;
+	pid_t pid;
+	int n;
+
+	if (variant->role == BATON_ROLE_PRODUCER)
+		fill_all(self);
+	bt_make_name(name, sizeof(name), "wse");
+	ASSERT_EQ(0, baton_epoch_create(name, &p, &d));
+	ASSERT_LE(0, baton_epoch_register(d));
+	ASSERT_EQ(0, bt_sync_init(&in));
+	ASSERT_EQ(0, bt_sync_init(&out));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct baton_epoch *r;
+
+		if (baton_epoch_open(name, BATON_BACKEND_KMOD, &r) ||
+		    baton_epoch_register(r) < 0)
+			_exit(2);
+		baton_epoch_enter(r);
+		bt_sync_post(&in);
+		if (bt_sync_wait(&out, 10000))
+			_exit(3);
+		baton_epoch_exit(r);
+		_exit(0);
+	}
+	ASSERT_EQ(0, bt_sync_wait(&in, 10000));
+	ASSERT_EQ(0, baton_epoch_retire(d, 1, 0, &e));
+	ASSERT_EQ(0, baton_waitset_add_epoch(self->ws, d, e, 7));
+	EXPECT_EQ(-ETIMEDOUT, baton_waitset_wait(self->ws, self->ev, NMAX + 1,
+						 20 * BT_MSEC));
+	ASSERT_EQ(0, bt_sync_post(&out));
+	n = baton_waitset_wait(self->ws, self->ev, NMAX + 1, WAIT_NS);
+	ASSERT_EQ(1, n);
+	EXPECT_EQ(7U, self->ev[0].cookie);
+	EXPECT_EQ(BATON_WS_READY, self->ev[0].events);
+	EXPECT_EQ(0, baton_waitset_remove(self->ws, 7));
+	EXPECT_EQ(0, bt_wait_timeout(pid, 10000));
+	bt_sync_close(&in);
+	bt_sync_close(&out);
+	baton_epoch_close(d);
+	baton_epoch_unlink(name, BATON_BACKEND_KMOD);
+}
+
+TEST_HARNESS_MAIN
