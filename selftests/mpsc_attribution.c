@@ -414,4 +414,322 @@ TEST_F(ma, each_dead_holder_named)
 	agent_kill(&h);
 }
 
+/* ---- random kills against a ledger ---- */
+
+#define RK_PRODS	3		/* producers alive at any time */
+#define RK_SLOTS	8
+#define RK_GENS		4096		/* producer generations, at most */
+#define RK_TICKETS	(1u << 18)	/* ledger size; producers stop short */
+#define RK_MARGIN	64		/* tickets left when they stop */
+#define RK_KILLS	300		/* default; $BATON_ATTR_KILLS */
+#define RK_SECS		30		/* and at most this long */
+
+struct rk_gen {
+	int32_t pid;
+	uint32_t pending;	/* 1 from its floor until its ledger entries */
+	uint64_t floor;		/* the floor of the push in progress */
+	uint64_t published;	/* messages published */
+	uint64_t tail_at_death;	/* the tail once it was reaped */
+	int64_t kill_ns;	/* just before the SIGKILL */
+	int64_t reaped_ns;	/* waitpid returned: its file is released */
+	uint32_t killed;
+	uint32_t pad;
+};
+
+struct rk_shared {
+	uint32_t stop;		/* producers: finish the push and leave */
+	uint32_t gens;		/* generations started */
+	uint32_t kills;
+	uint32_t pad;
+	struct rk_gen gen[RK_GENS];
+	uint32_t ledger[RK_TICKETS];	/* ticket -> generation + 1 */
+	int64_t passed_ns[RK_TICKETS];	/* when the consumer passed it */
+};
+
+static void rk_sleep_us(long us)
+{
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/*
+ * Generation @g: pushes of one or two messages through the raw protocol
+ * until told to stop. The ledger entries are written right after the
+ * fetch_add; a kill before them leaves the generation "pending", with the
+ * floor it stored, so the test still knows the tickets it may hold.
+ */
+static int rk_producer(const char *name, struct rk_shared *sh, uint32_t g,
+		       unsigned int seed)
+{
+	struct rk_gen *me = &sh->gen[g];
+	uint64_t seq = 0, t, n, i, f, m[2];
+	struct mp_raw r;
+
+	__atomic_store_n(&me->pid, (int32_t)getpid(), __ATOMIC_RELAXED);
+	if (mp_raw_open(name, BATON_ROLE_PRODUCER, &r))
+		return 3;
+	while (!__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE)) {
+		n = 1 + (rand_r(&seed) % 4 == 0);
+		__atomic_store_n(&me->pending, 1, __ATOMIC_RELAXED);
+		f = __atomic_load_n(r.tail, __ATOMIC_RELAXED);
+		if (f + RK_MARGIN > RK_TICKETS) {
+			__atomic_store_n(&me->pending, 0, __ATOMIC_RELAXED);
+			break;
+		}
+		me->floor = f;
+		__atomic_store_n(&r.claim->floor, f, __ATOMIC_RELAXED);
+		t = mp_raw_take(&r, n);
+		for (i = 0; i < n; i++)
+			sh->ledger[t + i] = g + 1;
+		__atomic_store_n(&me->pending, 0, __ATOMIC_RELAXED);
+		mp_raw_claim(&r, t, n);
+		for (i = 0; i < n; i++) {
+			if (mp_raw_wait_free(&r, t + i, bt_now_ns() + 2 * MA_WAIT))
+				return 4;
+			mp_msg(m, g, seq++);
+			mp_raw_fill(&r, t + i, m);
+			__atomic_store_n(&me->published, seq, __ATOMIC_RELEASE);
+		}
+		mp_raw_done(&r);
+		if (!(rand_r(&seed) % 8))
+			sched_yield();
+	}
+	mp_raw_unmap(&r);
+	return 0;
+}
+
+static pid_t rk_spawn(const char *name, struct rk_shared *sh,
+		      unsigned int seed)
+{
+	uint32_t g = sh->gens++;
+	pid_t pid = fork();
+
+	if (!pid)
+		_exit(rk_producer(name, sh, g, seed));
+	if (pid > 0)
+		sh->gen[g].pid = pid;
+	return pid;
+}
+
+/*
+ * The killer, a process of its own: keeps RK_PRODS producers alive and
+ * kills one at random every 0-3 ms, replacing it, @kills times or for
+ * RK_SECS; then tells the rest to stop. 0, or what went wrong.
+ */
+static int rk_killer(const char *name, struct rk_shared *sh,
+		     uint32_t kills, unsigned int seed,
+		     volatile uint64_t *tail)
+{
+	int64_t end = bt_now_ns() + RK_SECS * BT_NSEC;
+	uint32_t gen_of[RK_PRODS], v, i;
+	pid_t live[RK_PRODS];
+	int rc;
+
+	for (i = 0; i < RK_PRODS; i++) {
+		gen_of[i] = sh->gens;
+		live[i] = rk_spawn(name, sh, rand_r(&seed));
+		if (live[i] < 0)
+			return 10;
+	}
+	while (sh->kills < kills && bt_now_ns() < end &&
+	       sh->gens < RK_GENS && !sh->stop) {
+		rk_sleep_us(rand_r(&seed) % 3000);
+		v = rand_r(&seed) % RK_PRODS;
+		sh->gen[gen_of[v]].kill_ns = bt_now_ns();
+		kill(live[v], SIGKILL);
+		rc = bt_wait(live[v]);
+		sh->gen[gen_of[v]].reaped_ns = bt_now_ns();
+		if (rc == 0)
+			break;		/* it reached the end of the ledger */
+		if (rc != 128 + SIGKILL)
+			return 20 + (rc & 63);
+		/* reaped: every ticket it took is below this tail */
+		sh->gen[gen_of[v]].tail_at_death =
+			__atomic_load_n(tail, __ATOMIC_ACQUIRE);
+		sh->gen[gen_of[v]].killed = 1;
+		sh->kills++;
+		gen_of[v] = sh->gens;
+		live[v] = rk_spawn(name, sh, rand_r(&seed));
+		if (live[v] < 0)
+			return 11;
+	}
+	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < RK_PRODS; i++) {
+		rc = bt_wait_timeout(live[i], 30000);
+		if (rc && !(rc == 128 + SIGKILL && sh->gen[gen_of[i]].killed))
+			return 30 + (rc & 63);
+	}
+	return 0;
+}
+
+struct rk_tomb {
+	uint64_t ticket;
+	uint64_t pid;
+};
+
+/* Generations that died before their ledger entries and may hold @t. */
+static uint32_t rk_pending_holders(const struct rk_shared *sh, uint64_t t,
+				   uint64_t pid, bool *pid_among)
+{
+	uint32_t g, n = 0;
+
+	*pid_among = false;
+	for (g = 0; g < sh->gens; g++) {
+		const struct rk_gen *x = &sh->gen[g];
+
+		if (!x->killed || !x->pending || x->floor > t ||
+		    t >= x->tail_at_death)
+			continue;
+		n++;
+		if ((uint64_t)x->pid == pid)
+			*pid_among = true;
+	}
+	return n;
+}
+
+/*
+ * The stall a death causes: from the kill to the consumer passing the last
+ * ticket the victim left behind (its last tombstone), which every ticket
+ * a survivor took after it waited for. Printed, never asserted.
+ */
+static void rk_stalls(struct __test_metadata *_metadata,
+		      const struct rk_shared *sh, const struct rk_tomb *tombs,
+		      size_t ntombs)
+{
+	int64_t *last = calloc(sh->gens, sizeof(*last));
+	int64_t worst = 0, sum = 0, rworst = 0, rsum = 0, d, r;
+	uint32_t g, n = 0;
+	size_t i;
+
+	if (!last)
+		return;
+	for (i = 0; i < ntombs; i++) {
+		g = sh->ledger[tombs[i].ticket];
+		if (g)
+			last[g - 1] = sh->passed_ns[tombs[i].ticket];
+	}
+	for (g = 0; g < sh->gens; g++) {
+		if (!last[g])
+			continue;
+		d = last[g] - sh->gen[g].kill_ns;
+		r = sh->gen[g].reaped_ns - sh->gen[g].kill_ns;
+		worst = d > worst ? d : worst;
+		rworst = r > rworst ? r : rworst;
+		sum += d;
+		rsum += r;
+		n++;
+	}
+	TH_LOG("stall after a death (kill -> consumer past the victim's last tombstone), %u kills that left tickets: worst %.2f ms, mean %.2f ms; of which kill -> victim reaped (exit, file released): worst %.2f ms, mean %.2f ms",
+	       n, worst / 1e6, n ? sum / 1e6 / n : 0.0, rworst / 1e6,
+	       n ? rsum / 1e6 / n : 0.0);
+	free(last);
+}
+
+TEST_F_TIMEOUT(ma, random_kills_blame_only_holders, 600)
+{
+	const char *env = getenv("BATON_ATTR_KILLS");
+	uint32_t kills = env ? (uint32_t)strtoul(env, NULL, 0) : RK_KILLS;
+	unsigned int seed = (unsigned int)getpid() * 2654435761u;
+	uint64_t *next, w[2], exact = 0, zero = 0, unledgered = 0;
+	struct rk_tomb *tombs;
+	size_t ntombs = 0, i;
+	struct rk_shared *sh;
+	pid_t killer;
+	int64_t t0 = bt_now_ns();
+	int rc;
+
+	TH_LOG("seed %u, %u kills at most", seed, kills);
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sh);
+	next = calloc(RK_GENS, sizeof(*next));
+	tombs = calloc(RK_TICKETS, sizeof(*tombs));
+	ASSERT_TRUE(next && tombs);
+	ASSERT_EQ(0, ma_create(self->dev, self->name, RK_SLOTS, RK_PRODS + 1,
+			       &self->c));
+	killer = fork();
+	ASSERT_LE(0, killer);
+	if (!killer)
+		_exit(rk_killer(self->name, sh, kills, seed, self->c.tail));
+
+	for (;;) {
+		uint64_t c = self->c.pos;
+
+		rc = mp_raw_pop(&self->c, bt_now_ns() + 2 * MA_WAIT, w);
+		if (rc == MP_RAW_TOMB) {
+			tombs[ntombs].ticket = c;
+			tombs[ntombs++].pid = w[0];
+		} else if (rc == MP_RAW_MSG) {
+			uint32_t g = mp_prod(w);
+
+			ASSERT_TRUE(mp_ok(w)) TH_LOG("ticket %llu",
+						     (unsigned long long)c);
+			ASSERT_GT(RK_GENS, g);
+			ASSERT_EQ(next[g], mp_seq(w))
+				TH_LOG("generation %u: duplicate or gap", g);
+			next[g]++;
+		} else {
+			break;
+		}
+		ASSERT_GT(RK_TICKETS, c);
+		sh->passed_ns[c] = bt_now_ns();
+	}
+	/* every producer gone, everything taken passed: end of stream */
+	ASSERT_EQ(-EPIPE, rc) TH_LOG("at ticket %llu",
+				     (unsigned long long)self->c.pos);
+	ASSERT_EQ(0, bt_wait_timeout(killer, 60000));
+	ASSERT_EQ(self->c.pos, *self->c.tail);
+
+	/* nothing published is lost: at most the one in flight is extra */
+	for (i = 0; i < sh->gens; i++) {
+		const struct rk_gen *x = &sh->gen[i];
+
+		ASSERT_LE(x->published, next[i]) TH_LOG("generation %zu", i);
+		ASSERT_GE(x->published + 1, next[i]) TH_LOG("generation %zu", i);
+		if (!x->killed)
+			ASSERT_EQ(x->published, next[i]);
+	}
+	/* each tombstone names the ledger's holder, or nobody */
+	for (i = 0; i < ntombs; i++) {
+		uint64_t t = tombs[i].ticket, pid = tombs[i].pid;
+		uint32_t g1 = sh->ledger[t];
+		bool among;
+
+		zero += !pid;
+		if (g1) {
+			const struct rk_gen *x = &sh->gen[g1 - 1];
+
+			ASSERT_TRUE(x->killed) TH_LOG("ticket %llu of a live producer tombstoned",
+						      (unsigned long long)t);
+			EXPECT_TRUE(pid == 0 || pid == (uint64_t)x->pid)
+				TH_LOG("ticket %llu of pid %d blamed on %llu",
+				       (unsigned long long)t, x->pid,
+				       (unsigned long long)pid);
+			exact += pid != 0;
+			continue;
+		}
+		unledgered++;
+		ASSERT_LT(0, rk_pending_holders(sh, t, pid, &among))
+			TH_LOG("ticket %llu: no dead producer can hold it",
+			       (unsigned long long)t);
+		EXPECT_TRUE(pid == 0 || among)
+			TH_LOG("ticket %llu blamed on %llu, not a possible holder",
+			       (unsigned long long)t, (unsigned long long)pid);
+	}
+	EXPECT_EQ(ntombs, self->c.mh->tombstones_written);
+	EXPECT_EQ(zero, self->c.mh->tombstones_unattributed);
+	TH_LOG("%.1f s: %u kills, %u generations, %llu tickets, %zu tombstones: %llu named by the ledger's holder, %llu pid 0, %llu taken before the ledger entry",
+	       (bt_now_ns() - t0) / 1e9, sh->kills, sh->gens,
+	       (unsigned long long)self->c.pos, ntombs,
+	       (unsigned long long)exact, (unsigned long long)zero,
+	       (unsigned long long)unledgered);
+	rk_stalls(_metadata, sh, tombs, ntombs);
+	EXPECT_LT(0, ntombs) TH_LOG("no kill ever left a ticket behind");
+	free(tombs);
+	free(next);
+	munmap(sh, sizeof(*sh));
+}
+
 TEST_HARNESS_MAIN

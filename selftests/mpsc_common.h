@@ -223,13 +223,20 @@ static inline void mp_raw_fill(struct mp_raw *r, uint64_t t,
 		_test_wake(r->fd);
 }
 
+/* Polls before a raw wait parks, yielding the CPU between them. */
+#define MP_RAW_SPINS	32
+
 /* Step 4's wait (N): 0 once seq[t] == t, else the park's errno. */
 static inline int mp_raw_wait_free(struct mp_raw *r, uint64_t t,
 				   int64_t deadline_ns)
 {
-	int rc;
+	int rc, spins = 0;
 
 	while (__atomic_load_n(mp_raw_seq(r, t), __ATOMIC_ACQUIRE) != t) {
+		if (spins++ < MP_RAW_SPINS) {
+			sched_yield();
+			continue;
+		}
 		rc = _test_park(r->fd, BATON_PARK_DEADLINE, t, deadline_ns);
 		if (rc)
 			return rc;
@@ -256,7 +263,7 @@ static inline int mp_raw_pop(struct mp_raw *r, int64_t deadline_ns,
 			     uint64_t w[2])
 {
 	uint64_t c = r->pos, s;
-	int rc, kind;
+	int rc, kind, spins = 0;
 
 	for (;;) {
 		s = __atomic_load_n(mp_raw_seq(r, c), __ATOMIC_ACQUIRE); /* L */
@@ -270,6 +277,10 @@ static inline int mp_raw_pop(struct mp_raw *r, int64_t deadline_ns,
 		}
 		if (s != c)
 			return -EPROTO;
+		if (spins++ < MP_RAW_SPINS) {
+			sched_yield();
+			continue;
+		}
 		rc = _test_park(r->fd, BATON_PARK_DEADLINE, c, deadline_ns);
 		if (rc)
 			return -rc;
