@@ -52,12 +52,17 @@
 /* Dead producers remembered for attribution; older ones are forgotten. */
 #define BATON_MPSC_DEAD_MAX	16
 
+/*
+ * A dead producer that may have held tickets: those it may have held are
+ * in [lo, hi), exactly its claim's when @exact (its claim was complete),
+ * else [floor, horizon) (it died with only its floor stored: one batch in
+ * there, or nothing). Producers that died idle hold nothing and get none.
+ */
 struct baton_mpsc_dead {
 	struct pid *pid;	/* the producer's opener; NULL: slot unused */
-	u64 floor;		/* its claim as last seen, read once each */
-	u64 first;
-	u64 count;
-	u64 horizon;		/* the tail when it was released */
+	u64 lo;
+	u64 hi;
+	bool exact;
 };
 
 struct baton_mpsc {
@@ -79,6 +84,10 @@ struct baton_mpsc {
 	bool dead_any;
 	unsigned int dead_next;	/* next record to overwrite */
 	struct baton_mpsc_dead dead[BATON_MPSC_DEAD_MAX];
+	/* Every ticket a forgotten record may have held is in [lo, hi). */
+	bool forgot_any;
+	u64 forgot_lo;
+	u64 forgot_hi;
 };
 
 static struct baton_mpsc_claim *baton_mpsc_claim(struct baton_mpsc *m,
@@ -158,6 +167,71 @@ int baton_mpsc_attach(struct baton_mpsc *m)
 	return ret;
 }
 
+/* @c in [lo, hi), in the ring's own (wrapping) order. */
+static bool baton_mpsc_span_has(u64 lo, u64 hi, u64 c)
+{
+	return (s64)(c - lo) >= 0 && (s64)(hi - c) > 0;
+}
+
+/*
+ * The tickets a producer that died with this claim may have held, all
+ * below @horizon (its fetch_add was complete): false if none. A complete
+ * claim (count != 0) is exactly its push's tickets, since first is stored
+ * before count and count is cleared only after every one was published;
+ * with count 0 and a floor, it may be between its fetch_add and its claim,
+ * holding one batch at or above the floor.
+ */
+static bool baton_mpsc_dead_span(struct baton_mpsc_dead *d, u64 floor,
+				 u64 first, u64 count, u64 horizon)
+{
+	u64 lo = count ? first : floor;
+
+	if ((!count && floor == BATON_MPSC_NONE) || (s64)(horizon - lo) <= 0)
+		return false;
+	d->lo = lo;
+	d->hi = count ? lo + min(count, horizon - lo) : horizon;
+	d->exact = count;
+	return true;
+}
+
+/* Record @d is about to be overwritten: what it spoke for stays unsure. */
+static void baton_mpsc_forget(struct baton_mpsc *m, struct baton_mpsc_dead *d)
+{
+	lockdep_assert_held(&m->lock);
+	if (!d->pid)
+		return;
+	if (!m->forgot_any) {
+		m->forgot_lo = d->lo;
+		m->forgot_hi = d->hi;
+		m->forgot_any = true;
+	} else {
+		if ((s64)(d->lo - m->forgot_lo) < 0)
+			m->forgot_lo = d->lo;
+		if ((s64)(d->hi - m->forgot_hi) > 0)
+			m->forgot_hi = d->hi;
+	}
+	put_pid(d->pid);
+	d->pid = NULL;
+}
+
+/* Remember a dead producer that may hold tickets, forgetting the oldest. */
+static void baton_mpsc_remember(struct baton_mpsc *m, struct pid *pid,
+				u64 floor, u64 first, u64 count, u64 horizon)
+{
+	struct baton_mpsc_dead rec = { .pid = pid };
+	struct baton_mpsc_dead *d;
+
+	lockdep_assert_held(&m->lock);
+	if (!baton_mpsc_dead_span(&rec, floor, first, count, horizon)) {
+		put_pid(pid);	/* died idle: it held nothing */
+		return;
+	}
+	d = &m->dead[m->dead_next];
+	m->dead_next = (m->dead_next + 1) % BATON_MPSC_DEAD_MAX;
+	baton_mpsc_forget(m, d);
+	*d = rec;
+}
+
 /*
  * Producer file k released (closed, or its process died): it will never
  * store again. Remember its claim and the tail for attribution, then free
@@ -168,20 +242,15 @@ int baton_mpsc_attach(struct baton_mpsc *m)
 void baton_mpsc_detach(struct baton_mpsc *m, int k)
 {
 	struct baton_mpsc_claim *cl = baton_mpsc_claim(m, k);
-	struct baton_mpsc_dead *d;
-	u64 tail;
+	u64 tail, floor, first, count;
 
 	spin_lock(&m->lock);
-	d = &m->dead[m->dead_next];
-	m->dead_next = (m->dead_next + 1) % BATON_MPSC_DEAD_MAX;
-	put_pid(d->pid);
-	d->pid = m->pids[k];
-	m->pids[k] = NULL;
-	d->floor = READ_ONCE(cl->floor);
-	d->first = READ_ONCE(cl->first);
-	d->count = READ_ONCE(cl->count);
+	floor = READ_ONCE(cl->floor);
+	first = READ_ONCE(cl->first);
+	count = READ_ONCE(cl->count);
 	tail = READ_ONCE(*m->tail);
-	d->horizon = tail;
+	baton_mpsc_remember(m, m->pids[k], floor, first, count, tail);
+	m->pids[k] = NULL;
 	/* Monotonic in the ring's own (wrapping) order. */
 	if (!m->dead_any || (s64)(tail - m->horizon) > 0)
 		WRITE_ONCE(m->horizon, tail);
@@ -193,27 +262,35 @@ void baton_mpsc_detach(struct baton_mpsc *m, int k)
 	spin_unlock(&m->lock);
 }
 
-/* The dead producer that most plausibly held ticket @c, or NULL. */
+/*
+ * The dead producer that held ticket @c, or NULL when the records cannot
+ * say for certain (Documentation/mpsc.rst, "Who lost the ticket"). Only
+ * dead producers can hold @c here (the caller ruled out every live one),
+ * and each that may have is in a record or among the forgotten. A complete
+ * claim that covers @c is certain: tickets are handed out once. Failing
+ * that, an incomplete record is named only if it is the one record, kept
+ * or forgotten, that may have held @c; a complete claim that does not
+ * cover @c excludes its producer, whatever its floor.
+ */
 static struct baton_mpsc_dead *baton_mpsc_blame(struct baton_mpsc *m, u64 c)
 {
-	struct baton_mpsc_dead *best = NULL;
-	unsigned int i;
+	struct baton_mpsc_dead *maybe = NULL;
+	unsigned int i, n = 0;
 
 	lockdep_assert_held(&m->lock);
 	for (i = 0; i < BATON_MPSC_DEAD_MAX; i++) {
 		struct baton_mpsc_dead *d = &m->dead[i];
 
-		if (!d->pid || (s64)(d->horizon - c) <= 0)
+		if (!d->pid || !baton_mpsc_span_has(d->lo, d->hi, c))
 			continue;
-		/* Its finished bookkeeping names the ticket exactly. */
-		if (d->count && c - d->first < d->count)
+		if (d->exact)
 			return d;
-		/* Died between fetch_add and J: its ticket is >= floor. */
-		if (d->floor != BATON_MPSC_NONE && (s64)(c - d->floor) >= 0 &&
-		    (!best || (s64)(d->floor - best->floor) > 0))
-			best = d;
+		maybe = d;
+		n++;
 	}
-	return best;
+	if (m->forgot_any && baton_mpsc_span_has(m->forgot_lo, m->forgot_hi, c))
+		return NULL;
+	return n == 1 ? maybe : NULL;
 }
 
 static void baton_mpsc_tombstone_event(struct baton_mpsc *m, u64 c,

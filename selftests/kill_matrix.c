@@ -41,7 +41,7 @@
  *  - liveness: the survivor's next progress after the death (the
  *    tombstone, end of stream, EPIPE, the synchronize returning) must come
  *    within 5 s; the time from the kill to it is recorded and printed as
- *    max and median per point, never asserted;
+ *    max, median and mean per point, never asserted;
  *  - at the end of each test every handle is closed, the name unlinks once
  *    (then ENOENT), a new object of the same name can be made, and the
  *    live kmalloc objects baton allocated are back to the count before
@@ -111,11 +111,11 @@ static void km_report(const char *point, const char *kind,
 	double max_us, med_us;
 
 	dt_stalls_figures(&t->st, &max_us, &med_us);
-	printf("# kill-matrix %s/%s: %u kills, %llu messages, %llu losses, %llu duplicates, %llu bad, %llu tombstones; stall after death: max %.0f us, median %.0f us; %lld ms\n",
+	printf("# kill-matrix %s/%s: %u kills, %llu messages, %llu losses, %llu duplicates, %llu bad, %llu tombstones; stall after death: max %.0f us, median %.0f us, mean %.0f us; %lld ms\n",
 	       point, kind, t->iters, (unsigned long long)t->msgs,
 	       (unsigned long long)t->losses, (unsigned long long)t->dups,
 	       (unsigned long long)t->bad, (unsigned long long)t->tombs,
-	       max_us, med_us,
+	       max_us, med_us, dt_stalls_mean_us(&t->st),
 	       (long long)((bt_now_ns() - t->start_ns) / BT_MSEC));
 	fflush(stdout);
 }

@@ -94,6 +94,17 @@ static inline void dt_stalls_figures(struct dt_stalls *s, double *max_us,
 	*median_us = s->ns[s->n / 2] / 1e3;
 }
 
+/* The mean in microseconds (0 when empty). */
+static inline double dt_stalls_mean_us(const struct dt_stalls *s)
+{
+	double sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < s->n; i++)
+		sum += s->ns[i];
+	return s->n ? sum / s->n / 1e3 : 0;
+}
+
 static inline void dt_stalls_free(struct dt_stalls *s)
 {
 	free(s->ns);
