@@ -378,4 +378,82 @@ TEST_F_TIMEOUT(np, other_ipc_namespace_sees_nothing, 60)
 	bt_sync_close(&down);
 }
 
+/*
+ * The CVE-2014-0181 class: a socket opened by nobody, written by root (a
+ * setuid program handed it as its stdout would do just that). The
+ * request must be answered as nobody would be: root's 0600 objects do not
+ * exist, a dump lists only what nobody may open, and a WATCH sent by
+ * root over it carries no event nobody may not see.
+ */
+static int np_open_as_nobody_and_pass(int via)
+{
+	struct nlt nl;
+	int dev, ret = np_drop(&dev);
+
+	if (ret)
+		return ret;
+	if (nlt_open(&nl))
+		return NP_SETUP;
+	return nlt_send_fd(via, nl.fd) ? NP_SETUP : NP_OK;
+}
+
+TEST_F_TIMEOUT(np, root_writing_nobodys_socket_gets_nobodys_answer, 60)
+{
+	static struct nlt_obj objs[8], o, ev;
+	struct np_leak leak = { self->prefix, self->open_ring, 0 };
+	struct baton_ring_params p = bt_params(4, 8);
+	struct baton_ring *late;
+	struct nlt mine, theirs;
+	struct nlt_err e;
+	int sv[2], fd;
+	pid_t pid;
+
+	ASSERT_EQ(0, nlt_open(&mine));
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(np_open_as_nobody_and_pass(sv[1]));
+	fd = nlt_recv_fd(sv[0]);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(NP_OK, bt_wait_timeout(pid, NP_WAIT_MS));
+	theirs = mine;
+	theirs.fd = fd;
+
+	/* root (this process) sends; nobody opened */
+	EXPECT_EQ(-ENOENT, nlt_get(&theirs, BATON_CMD_RING_GET,
+				   self->root_ring, &o, &e));
+	EXPECT_EQ(-ENOENT, nlt_get(&theirs, BATON_CMD_EPOCH_GET,
+				   self->root_dom, &o, &e));
+	EXPECT_EQ(0, nlt_get(&theirs, BATON_CMD_RING_GET, self->open_ring, &o,
+			     &e));
+	EXPECT_EQ(1, nlt_dump(&theirs, BATON_CMD_RING_GET, self->prefix, objs,
+			      8));
+	EXPECT_TRUE(np_in(self->open_ring, objs, 1));
+	EXPECT_EQ(0, nlt_dump(&theirs, BATON_CMD_EPOCH_GET, self->prefix, objs,
+			      8));
+	/* the same requests on root's own socket see everything */
+	EXPECT_EQ(0, nlt_get(&mine, BATON_CMD_RING_GET, self->root_ring, &o,
+			     &e));
+	EXPECT_EQ(2, nlt_dump(&mine, BATON_CMD_RING_GET, self->prefix, objs,
+			      8));
+
+	/* events: root's 0600 ring must not reach it; a 0666 one does */
+	ASSERT_EQ(0, nlt_watch(&theirs, &e));
+	ASSERT_EQ(0, baton_ring_create(self->late_ring, &p,
+				       BATON_ROLE_CONSUMER, &late));
+	baton_ring_close(late);
+	ASSERT_EQ(0, baton_ring_unlink(self->late_ring, BATON_BACKEND_KMOD));
+	/* the open ring's unlink comes after: everything before it is in */
+	ASSERT_EQ(0, _test_unlink(self->dev, self->open_ring));
+	EXPECT_EQ(0, nlt_wait_event(&theirs, BATON_EVENT_RING_UNLINKED,
+				    self->open_ring, NP_WAIT_MS, &ev,
+				    np_other_event, &leak));
+	EXPECT_EQ(0, leak.leaks);
+	close(fd);
+	nlt_close(&mine);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 TEST_HARNESS_MAIN
