@@ -41,7 +41,7 @@ enum {
 	NP_BATONCTL,
 };
 
-FIXTURE(np) {
+FIXTURE(visibility) {
 	int dev;
 	char root_ring[BATON_NAME_MAX];
 	char root_dom[BATON_NAME_MAX];
@@ -57,7 +57,7 @@ static int np_epoch_create(int dev, const char *name, uint32_t mode)
 	return _test_epoch_create(dev, name, 2, 2, mode, NULL);
 }
 
-FIXTURE_SETUP(np)
+FIXTURE_SETUP(visibility)
 {
 	BT_REQUIRE_DEV();
 	if (getuid() != 0)
@@ -83,7 +83,7 @@ FIXTURE_SETUP(np)
 	ASSERT_EQ(0, np_epoch_create(self->dev, self->root_dom, 0600));
 }
 
-FIXTURE_TEARDOWN(np)
+FIXTURE_TEARDOWN(visibility)
 {
 	if (self->dev <= 0)
 		return;
@@ -130,7 +130,7 @@ static bool np_quoted(const char *s, const char *name)
 }
 
 /* The same through batonctl, which only passes the kernel's answer on. */
-static int np_batonctl_as_nobody(FIXTURE_DATA(np) *self)
+static int np_batonctl_as_nobody(FIXTURE_DATA(visibility) *self)
 {
 	char *list[] = { "batonctl", "-j", "list", NULL };
 	char *show[] = { "batonctl", "show", self->root_ring, NULL };
@@ -154,7 +154,7 @@ static int np_batonctl_as_nobody(FIXTURE_DATA(np) *self)
 }
 
 /* Child: dumps and doits as nobody. */
-static int np_dumps_as_nobody(FIXTURE_DATA(np) *self)
+static int np_dumps_as_nobody(FIXTURE_DATA(visibility) *self)
 {
 	static struct nlt_obj objs[8], o;
 	struct nlt_err e;
@@ -194,7 +194,7 @@ static int np_dumps_as_nobody(FIXTURE_DATA(np) *self)
 	return np_batonctl_as_nobody(self);
 }
 
-TEST_F_TIMEOUT(np, unprivileged_dump_and_doit, 60)
+TEST_F_TIMEOUT(visibility, unprivileged_dump_and_doit, 60)
 {
 	static struct nlt_obj objs[8];
 	struct nlt nl;
@@ -230,7 +230,7 @@ static void np_other_event(const struct nlt_obj *ev, void *arg)
 }
 
 /* Child: watch as nobody; root works on its objects; then our own. */
-static int np_watch_as_nobody(FIXTURE_DATA(np) *self, struct bt_sync *up,
+static int np_watch_as_nobody(FIXTURE_DATA(visibility) *self, struct bt_sync *up,
 			      struct bt_sync *down)
 {
 	struct np_leak leak = { self->prefix, self->own_ring, 0 };
@@ -255,7 +255,7 @@ static int np_watch_as_nobody(FIXTURE_DATA(np) *self, struct bt_sync *up,
 	return leak.leaks ? NP_EVENT_LEAK : NP_OK;
 }
 
-TEST_F_TIMEOUT(np, unprivileged_watcher_sees_no_other_users_events, 60)
+TEST_F_TIMEOUT(visibility, unprivileged_watcher_sees_no_other_users_events, 60)
 {
 	struct bt_sync up, down;
 	struct baton_ring_params p = bt_params(4, 8);
@@ -300,7 +300,7 @@ TEST_F_TIMEOUT(np, unprivileged_watcher_sees_no_other_users_events, 60)
  * ENOENT by name, and as a watcher gets no event about them; its own
  * ring there is invisible from the first namespace.
  */
-static int np_watch_in_new_ipcns(FIXTURE_DATA(np) *self, struct bt_sync *up,
+static int np_watch_in_new_ipcns(FIXTURE_DATA(visibility) *self, struct bt_sync *up,
 				 struct bt_sync *down)
 {
 	struct np_leak leak = { self->prefix, self->own_ring, 0 };
@@ -342,7 +342,7 @@ static int np_watch_in_new_ipcns(FIXTURE_DATA(np) *self, struct bt_sync *up,
 	return ret;
 }
 
-TEST_F_TIMEOUT(np, other_ipc_namespace_sees_nothing, 60)
+TEST_F_TIMEOUT(visibility, other_ipc_namespace_sees_nothing, 60)
 {
 	static struct nlt_obj objs[8], o;
 	struct baton_ring_params p = bt_params(4, 8);
@@ -397,7 +397,7 @@ static int np_open_as_nobody_and_pass(int via)
 	return nlt_send_fd(via, nl.fd) ? NP_SETUP : NP_OK;
 }
 
-TEST_F_TIMEOUT(np, root_writing_nobodys_socket_gets_nobodys_answer, 60)
+TEST_F_TIMEOUT(visibility, root_writing_nobodys_socket_gets_nobodys_answer, 60)
 {
 	static struct nlt_obj objs[8], o, ev;
 	struct np_leak leak = { self->prefix, self->open_ring, 0 };
