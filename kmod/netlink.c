@@ -9,13 +9,20 @@
  * spec is Documentation/netlink/specs/baton.yaml.
  *
  * What a caller sees: only objects baton_named_visible() (owner.c) lets
- * it see, with its credentials of the moment for a doit, those of the
- * dump's start for a dump (a dump continues in recvmsg(), possibly of
- * another task), and those a watcher had at WATCH time for events. An
- * invisible object is ENOENT, as one that does not exist. An ALL_NS dump
+ * both the sender and the socket's opener see (struct baton_nl_reader):
+ * the sender's credentials of the moment for a doit, those of the dump's
+ * start for a dump (a dump continues in recvmsg(), possibly of another
+ * task), and those a watcher had at WATCH time for events. An invisible
+ * object is ENOENT, as one that does not exist. An ALL_NS dump
  * (CAP_SYS_ADMIN in the initial user namespace, socket opener and caller)
  * lists every object of every IPC namespace, with its namespace. Pids are
  * numbers of the caller's pid namespace; a peer without one is omitted.
+ *
+ * Budgets are per user (baton_nl_charged_uid()): max_watchers sockets
+ * each, charged to the opener, and BATON_NL_PENDING_MAX queued events
+ * each, charged to the task that caused them. A watcher is its socket
+ * (a held struct sock), never a port id, which another socket may bind
+ * before this one's release is over.
  *
  * Events. On 6.1 a multicast group cannot be restricted (unless the
  * kernel carries the GENL_MCAST_CAP_SYS_ADMIN backport) and
@@ -31,9 +38,9 @@
  *  - baton_nl_watch_lock (mutex): the watcher list and each watcher's
  *    drop count. Held while an event is delivered: the unicasts never
  *    block (MSG_DONTWAIT); a full socket costs the watcher a drop.
- *  - baton_nl_queue_lock (spinlock): the pending events and the stopping
- *    flag. Innermost: emitters may hold mpsc.c's spinlock or an epoch
- *    domain's mutex.
+ *  - baton_nl_queue_lock (spinlock): the pending events, the per-user
+ *    pending counts and the stopping flag. Innermost: emitters may hold
+ *    mpsc.c's spinlock or an epoch domain's mutex.
  *  - registry mutexes and object locks are taken through owner.c and the
  *    stats functions, never with either lock above held.
  */
@@ -1047,7 +1054,6 @@ static bool baton_nl_enqueue(struct baton_nl_event *e, kuid_t uid,
 	kfree(spare);
 	return queued;
 }
-
 
 void baton_event(const struct baton_event *ev, gfp_t gfp)
 {
