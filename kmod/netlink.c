@@ -1038,7 +1038,7 @@ static bool baton_nl_enqueue(struct baton_nl_event *e, kuid_t uid,
 
 	spin_lock(&baton_nl_queue_lock);
 	u = baton_nl_user_find(uid);
-	if (!u && spare) {
+	if (!u && spare && !baton_nl_stopping) {
 		spare->uid = uid;
 		list_add(&spare->node, &baton_nl_users);
 		u = spare;
