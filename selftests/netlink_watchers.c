@@ -504,17 +504,32 @@ static void *nw_close_fd(void *arg)
 	return NULL;
 }
 
-/* Child: events, as many as it can make, until told to stop. */
+/*
+ * Child: events until told to stop, one ring at a time, each made only
+ * once the last one's events have been delivered (its own watcher saw
+ * it destroyed): a steady stream that never overflows the queue, so the
+ * sentinel below is not lost to a backlog.
+ */
 static int nw_event_source(struct nw_shared *sh)
 {
-	int dev = bt_dev_open();
+	char name[BATON_NAME_MAX];
+	static struct nlt_obj ev;
+	struct nlt_err e;
+	struct nlt w;
+	int dev = bt_dev_open(), i = 0;
 
-	if (dev < 0)
+	if (dev < 0 || nlt_open(&w) || nw_roomy(&w) || nlt_watch(&w, &e))
 		return NW_SETUP;
 	while (!sh->stop) {
-		nw_burst(dev, "churn", 1);
+		snprintf(name, sizeof(name), "st.nw.churn.%d.%d", (int)getpid(),
+			 i++);
+		if (_test_ring_create(dev, name, BATON_ROLE_PRODUCER, 2, 8,
+				      0600, NULL))
+			return NW_CREATE;
+		_test_unlink(dev, name);
+		nlt_wait_event(&w, BATON_EVENT_RING_DESTROYED, name,
+			       NW_WAIT_MS / 6, &ev, NULL, NULL);
 		sh->flooded += 3;
-		bt_sleep_ms(1);	/* a stream, not a flood: the queue keeps up */
 	}
 	return NW_OK;
 }
