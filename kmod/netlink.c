@@ -9,13 +9,20 @@
  * spec is Documentation/netlink/specs/baton.yaml.
  *
  * What a caller sees: only objects baton_named_visible() (owner.c) lets
- * it see, with its credentials of the moment for a doit, those of the
- * dump's start for a dump (a dump continues in recvmsg(), possibly of
- * another task), and those a watcher had at WATCH time for events. An
- * invisible object is ENOENT, as one that does not exist. An ALL_NS dump
+ * both the sender and the socket's opener see (struct baton_nl_reader):
+ * the sender's credentials of the moment for a doit, those of the dump's
+ * start for a dump (a dump continues in recvmsg(), possibly of another
+ * task), and those a watcher had at WATCH time for events. An invisible
+ * object is ENOENT, as one that does not exist. An ALL_NS dump
  * (CAP_SYS_ADMIN in the initial user namespace, socket opener and caller)
  * lists every object of every IPC namespace, with its namespace. Pids are
  * numbers of the caller's pid namespace; a peer without one is omitted.
+ *
+ * Budgets are per user (baton_nl_charged_uid()): max_watchers sockets
+ * each, charged to the opener, and BATON_NL_PENDING_MAX queued events
+ * each, charged to the task that caused them. A watcher is its socket
+ * (a held struct sock), never a port id, which another socket may bind
+ * before this one's release is over.
  *
  * Events. On 6.1 a multicast group cannot be restricted (unless the
  * kernel carries the GENL_MCAST_CAP_SYS_ADMIN backport) and
@@ -31,31 +38,36 @@
  *  - baton_nl_watch_lock (mutex): the watcher list and each watcher's
  *    drop count. Held while an event is delivered: the unicasts never
  *    block (MSG_DONTWAIT); a full socket costs the watcher a drop.
- *  - baton_nl_queue_lock (spinlock): the pending events and the stopping
- *    flag. Innermost: emitters may hold mpsc.c's spinlock or an epoch
- *    domain's mutex.
+ *  - baton_nl_queue_lock (spinlock): the pending events, the per-user
+ *    pending counts and the stopping flag. Innermost: emitters may hold
+ *    mpsc.c's spinlock or an epoch domain's mutex.
  *  - registry mutexes and object locks are taken through owner.c and the
  *    stats functions, never with either lock above held.
  */
 #include <linux/atomic.h>
 #include <linux/cred.h>
+#include <linux/fs.h>
 #include <linux/list.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/netlink.h>
+#include <linux/net.h>
 #include <linux/notifier.h>
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/uidgid.h>
+#include <linux/user_namespace.h>
 #include <linux/workqueue.h>
 #include <net/genetlink.h>
 #include <net/net_namespace.h>
 #include <net/netlink.h>
+#include <net/sock.h>
 
 #include <linux/baton.h>
 #include <linux/baton_nl.h>
@@ -65,14 +77,14 @@
 static unsigned int max_watchers = 64;
 module_param(max_watchers, uint, 0644);
 MODULE_PARM_DESC(max_watchers,
-		 "netlink sockets subscribed with BATON_CMD_WATCH at once (64)");
+		 "netlink sockets one user may subscribe with BATON_CMD_WATCH at once (64)");
 
 static unsigned int straggler_ms = 1000;
 module_param(straggler_ms, uint, 0644);
 MODULE_PARM_DESC(straggler_ms,
 		 "a synchronize held up this long by one reader emits BATON_EVENT_STRAGGLER (1000)");
 
-/* Events queued and not yet delivered; beyond this they are lost. */
+/* Events one user caused, queued and not yet delivered; beyond: lost. */
 #define BATON_NL_PENDING_MAX	1024
 
 /* Room for one peer nest in a reply (see baton_nl_put_peer()). */
@@ -98,6 +110,89 @@ bool baton_peer_died(struct pid *opener)
 	if (current->flags & PF_EXITING)
 		return true;
 	return opener && !pid_has_task(opener, PIDTYPE_TGID);
+}
+
+/* ---- who is asking ---- */
+
+/*
+ * The credentials the socket that carried @skb was opened with, or NULL
+ * (a kernel socket has no file). The sender's sendmsg() holds the file.
+ */
+static const struct cred *baton_nl_opener_cred(const struct sk_buff *skb)
+{
+	const struct sock *sk = NETLINK_CB(skb).sk;
+
+	if (!sk || !sk->sk_socket || !sk->sk_socket->file)
+		return NULL;
+	return sk->sk_socket->file->f_cred;
+}
+
+/*
+ * Who a request, a dump or a watcher answers to: the task that sent the
+ * request and the one that opened the socket (the CVE-2014-0181 class: a
+ * setuid program handed an unprivileged socket as its stdout must not
+ * write root's questions into it), both checked, as netlink_ns_capable()
+ * does; names are seen from the sender's IPC namespace.
+ */
+struct baton_nl_reader {
+	const struct cred *sender;
+	const struct cred *opener;	/* NULL: a kernel socket */
+	struct ipc_namespace *ipc_ns;
+};
+
+static bool baton_nl_visible_as(const struct baton_named *n,
+				struct ipc_namespace *ipc_ns,
+				const struct cred *cred)
+{
+	const struct cred *old = override_creds(cred);
+	bool visible = baton_named_visible(n, ipc_ns);
+
+	revert_creds(old);
+	return visible;
+}
+
+static bool baton_nl_visible(const struct baton_named *n,
+			     const struct baton_nl_reader *r)
+{
+	return baton_nl_visible_as(n, r->ipc_ns, r->sender) &&
+	       (!r->opener || baton_nl_visible_as(n, r->ipc_ns, r->opener));
+}
+
+/* The reader of a request, with references (undone by _put()). */
+static void baton_nl_reader_get(struct baton_nl_reader *r,
+				const struct sk_buff *skb)
+{
+	const struct cred *opener = baton_nl_opener_cred(skb);
+
+	r->sender = get_current_cred();
+	r->opener = opener ? get_cred(opener) : NULL;
+	r->ipc_ns = baton_get_ipc_ns(baton_current_ipc_ns());
+}
+
+static void baton_nl_reader_put(struct baton_nl_reader *r)
+{
+	put_cred(r->sender);
+	if (r->opener)
+		put_cred(r->opener);
+	baton_put_ipc_ns(r->ipc_ns);
+}
+
+/*
+ * The user whom a watcher slot or a queued event is charged to: the
+ * effective uid, or, for a credential of a user namespace other than the
+ * initial one, the owner of its outermost ancestor below the initial one,
+ * so that the uids a user maps into its namespaces share its budget.
+ */
+static kuid_t baton_nl_charged_uid(const struct cred *cred)
+{
+	const struct user_namespace *ns = cred->user_ns;
+	kuid_t uid = cred->euid;
+
+	while (ns != &init_user_ns) {
+		uid = ns->owner;
+		ns = ns->parent;
+	}
+	return uid;
 }
 
 /* ---- the family ---- */
@@ -439,9 +534,16 @@ static int baton_nl_take_snap(const struct baton_nl_kind *kind,
 
 /* The object named by the request, if the caller may see it, with a ref. */
 static struct baton_named *baton_nl_lookup(const struct baton_nl_kind *kind,
+					   const struct sk_buff *skb,
 					   struct genl_info *info)
 {
 	struct nlattr *attr = info->attrs[kind->name_attr];
+	/* No references: the request holds both for the doit's length. */
+	struct baton_nl_reader r = {
+		.sender = current_cred(),
+		.opener = baton_nl_opener_cred(skb),
+		.ipc_ns = baton_current_ipc_ns(),
+	};
 	struct baton_named *n;
 
 	if (baton_check_name(nla_data(attr))) {
@@ -449,8 +551,9 @@ static struct baton_named *baton_nl_lookup(const struct baton_nl_kind *kind,
 				    "invalid name: 1..63 bytes of [A-Za-z0-9._-]");
 		return ERR_PTR(-EINVAL);
 	}
+
 	n = baton_names_get(kind->names, nla_data(attr));
-	if (n && !baton_named_visible(n, baton_current_ipc_ns())) {
+	if (n && !baton_nl_visible(n, &r)) {
 		/* ENOENT, as for a missing one: names must not leak. */
 		baton_named_put(kind->names, n);
 		n = NULL;
@@ -463,7 +566,7 @@ static struct baton_named *baton_nl_lookup(const struct baton_nl_kind *kind,
 }
 
 static int baton_nl_get_doit(const struct baton_nl_kind *kind,
-			     struct genl_info *info)
+			     const struct sk_buff *skb, struct genl_info *info)
 {
 	struct baton_nl_msg m = {
 		.portid = info->snd_portid,
@@ -479,7 +582,7 @@ static int baton_nl_get_doit(const struct baton_nl_kind *kind,
 		GENL_SET_ERR_MSG(info, "the name attribute is required");
 		return -EINVAL;
 	}
-	n = baton_nl_lookup(kind, info);
+	n = baton_nl_lookup(kind, skb, info);
 	if (IS_ERR(n))
 		return PTR_ERR(n);
 	ret = baton_nl_take_snap(kind, n, &snap);
@@ -508,15 +611,14 @@ put:
 /*
  * A dump's state between calls (cb->ctx): the id of the last object
  * sent (owner.c keeps ids in registry order, so an object removed
- * meanwhile is simply not found again), and the credentials and pid
- * namespace of the task that started it.
+ * meanwhile is simply not found again), who it answers to (the task that
+ * started it and the socket's opener) and that task's pid namespace.
  */
 struct baton_nl_dump {
 	u64 cursor;
-	const struct cred *cred;
+	struct baton_nl_reader reader;
 	struct pid_namespace *ns;
-	struct ipc_namespace *ipc_ns;	/* names are seen from here */
-	bool all_ns;			/* ..., or from every namespace */
+	bool all_ns;			/* names from every IPC namespace */
 };
 
 static struct baton_nl_dump *baton_nl_dump_ctx(struct netlink_callback *cb)
@@ -547,9 +649,8 @@ static int baton_nl_dump_start(struct netlink_callback *cb)
 		return -EPERM;
 	}
 	ctx->cursor = 0;
-	ctx->cred = get_current_cred();
+	baton_nl_reader_get(&ctx->reader, cb->skb);
 	ctx->ns = get_pid_ns(task_active_pid_ns(current));
-	ctx->ipc_ns = baton_get_ipc_ns(baton_current_ipc_ns());
 	return 0;
 }
 
@@ -557,9 +658,8 @@ static int baton_nl_dump_done(struct netlink_callback *cb)
 {
 	struct baton_nl_dump *ctx = baton_nl_dump_ctx(cb);
 
-	put_cred(ctx->cred);
+	baton_nl_reader_put(&ctx->reader);
 	put_pid_ns(ctx->ns);
-	baton_put_ipc_ns(ctx->ipc_ns);
 	return 0;
 }
 
@@ -579,8 +679,7 @@ static int baton_nl_dump_one(const struct baton_nl_kind *kind,
 	struct baton_nl_snap snap;
 	int ret;
 
-	if (!m.ipc_ns &&
-	    !baton_named_visible(n, baton_nl_dump_ctx(cb)->ipc_ns))
+	if (!m.ipc_ns && !baton_nl_visible(n, &baton_nl_dump_ctx(cb)->reader))
 		return 0;
 	ret = baton_nl_take_snap(kind, n, &snap);
 	if (ret)
@@ -595,7 +694,8 @@ static int baton_nl_get_dumpit(const struct baton_nl_kind *kind,
 			       struct netlink_callback *cb)
 {
 	struct baton_nl_dump *ctx = baton_nl_dump_ctx(cb);
-	const struct cred *old = override_creds(ctx->cred);
+	/* The owner is mapped in the user namespace of the dump's starter. */
+	const struct cred *old = override_creds(ctx->reader.sender);
 	struct baton_named *n;
 	int ret = 0;
 
@@ -617,7 +717,7 @@ static int baton_nl_get_dumpit(const struct baton_nl_kind *kind,
 
 static int baton_nl_ring_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	return baton_nl_get_doit(&baton_nl_rings, info);
+	return baton_nl_get_doit(&baton_nl_rings, skb, info);
 }
 
 static int baton_nl_ring_dumpit(struct sk_buff *skb,
@@ -628,7 +728,7 @@ static int baton_nl_ring_dumpit(struct sk_buff *skb,
 
 static int baton_nl_epoch_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	return baton_nl_get_doit(&baton_nl_domains, info);
+	return baton_nl_get_doit(&baton_nl_domains, skb, info);
 }
 
 static int baton_nl_epoch_dumpit(struct sk_buff *skb,
@@ -640,78 +740,133 @@ static int baton_nl_epoch_dumpit(struct sk_buff *skb,
 /* ---- watchers ---- */
 
 /*
- * One subscribed socket: where it is, and who it was when it subscribed
- * (credentials for the visibility rule, pid namespace for pid numbers).
+ * One subscribed socket: the socket itself (a reference on its struct
+ * sock, not only its port id: a port id is free again from the socket's
+ * netlink_remove() on, before the URELEASE notifier tells us, and a new
+ * socket bound to it must not inherit this subscription), who it answers
+ * to, the user it is charged to, and the pid namespace for pid numbers.
  */
 struct baton_watcher {
 	struct list_head node;		/* baton_nl_watchers */
-	struct net *net;
+	struct sock *sk;
 	u32 portid;
-	const struct cred *cred;
+	struct baton_nl_reader reader;
+	kuid_t uid;			/* charged: max_watchers each */
 	struct pid_namespace *ns;
-	struct ipc_namespace *ipc_ns;	/* it sees names from here */
 	u64 drops;			/* its socket was full (or no memory) */
 	u64 lost_base;			/* baton_nl_lost at WATCH time */
 };
 
 static DEFINE_MUTEX(baton_nl_watch_lock);
 static LIST_HEAD(baton_nl_watchers);
-static unsigned int baton_nl_nr_watchers;
 /* Events lost before delivery (queue full, no memory): every watcher's. */
 static atomic64_t baton_nl_lost = ATOMIC64_INIT(0);
 
-static struct baton_watcher *baton_watcher_find(struct net *net, u32 portid)
+/* The socket that sent a request (@skb): the watcher is that socket's. */
+static struct sock *baton_nl_sender_sk(const struct sk_buff *skb)
+{
+	return NETLINK_CB(skb).sk;
+}
+
+static struct baton_watcher *baton_watcher_find(const struct sock *sk)
 {
 	struct baton_watcher *w;
 
 	lockdep_assert_held(&baton_nl_watch_lock);
 	list_for_each_entry(w, &baton_nl_watchers, node)
-		if (net_eq(w->net, net) && w->portid == portid)
+		if (w->sk == sk)
 			return w;
 	return NULL;
+}
+
+/* Watchers charged to @uid: one user's cannot crowd out another's. */
+static unsigned int baton_watchers_of(kuid_t uid)
+{
+	struct baton_watcher *w;
+	unsigned int nr = 0;
+
+	lockdep_assert_held(&baton_nl_watch_lock);
+	list_for_each_entry(w, &baton_nl_watchers, node)
+		nr += uid_eq(w->uid, uid);
+	return nr;
+}
+
+/* Released (sock_orphan() runs right after netlink_remove()): forget it. */
+static bool baton_watcher_dead(const struct baton_watcher *w)
+{
+	return sock_flag(w->sk, SOCK_DEAD);
+}
+
+/*
+ * Hold the watcher's file open while we send to its port id, or NULL if
+ * its release has begun. The port id is free again from netlink_remove()
+ * on, which __fput() reaches only once the file's count is 0: with our
+ * reference taken first, the port id is still this socket's while we
+ * send, and a new socket cannot have bound it. Checking a flag instead
+ * would leave a window between the check and the send.
+ *
+ * RCU: a struct socket (its inode) and a struct file are freed after a
+ * grace period, and sock_orphan() clears sk_socket before either, so what
+ * we read non-NULL here is still memory of that socket and that file.
+ */
+static struct file *baton_watcher_pin(const struct baton_watcher *w)
+{
+	struct socket *sock;
+	struct file *file = NULL;
+
+	rcu_read_lock();
+	sock = READ_ONCE(w->sk->sk_socket);
+	if (sock)
+		file = READ_ONCE(sock->file);
+	if (file && !get_file_rcu(file))
+		file = NULL;		/* count 0: being released */
+	rcu_read_unlock();
+	return file;
 }
 
 static void baton_watcher_remove(struct baton_watcher *w)
 {
 	lockdep_assert_held(&baton_nl_watch_lock);
 	list_del(&w->node);
-	baton_nl_nr_watchers--;
-	put_cred(w->cred);
+	baton_nl_reader_put(&w->reader);
 	put_pid_ns(w->ns);
-	baton_put_ipc_ns(w->ipc_ns);
-	put_net(w->net);
+	sock_put(w->sk);
 	kfree(w);
 }
 
 static int baton_nl_watch_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct net *net = genl_info_net(info);
+	struct sock *sk = baton_nl_sender_sk(skb);
 	struct baton_watcher *w;
 	int ret = 0;
 
+	w = kzalloc(sizeof(*w), GFP_KERNEL_ACCOUNT);
+	if (!w)
+		return -ENOMEM;
+	baton_nl_reader_get(&w->reader, skb);
+	/* The opener pays: a setuid sender must not spend root's slots. */
+	w->uid = baton_nl_charged_uid(w->reader.opener ?: w->reader.sender);
 	mutex_lock(&baton_nl_watch_lock);
-	if (baton_watcher_find(net, info->snd_portid))
+	if (baton_watcher_find(sk))
 		goto unlock;		/* already watching: nothing to do */
-	if (baton_nl_nr_watchers >= READ_ONCE(max_watchers)) {
-		GENL_SET_ERR_MSG(info, "too many watchers (max_watchers)");
+	if (baton_watchers_of(w->uid) >= READ_ONCE(max_watchers)) {
+		GENL_SET_ERR_MSG(info, "too many watchers of this user (max_watchers)");
 		ret = -ENOSPC;
 		goto unlock;
 	}
-	w = kzalloc(sizeof(*w), GFP_KERNEL_ACCOUNT);
-	if (!w) {
-		ret = -ENOMEM;
-		goto unlock;
-	}
-	w->net = get_net(net);
+	sock_hold(sk);
+	w->sk = sk;
 	w->portid = info->snd_portid;
-	w->cred = get_current_cred();
 	w->ns = get_pid_ns(task_active_pid_ns(current));
-	w->ipc_ns = baton_get_ipc_ns(baton_current_ipc_ns());
 	w->lost_base = atomic64_read(&baton_nl_lost);
 	list_add_tail(&w->node, &baton_nl_watchers);
-	baton_nl_nr_watchers++;
+	w = NULL;
 unlock:
 	mutex_unlock(&baton_nl_watch_lock);
+	if (w) {
+		baton_nl_reader_put(&w->reader);
+		kfree(w);
+	}
 	return ret;
 }
 
@@ -721,7 +876,7 @@ static int baton_nl_unwatch_doit(struct sk_buff *skb, struct genl_info *info)
 	int ret = 0;
 
 	mutex_lock(&baton_nl_watch_lock);
-	w = baton_watcher_find(genl_info_net(info), info->snd_portid);
+	w = baton_watcher_find(baton_nl_sender_sk(skb));
 	if (w) {
 		baton_watcher_remove(w);
 	} else {
@@ -737,7 +892,7 @@ static int baton_nl_notify(struct notifier_block *nb, unsigned long state,
 			   void *data)
 {
 	struct netlink_notify *n = data;
-	struct baton_watcher *w;
+	struct baton_watcher *w, *tmp;
 
 	if (state != NETLINK_URELEASE || n->protocol != NETLINK_GENERIC)
 		return NOTIFY_DONE;
@@ -749,10 +904,14 @@ static int baton_nl_notify(struct notifier_block *nb, unsigned long state,
 	 */
 	if (list_empty(&baton_nl_watchers))
 		return NOTIFY_DONE;
+	/*
+	 * Not by port id: a new socket may hold it already, and watch. The
+	 * released socket is orphaned (SOCK_DEAD) before this runs.
+	 */
 	mutex_lock(&baton_nl_watch_lock);
-	w = baton_watcher_find(n->net, n->portid);
-	if (w)
-		baton_watcher_remove(w);
+	list_for_each_entry_safe(w, tmp, &baton_nl_watchers, node)
+		if (baton_watcher_dead(w))
+			baton_watcher_remove(w);
 	mutex_unlock(&baton_nl_watch_lock);
 	return NOTIFY_DONE;
 }
@@ -773,11 +932,24 @@ struct baton_nl_event {
 	struct list_head node;
 	struct baton_event ev;
 	struct baton_named snap;
+	const void *obj;		/* identity only: never dereferenced */
+};
+
+/*
+ * Events one user caused (charged by baton_nl_charged_uid() of the
+ * emitting task) that wait in baton_nl_pending; present only while it has
+ * some. The work item takes the whole queue at once, and with it every
+ * entry: a user's budget is what waits for the next delivery round.
+ */
+struct baton_nl_user {
+	struct list_head node;		/* baton_nl_users */
+	kuid_t uid;
+	unsigned int pending;
 };
 
 static DEFINE_SPINLOCK(baton_nl_queue_lock);
 static LIST_HEAD(baton_nl_pending);
-static unsigned int baton_nl_nr_pending;
+static LIST_HEAD(baton_nl_users);
 static bool baton_nl_stopping;
 
 static void baton_nl_event_work(struct work_struct *work);
@@ -825,42 +997,77 @@ static bool baton_nl_coalesce(const struct baton_event *ev)
 	if (ev->type != BATON_EVENT_TOMBSTONES || list_empty(&baton_nl_pending))
 		return false;
 	last = list_last_entry(&baton_nl_pending, struct baton_nl_event, node);
+	/*
+	 * The same object, not only the same name: two rings "q" of two
+	 * IPC namespaces share a name. The pointer cannot be another
+	 * object's of the same namespace: the queued event holds a reference
+	 * on that namespace, and the name must match as well.
+	 */
 	if (last->ev.type != ev->type || last->ev.pid != ev->pid ||
 	    last->ev.ticket + last->ev.count != ev->ticket ||
+	    last->obj != ev->obj || last->snap.ipc_ns != ev->obj->ipc_ns ||
 	    strcmp(last->snap.name, ev->obj->name))
 		return false;
 	last->ev.count += ev->count;
 	return true;
 }
 
-/*
- * The work is scheduled under the lock, so once baton_nl_exit() has set
- * the stopping flag under it, no schedule can follow its cancel.
- */
-static bool baton_nl_enqueue(struct baton_nl_event *e)
+static struct baton_nl_user *baton_nl_user_find(kuid_t uid)
 {
+	struct baton_nl_user *u;
+
+	lockdep_assert_held(&baton_nl_queue_lock);
+	list_for_each_entry(u, &baton_nl_users, node)
+		if (uid_eq(u->uid, uid))
+			return u;
+	return NULL;
+}
+
+/*
+ * Queue @e, charged to @uid, unless that user has BATON_NL_PENDING_MAX
+ * waiting already. @spare is a fresh entry for a user not yet listed; it
+ * is used or freed here. The work is scheduled under the lock, so once
+ * baton_nl_exit() has set the stopping flag under it, no schedule can
+ * follow its cancel.
+ */
+static bool baton_nl_enqueue(struct baton_nl_event *e, kuid_t uid,
+			     struct baton_nl_user *spare)
+{
+	struct baton_nl_user *u;
 	bool queued = false;
 
 	spin_lock(&baton_nl_queue_lock);
-	if (!baton_nl_stopping && baton_nl_nr_pending < BATON_NL_PENDING_MAX) {
+	u = baton_nl_user_find(uid);
+	if (!u && spare && !baton_nl_stopping) {
+		spare->uid = uid;
+		list_add(&spare->node, &baton_nl_users);
+		u = spare;
+		spare = NULL;
+	}
+	if (!baton_nl_stopping && u && u->pending < BATON_NL_PENDING_MAX) {
 		list_add_tail(&e->node, &baton_nl_pending);
-		baton_nl_nr_pending++;
+		u->pending++;
 		schedule_work(&baton_nl_work);
 		queued = true;
 	}
 	spin_unlock(&baton_nl_queue_lock);
+	kfree(spare);
 	return queued;
 }
 
 void baton_event(const struct baton_event *ev, gfp_t gfp)
 {
+	kuid_t uid = baton_nl_charged_uid(current_cred());
+	struct baton_nl_user *spare = NULL;
 	struct baton_nl_event *e;
-	bool merged;
+	bool merged, new_user;
 
 	if (!baton_nl_listening())
 		return;
 	spin_lock(&baton_nl_queue_lock);
 	merged = baton_nl_coalesce(ev);
+	/* A user without an entry gets one, allocated outside the lock. */
+	new_user = !merged && !baton_nl_user_find(uid);
 	spin_unlock(&baton_nl_queue_lock);
 	if (merged)
 		return;
@@ -870,8 +1077,11 @@ void baton_event(const struct baton_event *ev, gfp_t gfp)
 		atomic64_inc(&baton_nl_lost);
 		return;
 	}
+	if (new_user)
+		spare = kzalloc(sizeof(*spare), gfp | __GFP_NOWARN);
 	e->ev = *ev;
 	e->ev.obj = &e->snap;
+	e->obj = ev->obj;
 	e->ev.pid = get_pid(ev->pid);
 	/*
 	 * What baton_named_visible() reads, and the name. The namespace
@@ -881,7 +1091,7 @@ void baton_event(const struct baton_event *ev, gfp_t gfp)
 	strscpy(e->snap.name, ev->obj->name, sizeof(e->snap.name));
 	e->snap.owner = ev->obj->owner;
 	e->snap.ipc_ns = baton_get_ipc_ns(ev->obj->ipc_ns);
-	if (!baton_nl_enqueue(e)) {
+	if (!baton_nl_enqueue(e, uid, spare)) {
 		if (!READ_ONCE(baton_nl_stopping))
 			atomic64_inc(&baton_nl_lost);
 		baton_nl_event_free(e);
@@ -938,14 +1148,12 @@ static struct sk_buff *baton_nl_event_msg(const struct baton_event *ev,
 static void baton_nl_deliver_one(struct baton_watcher *w,
 				 const struct baton_event *ev)
 {
-	const struct cred *old = override_creds(w->cred);
-	bool visible = baton_named_visible(ev->obj, w->ipc_ns);
 	struct sk_buff *skb;
+	struct file *file;
 	u64 lost;
 	int ret;
 
-	revert_creds(old);
-	if (!visible)
+	if (!baton_nl_visible(ev->obj, &w->reader))
 		return;
 	lost = atomic64_read(&baton_nl_lost) - w->lost_base;
 	skb = baton_nl_event_msg(ev, w->ns, w->drops + lost);
@@ -953,11 +1161,18 @@ static void baton_nl_deliver_one(struct baton_watcher *w,
 		w->drops++;
 		return;
 	}
+	/* Its port id may be another socket's by now: never send there. */
+	file = baton_watcher_pin(w);
+	if (!file) {
+		nlmsg_free(skb);
+		baton_watcher_remove(w);
+		return;
+	}
 	/* MSG_DONTWAIT inside: a full socket is -EAGAIN, never a sleep. */
-	ret = genlmsg_unicast(w->net, skb, w->portid);
-	if (ret == -ECONNREFUSED)
-		baton_watcher_remove(w);	/* the socket is gone */
-	else if (ret)
+	ret = genlmsg_unicast(sock_net(w->sk), skb, w->portid);
+	/* A kworker's last fput() defers the release: no lock taken here. */
+	fput(file);
+	if (ret)
 		w->drops++;
 }
 
@@ -992,12 +1207,16 @@ static void baton_nl_deliver(const struct baton_event *ev)
 static void baton_nl_event_work(struct work_struct *work)
 {
 	struct baton_nl_event *e, *tmp;
+	struct baton_nl_user *u, *utmp;
 	LIST_HEAD(batch);
+	LIST_HEAD(users);
 
 	spin_lock(&baton_nl_queue_lock);
 	list_splice_init(&baton_nl_pending, &batch);
-	baton_nl_nr_pending = 0;
+	list_splice_init(&baton_nl_users, &users);
 	spin_unlock(&baton_nl_queue_lock);
+	list_for_each_entry_safe(u, utmp, &users, node)
+		kfree(u);
 
 	list_for_each_entry_safe(e, tmp, &batch, node) {
 		list_del(&e->node);
@@ -1088,6 +1307,7 @@ void baton_nl_exit(void)
 {
 	struct baton_watcher *w, *wtmp;
 	struct baton_nl_event *e, *etmp;
+	struct baton_nl_user *u, *utmp;
 
 	/* No event is queued from here on; the work may still run once. */
 	spin_lock(&baton_nl_queue_lock);
@@ -1107,4 +1327,6 @@ void baton_nl_exit(void)
 		list_del(&e->node);
 		baton_nl_event_free(e);
 	}
+	list_for_each_entry_safe(u, utmp, &baton_nl_users, node)
+		kfree(u);
 }

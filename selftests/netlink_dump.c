@@ -18,13 +18,13 @@
 
 #define ND_MANY		100
 
-FIXTURE(nd) {
+FIXTURE(dump) {
 	int dev;
 	struct nlt nl;
 	char prefix[32];
 };
 
-FIXTURE_SETUP(nd)
+FIXTURE_SETUP(dump)
 {
 	BT_REQUIRE_DEV();
 	self->dev = bt_dev_open();
@@ -36,7 +36,7 @@ FIXTURE_SETUP(nd)
 	snprintf(self->prefix, sizeof(self->prefix), "nd.%d.", (int)getpid());
 }
 
-FIXTURE_TEARDOWN(nd)
+FIXTURE_TEARDOWN(dump)
 {
 	char name[BATON_NAME_MAX];
 	struct baton_unlink u;
@@ -80,7 +80,7 @@ static bool nd_each_once(const char *prefix, const struct nlt_obj *objs,
 	return true;
 }
 
-TEST_F_TIMEOUT(nd, rings_0_1_100, 120)
+TEST_F_TIMEOUT(dump, lists_0_1_and_100_rings, 120)
 {
 	struct nlt_obj *objs = calloc(ND_MANY + 1, sizeof(*objs));
 	char name[BATON_NAME_MAX];
@@ -141,7 +141,7 @@ TEST_F_TIMEOUT(nd, rings_0_1_100, 120)
 	free(objs);
 }
 
-TEST_F_TIMEOUT(nd, domains_0_1_100, 120)
+TEST_F_TIMEOUT(dump, lists_0_1_and_100_domains, 120)
 {
 	struct nlt_obj *objs = calloc(ND_MANY + 1, sizeof(*objs));
 	char name[BATON_NAME_MAX];
@@ -196,7 +196,7 @@ TEST_F_TIMEOUT(nd, domains_0_1_100, 120)
  * Unlinked but still open: no longer found by name, still in a dump that
  * counts flagged objects, flagged UNLINKED; gone once the last fd goes.
  */
-TEST_F(nd, unlinked_ring_kept_open_is_flagged)
+TEST_F(dump, unlinked_ring_kept_open_is_flagged)
 {
 	struct nlt_dump_ctx c = { BATON_CMD_RING_GET, self->prefix, NULL, 0,
 				  0, 0, true };
@@ -254,7 +254,7 @@ static int nd_producer(const char *name, int n)
 	return 0;
 }
 
-TEST_F_TIMEOUT(nd, counters_after_1000_messages, 120)
+TEST_F_TIMEOUT(dump, counters_after_1000_messages, 120)
 {
 	struct baton_ring_params p = bt_params(ND_SLOTS, 64);
 	char name[BATON_NAME_MAX];
@@ -314,7 +314,7 @@ static int nd_parked_consumer(const char *name, struct bt_sync *s,
 	return bt_sync_wait(go, 20000) ? 5 : 0;
 }
 
-TEST_F_TIMEOUT(nd, parks_counted_and_parked_peer_shown, 60)
+TEST_F_TIMEOUT(dump, parks_counted_and_parked_peer_shown, 60)
 {
 	struct baton_ring_params p = bt_params(4, 8);
 	char name[BATON_NAME_MAX];

@@ -21,7 +21,7 @@
 #define NE_WAIT_MS	20000
 #define STRAGGLER_PARAM	"/sys/module/baton/parameters/straggler_ms"
 
-FIXTURE(ne) {
+FIXTURE(watch_events) {
 	struct nlt req;			/* requests */
 	struct nlt ev;			/* subscribed: events only */
 	char name[BATON_NAME_MAX];
@@ -30,7 +30,7 @@ FIXTURE(ne) {
 
 static int ne_write_param(const char *path, unsigned long v);
 
-FIXTURE_SETUP(ne)
+FIXTURE_SETUP(watch_events)
 {
 	struct nlt_err e;
 
@@ -44,7 +44,7 @@ FIXTURE_SETUP(ne)
 	self->old_straggler_ms = -1;
 }
 
-FIXTURE_TEARDOWN(ne)
+FIXTURE_TEARDOWN(watch_events)
 {
 	if (self->old_straggler_ms >= 0)
 		ne_write_param(STRAGGLER_PARAM,
@@ -55,7 +55,7 @@ FIXTURE_TEARDOWN(ne)
 	nlt_close(&self->ev);
 }
 
-TEST_F(ne, ring_created_unlinked_destroyed)
+TEST_F(watch_events, ring_created_unlinked_destroyed)
 {
 	struct baton_ring_params p = bt_params(4, 8);
 	struct baton_ring *r;
@@ -74,7 +74,7 @@ TEST_F(ne, ring_created_unlinked_destroyed)
 				    self->name, NE_WAIT_MS, &ev, NULL, NULL));
 }
 
-TEST_F(ne, epoch_created_unlinked_destroyed)
+TEST_F(watch_events, epoch_created_unlinked_destroyed)
 {
 	struct baton_epoch_params p = { 4, 4, 0600, BATON_BACKEND_KMOD };
 	struct baton_epoch *d;
@@ -106,7 +106,7 @@ static pid_t ne_idle_producer(const char *name, struct bt_sync *s)
 	_exit(4);
 }
 
-TEST_F_TIMEOUT(ne, kill9_producer_peer_died, 60)
+TEST_F_TIMEOUT(watch_events, kill9_producer_peer_died, 60)
 {
 	struct baton_ring_params p = bt_params(8, 8);
 	struct baton_ring *c;
@@ -159,7 +159,7 @@ static pid_t ne_ticket_holder(const char *name, uint32_t n, struct bt_sync *s)
 	_exit(4);
 }
 
-TEST_F_TIMEOUT(ne, mpsc_kill_mid_reservation_tombstones, 60)
+TEST_F_TIMEOUT(watch_events, mpsc_kill_mid_reservation_tombstones, 60)
 {
 	struct baton_ring_params p = mp_params(8, 2);
 	struct baton_mpsc_loss loss;
@@ -233,7 +233,7 @@ static pid_t ne_reader(const char *name, struct ne_shared *sh,
 	_exit(5);
 }
 
-TEST_F_TIMEOUT(ne, epoch_active_reader_and_oldest_pid, 60)
+TEST_F_TIMEOUT(watch_events, epoch_active_reader_and_oldest_pid, 60)
 {
 	struct baton_epoch_params p = { 4, 8, 0600, BATON_BACKEND_KMOD };
 	struct ne_shared *sh;
@@ -302,7 +302,7 @@ static int ne_write_param(const char *path, unsigned long v)
 	return fclose(f) == 0 && ok ? 0 : -EIO;
 }
 
-TEST_F_TIMEOUT(ne, straggler_event_names_the_reader, 60)
+TEST_F_TIMEOUT(watch_events, straggler_event_names_the_reader, 60)
 {
 	struct baton_epoch_params p = { 4, 8, 0600, BATON_BACKEND_KMOD };
 	unsigned long old_ms, want_ms = 50;
@@ -353,7 +353,7 @@ TEST_F_TIMEOUT(ne, straggler_event_names_the_reader, 60)
 }
 
 /* After UNWATCH, a ring's creation reaches the other watcher only. */
-TEST_F(ne, unwatch_stops_events)
+TEST_F(watch_events, unwatch_stops_events)
 {
 	struct baton_ring_params p = bt_params(4, 8);
 	static struct nlt_obj ev;

@@ -442,7 +442,7 @@ static void bt_unlink_epoch(int dev, const char *name)
 	ioctl(dev, BATON_IOC_EPOCH_UNLINK, &u);
 }
 
-FIXTURE(nl) {
+FIXTURE(raw_family) {
 	int dev;
 	struct nl nl;
 	struct nl_answer *ans;
@@ -452,7 +452,7 @@ FIXTURE(nl) {
 	char name3[BATON_NAME_MAX];
 };
 
-FIXTURE_SETUP(nl)
+FIXTURE_SETUP(raw_family)
 {
 	BT_REQUIRE_DEV();
 	self->dev = bt_dev_open();
@@ -466,7 +466,7 @@ FIXTURE_SETUP(nl)
 	bt_make_name(self->name3, sizeof(self->name3), "nl");
 }
 
-FIXTURE_TEARDOWN(nl)
+FIXTURE_TEARDOWN(raw_family)
 {
 	if (self->dev > 0) {
 		_test_unlink(self->dev, self->name);
@@ -478,13 +478,13 @@ FIXTURE_TEARDOWN(nl)
 	free(self->ans);
 }
 
-TEST_F(nl, family_resolves)
+TEST_F(raw_family, family_resolves)
 {
 	EXPECT_NE(0, self->nl.family);
 	EXPECT_NE(0, self->events_group);
 }
 
-TEST_F(nl, ring_get_doit_reports_what_was_done)
+TEST_F(raw_family, ring_get_doit_reports_what_was_done)
 {
 	struct baton_ring_create c;
 	struct nlmsghdr *n = (struct nlmsghdr *)self->ans->buf;
@@ -548,7 +548,7 @@ TEST_F(nl, ring_get_doit_reports_what_was_done)
 	close(fd);
 }
 
-TEST_F(nl, ring_dump_lists_each_ring_once)
+TEST_F(raw_family, ring_dump_lists_each_ring_once)
 {
 	const char *names[] = { self->name, self->name2, self->name3 };
 	int fds[3], i, total, unlinked;
@@ -583,7 +583,7 @@ TEST_F(nl, ring_dump_lists_each_ring_once)
 	close(fds[2]);
 }
 
-TEST_F(nl, missing_name_is_einval_with_extack)
+TEST_F(raw_family, missing_name_is_einval_with_extack)
 {
 	ASSERT_EQ(0, nl_get(&self->nl, BATON_CMD_RING_GET, 0, NULL,
 			    self->ans));
@@ -599,7 +599,7 @@ TEST_F(nl, missing_name_is_einval_with_extack)
 	EXPECT_EQ(BATON_A_EPOCH_NAME, self->ans->miss_type);
 }
 
-TEST_F(nl, oversized_or_unterminated_name_is_einval_with_extack)
+TEST_F(raw_family, oversized_or_unterminated_name_is_einval_with_extack)
 {
 	char big[BATON_NAME_MAX + 1];
 	struct nl_req r;
@@ -626,7 +626,7 @@ TEST_F(nl, oversized_or_unterminated_name_is_einval_with_extack)
 	EXPECT_NE(0, strlen(self->ans->msg));
 }
 
-TEST_F(nl, unknown_attributes_are_rejected)
+TEST_F(raw_family, unknown_attributes_are_rejected)
 {
 	uint32_t v = 1;
 	struct nl_req r;
@@ -646,7 +646,7 @@ TEST_F(nl, unknown_attributes_are_rejected)
 	EXPECT_EQ(EINVAL, self->ans->err);
 }
 
-TEST_F(nl, absent_name_is_enoent)
+TEST_F(raw_family, absent_name_is_enoent)
 {
 	ASSERT_EQ(0, nl_get(&self->nl, BATON_CMD_RING_GET, BATON_A_RING_NAME,
 			    self->name, self->ans));
@@ -656,7 +656,7 @@ TEST_F(nl, absent_name_is_enoent)
 	EXPECT_EQ(ENOENT, self->ans->err);
 }
 
-TEST_F(nl, watch_sees_ring_created_unlinked_destroyed)
+TEST_F(raw_family, watch_sees_ring_created_unlinked_destroyed)
 {
 	int fd;
 
@@ -679,7 +679,7 @@ TEST_F(nl, watch_sees_ring_created_unlinked_destroyed)
 	EXPECT_EQ(ENOENT, nl_simple(&self->nl, BATON_CMD_UNWATCH));
 }
 
-TEST_F(nl, killed_producer_is_a_peer_death)
+TEST_F(raw_family, killed_producer_is_a_peer_death)
 {
 	struct nlmsghdr *n = (struct nlmsghdr *)self->ans->buf;
 	uint32_t pid = 0, role = 0;
@@ -723,7 +723,7 @@ TEST_F(nl, killed_producer_is_a_peer_death)
 	close(fd);
 }
 
-TEST_F(nl, epoch_get_doit_and_dump)
+TEST_F(raw_family, epoch_get_doit_and_dump)
 {
 	struct nlmsghdr *n = (struct nlmsghdr *)self->ans->buf;
 	struct baton_epoch_register reg = { .size = sizeof(reg) };
@@ -803,7 +803,7 @@ static int nobody_view(int dev, const char *root_ring, const char *own,
 	return 0;
 }
 
-TEST_F(nl, unprivileged_sees_only_what_it_could_open)
+TEST_F(raw_family, unprivileged_sees_only_what_it_could_open)
 {
 	int go[2], ready[2], status, fd;
 	pid_t child;
@@ -832,7 +832,7 @@ TEST_F(nl, unprivileged_sees_only_what_it_could_open)
 	close(fd);
 }
 
-TEST_F(nl, thousand_messages_are_counted_from_the_indices)
+TEST_F(raw_family, thousand_messages_are_counted_from_the_indices)
 {
 	struct nlmsghdr *n = (struct nlmsghdr *)self->ans->buf;
 	struct baton_ring_params p = bt_params(64, 8);
@@ -859,7 +859,7 @@ TEST_F(nl, thousand_messages_are_counted_from_the_indices)
 	baton_ring_close(prod);
 }
 
-TEST_F_TIMEOUT(nl, dead_producers_tickets_are_a_tombstones_event, 60)
+TEST_F_TIMEOUT(raw_family, dead_producers_tickets_are_a_tombstones_event, 60)
 {
 	static char buf[NL_BUFSZ];
 	struct nlmsghdr *ev = (struct nlmsghdr *)buf;
@@ -915,7 +915,7 @@ TEST_F_TIMEOUT(nl, dead_producers_tickets_are_a_tombstones_event, 60)
 	bt_sync_close(&s);
 }
 
-TEST_F_TIMEOUT(nl, straggler_holding_a_synchronize_is_reported, 60)
+TEST_F_TIMEOUT(raw_family, straggler_holding_a_synchronize_is_reported, 60)
 {
 	static char buf[NL_BUFSZ];
 	struct nlmsghdr *ev = (struct nlmsghdr *)buf;
@@ -998,7 +998,7 @@ static int dump_index(const char *name)
 	return i;
 }
 
-TEST_F_TIMEOUT(nl, dump_of_100_rings_survives_unlinks_between_calls, 120)
+TEST_F_TIMEOUT(raw_family, dump_of_100_rings_survives_unlinks_between_calls, 120)
 {
 	static char buf[8192];
 	char name[32];
@@ -1067,7 +1067,7 @@ TEST_F_TIMEOUT(nl, dump_of_100_rings_survives_unlinks_between_calls, 120)
 	close(small.fd);
 }
 
-TEST_F(nl, killed_participant_is_a_peer_death)
+TEST_F(raw_family, killed_participant_is_a_peer_death)
 {
 	uint32_t pid = 0;
 	struct baton_epoch_create c;
@@ -1127,7 +1127,7 @@ static void nl_drain(struct nl *nl)
  * A watcher that does not read: its socket fills, the kernel never
  * blocks on it, and the next event it can take says how many it lost.
  */
-TEST_F_TIMEOUT(nl, full_watcher_socket_counts_drops, 120)
+TEST_F_TIMEOUT(raw_family, full_watcher_socket_counts_drops, 120)
 {
 	static char buf[NL_BUFSZ];
 	struct nlmsghdr *ev = (struct nlmsghdr *)buf;
@@ -1171,7 +1171,7 @@ TEST_F_TIMEOUT(nl, full_watcher_socket_counts_drops, 120)
 }
 
 /* The events group is admin-only: nobody may not join, root may. */
-TEST_F(nl, events_group_is_admin_only)
+TEST_F(raw_family, events_group_is_admin_only)
 {
 	uint32_t grp = self->events_group;
 	int status, fd;

@@ -489,7 +489,7 @@ struct nj_shared {
 	uint64_t epoch;
 };
 
-FIXTURE(nj) {
+FIXTURE(batonctl) {
 	char ring[BATON_NAME_MAX];
 	char dom[BATON_NAME_MAX];
 	struct baton_ring *prod, *cons;
@@ -498,7 +498,7 @@ FIXTURE(nj) {
 	pid_t reader;
 };
 
-FIXTURE_SETUP(nj)
+FIXTURE_SETUP(batonctl)
 {
 	struct baton_ring_params p = bt_params(64, 64);
 	struct baton_epoch_params ep = { 4, 8, 0640, BATON_BACKEND_KMOD };
@@ -544,7 +544,7 @@ FIXTURE_SETUP(nj)
 	bt_sync_close(&s);
 }
 
-FIXTURE_TEARDOWN(nj)
+FIXTURE_TEARDOWN(batonctl)
 {
 	if (self->reader > 0) {
 		kill(self->reader, SIGKILL);
@@ -630,7 +630,7 @@ static void nj_check_peers(struct __test_metadata *_metadata,
 }
 
 static void nj_check_domain(struct __test_metadata *_metadata,
-			    FIXTURE_DATA(nj) *self, const struct jv *d)
+			    FIXTURE_DATA(batonctl) *self, const struct jv *d)
 {
 	struct baton_epoch_stats st;
 
@@ -650,7 +650,7 @@ static void nj_check_domain(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, jv_u64(d, "sync_timeouts"));
 }
 
-TEST_F_TIMEOUT(nj, list_json, 60)
+TEST_F_TIMEOUT(batonctl, list_json, 60)
 {
 	char *argv[] = { "batonctl", "-j", "list", NULL };
 	struct jv v;
@@ -664,7 +664,7 @@ TEST_F_TIMEOUT(nj, list_json, 60)
 	jv_free(&v);
 }
 
-TEST_F_TIMEOUT(nj, show_json_pretty, 60)
+TEST_F_TIMEOUT(batonctl, show_json_pretty, 60)
 {
 	char *argv[] = { "batonctl", "-j", "-p", "show", self->ring, NULL };
 	struct jv v;
@@ -679,7 +679,7 @@ TEST_F_TIMEOUT(nj, show_json_pretty, 60)
 	jv_free(&v);
 }
 
-TEST_F_TIMEOUT(nj, epoch_json, 60)
+TEST_F_TIMEOUT(batonctl, epoch_json, 60)
 {
 	char *one[] = { "batonctl", "-j", "epoch", self->dom, NULL };
 	char *all[] = { "batonctl", "-j", "epoch", NULL };
@@ -711,7 +711,7 @@ TEST_F_TIMEOUT(nj, epoch_json, 60)
 	jv_free(&v);
 }
 
-TEST_F_TIMEOUT(nj, unknown_name_is_an_error, 60)
+TEST_F_TIMEOUT(batonctl, unknown_name_is_an_error, 60)
 {
 	char *argv[] = { "batonctl", "show", "st.nj.no-such-ring", NULL };
 	char *o = NULL, *e = NULL;
@@ -727,7 +727,7 @@ TEST_F_TIMEOUT(nj, unknown_name_is_an_error, 60)
 	free(e);
 }
 
-TEST_F_TIMEOUT(nj, text_output_names_the_objects, 60)
+TEST_F_TIMEOUT(batonctl, text_output_names_the_objects, 60)
 {
 	char *list[] = { "batonctl", "list", NULL };
 	char *show[] = { "batonctl", "show", self->ring, NULL };
@@ -748,7 +748,7 @@ TEST_F_TIMEOUT(nj, text_output_names_the_objects, 60)
 }
 
 /* A memfd ring: read-only, with what the backend cannot see listed. */
-TEST_F_TIMEOUT(nj, memfd_ring_shown_read_only, 60)
+TEST_F_TIMEOUT(batonctl, memfd_ring_shown_read_only, 60)
 {
 	struct baton_ring_params p = bt_params(16, 8);
 	char name[BATON_NAME_MAX];
@@ -789,7 +789,7 @@ TEST_F_TIMEOUT(nj, memfd_ring_shown_read_only, 60)
 }
 
 /* A memfd domain: participants, the active reader, its pid, read-only. */
-TEST_F_TIMEOUT(nj, memfd_domain_shown_read_only, 60)
+TEST_F_TIMEOUT(batonctl, memfd_domain_shown_read_only, 60)
 {
 	struct baton_epoch_params ep = { 4, 8, 0600, BATON_BACKEND_MEMFD };
 	char name[BATON_NAME_MAX];
@@ -848,7 +848,7 @@ static int nj_read_line(int fd, char *buf, size_t len, long ms)
 	return -ENOSPC;
 }
 
-TEST_F_TIMEOUT(nj, watch_json_stream_until_sigint, 90)
+TEST_F_TIMEOUT(batonctl, watch_json_stream_until_sigint, 90)
 {
 	char *argv[] = { "batonctl", "-j", "watch", NULL };
 	struct baton_ring_params p = bt_params(4, 8);
@@ -889,7 +889,7 @@ TEST_F_TIMEOUT(nj, watch_json_stream_until_sigint, 90)
 	baton_ring_close(r);
 }
 
-TEST_F_TIMEOUT(nj, watch_count_and_timeout, 90)
+TEST_F_TIMEOUT(batonctl, watch_count_and_timeout, 90)
 {
 	char *count[] = { "batonctl", "-j", "-c", "1", "-t", "60", "watch",
 			  NULL };

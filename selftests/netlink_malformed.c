@@ -16,13 +16,13 @@
  */
 #include "netlink_util.h"
 
-FIXTURE(nm) {
+FIXTURE(malformed_request) {
 	struct nlt nl;
 	char name[BATON_NAME_MAX];
 	int dev;
 };
 
-FIXTURE_SETUP(nm)
+FIXTURE_SETUP(malformed_request)
 {
 	BT_REQUIRE_DEV();
 	ASSERT_EQ(0, nlt_open(&self->nl));
@@ -33,7 +33,7 @@ FIXTURE_SETUP(nm)
 				       BATON_ROLE_PRODUCER, 4, 8, 0600, NULL));
 }
 
-FIXTURE_TEARDOWN(nm)
+FIXTURE_TEARDOWN(malformed_request)
 {
 	if (self->dev > 0) {
 		_test_unlink(self->dev, self->name);
@@ -53,7 +53,7 @@ static int nm_ask(struct nlt *s, struct nlt_msg *m, size_t raw_len,
 	return nlt_collect(s, e, NULL, NULL);
 }
 
-TEST_F(nm, missing_name)
+TEST_F(malformed_request, missing_name)
 {
 	static const int cmds[] = { BATON_CMD_RING_GET, BATON_CMD_EPOCH_GET };
 	struct nlt_msg m;
@@ -74,7 +74,7 @@ TEST_F(nm, missing_name)
 	}
 }
 
-TEST_F(nm, name_longer_than_name_max)
+TEST_F(malformed_request, name_longer_than_name_max)
 {
 	char longname[BATON_NAME_MAX * 2];
 	struct nlt_msg m;
@@ -96,7 +96,7 @@ TEST_F(nm, name_longer_than_name_max)
 	EXPECT_NE(0, e.msg[0]);
 }
 
-TEST_F(nm, name_of_wrong_type)
+TEST_F(malformed_request, name_of_wrong_type)
 {
 	uint32_t not_a_string = 0x41414141;
 	uint64_t wide = 0x4141414141414141ULL;
@@ -122,7 +122,7 @@ TEST_F(nm, name_of_wrong_type)
 	EXPECT_NE(0, e.msg[0]);
 }
 
-TEST_F(nm, unknown_attribute)
+TEST_F(malformed_request, unknown_attribute)
 {
 	uint32_t v = 1;
 	struct nlt_msg m;
@@ -137,7 +137,7 @@ TEST_F(nm, unknown_attribute)
 	TH_LOG("attribute %d: \"%s\"", BATON_A_RING_MAX + 10, e.msg);
 }
 
-TEST_F(nm, attributes_that_do_not_parse)
+TEST_F(malformed_request, attributes_that_do_not_parse)
 {
 	struct nlt_msg m;
 	struct nlt_err e;
@@ -163,7 +163,7 @@ TEST_F(nm, attributes_that_do_not_parse)
 }
 
 /* The core answers these before the family sees them: no message. */
-TEST_F(nm, unknown_command_and_short_header)
+TEST_F(malformed_request, unknown_command_and_short_header)
 {
 	struct nlt_msg m;
 	struct nlt_err e;
@@ -199,7 +199,7 @@ static uint64_t nm_rand(uint64_t *s)
 
 #define NM_FUZZ		2000
 
-TEST_F_TIMEOUT(nm, random_payloads_always_answered, 300)
+TEST_F_TIMEOUT(malformed_request, random_payloads_always_answered, 300)
 {
 	uint64_t seed = 0x9e3779b97f4a7c15ULL;
 	struct nlt_msg m;

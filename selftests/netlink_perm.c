@@ -41,7 +41,7 @@ enum {
 	NP_BATONCTL,
 };
 
-FIXTURE(np) {
+FIXTURE(visibility) {
 	int dev;
 	char root_ring[BATON_NAME_MAX];
 	char root_dom[BATON_NAME_MAX];
@@ -57,7 +57,7 @@ static int np_epoch_create(int dev, const char *name, uint32_t mode)
 	return _test_epoch_create(dev, name, 2, 2, mode, NULL);
 }
 
-FIXTURE_SETUP(np)
+FIXTURE_SETUP(visibility)
 {
 	BT_REQUIRE_DEV();
 	if (getuid() != 0)
@@ -83,7 +83,7 @@ FIXTURE_SETUP(np)
 	ASSERT_EQ(0, np_epoch_create(self->dev, self->root_dom, 0600));
 }
 
-FIXTURE_TEARDOWN(np)
+FIXTURE_TEARDOWN(visibility)
 {
 	if (self->dev <= 0)
 		return;
@@ -130,7 +130,7 @@ static bool np_quoted(const char *s, const char *name)
 }
 
 /* The same through batonctl, which only passes the kernel's answer on. */
-static int np_batonctl_as_nobody(FIXTURE_DATA(np) *self)
+static int np_batonctl_as_nobody(FIXTURE_DATA(visibility) *self)
 {
 	char *list[] = { "batonctl", "-j", "list", NULL };
 	char *show[] = { "batonctl", "show", self->root_ring, NULL };
@@ -154,7 +154,7 @@ static int np_batonctl_as_nobody(FIXTURE_DATA(np) *self)
 }
 
 /* Child: dumps and doits as nobody. */
-static int np_dumps_as_nobody(FIXTURE_DATA(np) *self)
+static int np_dumps_as_nobody(FIXTURE_DATA(visibility) *self)
 {
 	static struct nlt_obj objs[8], o;
 	struct nlt_err e;
@@ -194,7 +194,7 @@ static int np_dumps_as_nobody(FIXTURE_DATA(np) *self)
 	return np_batonctl_as_nobody(self);
 }
 
-TEST_F_TIMEOUT(np, unprivileged_dump_and_doit, 60)
+TEST_F_TIMEOUT(visibility, unprivileged_dump_and_doit, 60)
 {
 	static struct nlt_obj objs[8];
 	struct nlt nl;
@@ -230,7 +230,7 @@ static void np_other_event(const struct nlt_obj *ev, void *arg)
 }
 
 /* Child: watch as nobody; root works on its objects; then our own. */
-static int np_watch_as_nobody(FIXTURE_DATA(np) *self, struct bt_sync *up,
+static int np_watch_as_nobody(FIXTURE_DATA(visibility) *self, struct bt_sync *up,
 			      struct bt_sync *down)
 {
 	struct np_leak leak = { self->prefix, self->own_ring, 0 };
@@ -255,7 +255,7 @@ static int np_watch_as_nobody(FIXTURE_DATA(np) *self, struct bt_sync *up,
 	return leak.leaks ? NP_EVENT_LEAK : NP_OK;
 }
 
-TEST_F_TIMEOUT(np, unprivileged_watcher_sees_no_other_users_events, 60)
+TEST_F_TIMEOUT(visibility, unprivileged_watcher_sees_no_other_users_events, 60)
 {
 	struct bt_sync up, down;
 	struct baton_ring_params p = bt_params(4, 8);
@@ -300,7 +300,7 @@ TEST_F_TIMEOUT(np, unprivileged_watcher_sees_no_other_users_events, 60)
  * ENOENT by name, and as a watcher gets no event about them; its own
  * ring there is invisible from the first namespace.
  */
-static int np_watch_in_new_ipcns(FIXTURE_DATA(np) *self, struct bt_sync *up,
+static int np_watch_in_new_ipcns(FIXTURE_DATA(visibility) *self, struct bt_sync *up,
 				 struct bt_sync *down)
 {
 	struct np_leak leak = { self->prefix, self->own_ring, 0 };
@@ -342,7 +342,7 @@ static int np_watch_in_new_ipcns(FIXTURE_DATA(np) *self, struct bt_sync *up,
 	return ret;
 }
 
-TEST_F_TIMEOUT(np, other_ipc_namespace_sees_nothing, 60)
+TEST_F_TIMEOUT(visibility, other_ipc_namespace_sees_nothing, 60)
 {
 	static struct nlt_obj objs[8], o;
 	struct baton_ring_params p = bt_params(4, 8);
@@ -376,6 +376,84 @@ TEST_F_TIMEOUT(np, other_ipc_namespace_sees_nothing, 60)
 	EXPECT_EQ(NP_OK, bt_wait_timeout(pid, NP_WAIT_MS));
 	bt_sync_close(&up);
 	bt_sync_close(&down);
+}
+
+/*
+ * The CVE-2014-0181 class: a socket opened by nobody, written by root (a
+ * setuid program handed it as its stdout would do just that). The
+ * request must be answered as nobody would be: root's 0600 objects do not
+ * exist, a dump lists only what nobody may open, and a WATCH sent by
+ * root over it carries no event nobody may not see.
+ */
+static int np_open_as_nobody_and_pass(int via)
+{
+	struct nlt nl;
+	int dev, ret = np_drop(&dev);
+
+	if (ret)
+		return ret;
+	if (nlt_open(&nl))
+		return NP_SETUP;
+	return nlt_send_fd(via, nl.fd) ? NP_SETUP : NP_OK;
+}
+
+TEST_F_TIMEOUT(visibility, root_writing_nobodys_socket_gets_nobodys_answer, 60)
+{
+	static struct nlt_obj objs[8], o, ev;
+	struct np_leak leak = { self->prefix, self->open_ring, 0 };
+	struct baton_ring_params p = bt_params(4, 8);
+	struct baton_ring *late;
+	struct nlt mine, theirs;
+	struct nlt_err e;
+	int sv[2], fd;
+	pid_t pid;
+
+	ASSERT_EQ(0, nlt_open(&mine));
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(np_open_as_nobody_and_pass(sv[1]));
+	fd = nlt_recv_fd(sv[0]);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(NP_OK, bt_wait_timeout(pid, NP_WAIT_MS));
+	theirs = mine;
+	theirs.fd = fd;
+
+	/* root (this process) sends; nobody opened */
+	EXPECT_EQ(-ENOENT, nlt_get(&theirs, BATON_CMD_RING_GET,
+				   self->root_ring, &o, &e));
+	EXPECT_EQ(-ENOENT, nlt_get(&theirs, BATON_CMD_EPOCH_GET,
+				   self->root_dom, &o, &e));
+	EXPECT_EQ(0, nlt_get(&theirs, BATON_CMD_RING_GET, self->open_ring, &o,
+			     &e));
+	EXPECT_EQ(1, nlt_dump(&theirs, BATON_CMD_RING_GET, self->prefix, objs,
+			      8));
+	EXPECT_TRUE(np_in(self->open_ring, objs, 1));
+	EXPECT_EQ(0, nlt_dump(&theirs, BATON_CMD_EPOCH_GET, self->prefix, objs,
+			      8));
+	/* the same requests on root's own socket see everything */
+	EXPECT_EQ(0, nlt_get(&mine, BATON_CMD_RING_GET, self->root_ring, &o,
+			     &e));
+	EXPECT_EQ(2, nlt_dump(&mine, BATON_CMD_RING_GET, self->prefix, objs,
+			      8));
+
+	/* events: root's 0600 ring must not reach it; a 0666 one does */
+	ASSERT_EQ(0, nlt_watch(&theirs, &e));
+	ASSERT_EQ(0, baton_ring_create(self->late_ring, &p,
+				       BATON_ROLE_CONSUMER, &late));
+	baton_ring_close(late);
+	ASSERT_EQ(0, baton_ring_unlink(self->late_ring, BATON_BACKEND_KMOD));
+	/* the open ring's unlink comes after: everything before it is in */
+	ASSERT_EQ(0, _test_unlink(self->dev, self->open_ring));
+	EXPECT_EQ(0, nlt_wait_event(&theirs, BATON_EVENT_RING_UNLINKED,
+				    self->open_ring, NP_WAIT_MS, &ev,
+				    np_other_event, &leak));
+	EXPECT_EQ(0, leak.leaks);
+	close(fd);
+	nlt_close(&mine);
+	close(sv[0]);
+	close(sv[1]);
 }
 
 TEST_HARNESS_MAIN

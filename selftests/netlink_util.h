@@ -289,6 +289,68 @@ static inline void nlt_close(struct nlt *s)
 	s->fd = -1;
 }
 
+/*
+ * A socket bound to the port id @portid (not the kernel's choice), with
+ * the family id @family already known: the churn tests reuse port ids.
+ * 0, or -errno (-EADDRINUSE while another socket holds it).
+ */
+static inline int nlt_socket_at(struct nlt *s, uint32_t portid,
+				uint16_t family)
+{
+	struct sockaddr_nl me = { .nl_family = AF_NETLINK, .nl_pid = portid };
+	int one = 1;
+
+	memset(s, 0, sizeof(*s));
+	s->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	if (s->fd < 0)
+		return -errno;
+	setsockopt(s->fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	setsockopt(s->fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	s->family = family;
+	return bind(s->fd, (struct sockaddr *)&me, sizeof(me)) ? -errno : 0;
+}
+
+/* Pass @fd over the unix socket @via (SCM_RIGHTS); 0 or -errno. */
+static inline int nlt_send_fd(int via, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	char byte = 'f';
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(via, &mh, 0) == 1 ? 0 : -errno;
+}
+
+/* Receive a descriptor sent by nlt_send_fd(); it, or -errno. */
+static inline int nlt_recv_fd(int via)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	char byte;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *c;
+	int fd;
+
+	if (recvmsg(via, &mh, MSG_CMSG_CLOEXEC) != 1)
+		return -EPROTO;
+	c = CMSG_FIRSTHDR(&mh);
+	if (!c || c->cmsg_type != SCM_RIGHTS)
+		return -EPROTO;
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
 /* Open and resolve "baton": 0, -ENOENT without the family, -errno. */
 static inline int nlt_open(struct nlt *s)
 {
@@ -384,6 +446,17 @@ static inline int nlt_collect(struct nlt *s, struct nlt_err *e,
 
 /* ---- requests ---- */
 
+/* Send a request without attributes and wait for its ack. */
+static inline int nlt_simple(struct nlt *s, uint8_t cmd, struct nlt_err *e)
+{
+	struct nlt_msg m;
+	int ret;
+
+	nlt_msg_init(&m, s->family, NLM_F_ACK, cmd);
+	ret = nlt_send(s, &m);
+	return ret ? ret : nlt_collect(s, e, NULL, NULL);
+}
+
 static inline int nlt_name_attr(int cmd)
 {
 	return cmd == BATON_CMD_RING_GET ? BATON_A_RING_NAME :
@@ -478,12 +551,7 @@ static inline int nlt_dump(struct nlt *s, int cmd, const char *prefix,
 /* Subscribe to events and wait for the ack. */
 static inline int nlt_watch(struct nlt *s, struct nlt_err *e)
 {
-	struct nlt_msg m;
-	int ret;
-
-	nlt_msg_init(&m, s->family, NLM_F_ACK, BATON_CMD_WATCH);
-	ret = nlt_send(s, &m);
-	return ret ? ret : nlt_collect(s, e, NULL, NULL);
+	return nlt_simple(s, BATON_CMD_WATCH, e);
 }
 
 /*

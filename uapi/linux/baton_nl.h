@@ -42,7 +42,8 @@ enum baton_cmd {
 	BATON_CMD_EVENT,	/* notification: BATON_A_EVENT_* */
 	BATON_CMD_WATCH,	/* subscribe the sending socket to events;
 				 * no attributes; idempotent; ENOSPC past
-				 * the max_watchers module parameter */
+				 * the max_watchers module parameter,
+				 * counted per user */
 	BATON_CMD_UNWATCH,	/* undo BATON_CMD_WATCH (ENOENT if not) */
 
 	__BATON_CMD_MAX,
