@@ -13,10 +13,11 @@
  * claim pages, epoch regions) refuses every one with EFAULT; a slot page
  * (data) accepts them, within the role's protections.
  *
- * Then the attack itself, end to end: a participant (an MPSC producer)
- * starts an O_DIRECT read into its epoch region (its claim page) whose
- * data arrives only when it says so, releases, a victim registers the same
- * index, and the read completes. The victim's words must be its own.
+ * Then the attack itself, end to end: a participant (an MPSC producer, an
+ * SPSC producer) starts an O_DIRECT read into its epoch region (its claim
+ * page, its index page) whose data arrives only when it says so, releases,
+ * a victim takes the same index (role), and the read completes. The
+ * victim's words must be its own.
  *
  * The delayed read: null_blk's poll queue. A polled request (io_uring with
  * IORING_SETUP_IOPOLL) is queued by null_blk at submission, with its pages
@@ -495,6 +496,9 @@ TEST_F(gup, vma_ops)
 	EXPECT_EQ(-1, madvise(m, len, MADV_DONTNEED));
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(0x1122334455667788ULL, w[0]);
+	errno = 0;
+	EXPECT_EQ(-1, madvise(m, len, MADV_DOFORK));
+	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(MAP_FAILED, mremap(m, len, len + BT_PAGE, MREMAP_MAYMOVE));
 
 	target = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
@@ -723,6 +727,44 @@ TEST(stale_read_into_mpsc_claim)
 	bt_make_name(name, sizeof(name), "gupm");
 	s.name = name;
 	cons = gup_ring_create(s.dev, name, GUP_MPSC, BATON_ROLE_CONSUMER, 1,
+			       &c);
+	ASSERT_LE(0, cons);
+	gup_story_run(_metadata, &s);
+	close(cons);
+	_test_unlink(s.dev, name);
+	close(s.dev);
+}
+
+/* An SPSC producer: its index page (the next one resumes from it). */
+static void *gup_take_spsc_producer(struct gup_story *s, int *fd,
+				    size_t *len)
+{
+	struct baton_ring_open o;
+	void *m;
+
+	if (_test_ring_open(s->dev, s->name, BATON_ROLE_PRODUCER, &o))
+		return NULL;
+	*fd = o.out_fd;
+	*len = o.out_off.prod_size;
+	m = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, *fd,
+		 (off_t)o.out_off.prod_mmap);
+	return m == MAP_FAILED ? NULL : m;
+}
+
+TEST(stale_read_into_spsc_index_page)
+{
+	struct gup_story s = { .take = gup_take_spsc_producer, .words = 64 };
+	struct baton_ring_create c;
+	char name[BATON_NAME_MAX];
+	int cons;
+
+	BT_REQUIRE_DEV();
+	GUP_REQUIRE_NULLB();
+	s.dev = bt_dev_open();
+	ASSERT_LE(0, s.dev);
+	bt_make_name(name, sizeof(name), "gups");
+	s.name = name;
+	cons = gup_ring_create(s.dev, name, GUP_SPSC, BATON_ROLE_CONSUMER, 1,
 			       &c);
 	ASSERT_LE(0, cons);
 	gup_story_run(_metadata, &s);
