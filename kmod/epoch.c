@@ -113,10 +113,10 @@
  * A participant index is FREE, RESERVED (a REGISTER holds it while it
  * copies its answer out, see baton_epoch_reserve()), LIVE (a registered
  * file holds it) or ORPHAN: its file was released with retirements
- * pending. No mapping of
- * the region can outlive the file (a vma holds it), so an orphan's region
- * is the kernel's alone: its entries are drained in place under the same
- * rule, and the index is FREE again once they are.
+ * pending. No mapping of the region can outlive the file (a vma holds
+ * it), nor any pin of its pages (they refuse GUP, pages.c), so an
+ * orphan's region is the kernel's alone: its entries are drained in place
+ * under the same rule, and the index is FREE again once they are.
  */
 enum {
 	BATON_PART_FREE,
