@@ -2,9 +2,10 @@
 /*
  * baton: the IPI barrier (G) and the set of mms it covers.
  *
- * Owns struct baton_mm_set: for one ring, the mms that map it, each with
- * the number of its vmas that do. ring.c adds an mm at mmap() and from
- * vm_ops->open (fork, split, mremap) and drops it from vm_ops->close. The
+ * Owns struct baton_mm_set: for one ring (or epoch domain), the mms that
+ * map it, each with the number of its vmas that do. pages.c adds an mm at
+ * mmap() and from vm_ops->open (fork, split, mremap) and drops it from
+ * vm_ops->close. The
  * parker (BATON_RING_IOC_PARK, or poll about to report not-ready) calls
  * baton_barrier_peers() after its own smp_mb() (F) to force a full
  * barrier on every CPU that may be running a peer.

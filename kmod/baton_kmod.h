@@ -6,7 +6,8 @@
  * size-versioned struct rules (baton_copy_in/out); ring.c owns ring objects, their registry and
  * ring fds; mpsc.c owns the MPSC protocol state of a ring (producer
  * indices, dead producers, tombstones); barrier.c owns the set of mms that
- * map a ring and the IPI barrier (G) over their CPUs. Each file states its
+ * map a ring and the IPI barrier (G) over their CPUs; pages.c the pages of
+ * rings and domains and their mappings. Each file states its
  * own locking rules; no lock is shared across files except through the
  * functions below. netlink.c owns the generic netlink family "baton":
  * statistics of named objects, watchers and events; the other files only
@@ -76,6 +77,31 @@ int baton_mm_set_add(struct baton_mm_set *set, struct mm_struct *mm);
 void baton_mm_set_add_nofail(struct baton_mm_set *set, struct mm_struct *mm);
 void baton_mm_set_del(struct baton_mm_set *set, struct mm_struct *mm);
 void baton_barrier_peers(struct baton_mm_set *set);
+
+/*
+ * pages.c: the pages of one ring or epoch domain, the kernel's vmap() of
+ * them, and their user mappings (control pages refuse GUP, slots do not).
+ */
+struct vm_area_struct;
+
+struct baton_pages {
+	struct page **pages;
+	unsigned int nr;
+	void *base;			/* vmap() of @pages */
+};
+
+/* One region of an object, as the caller's role may map it. */
+struct baton_region {
+	unsigned long first;		/* its first page in the object */
+	unsigned long pages;		/* its length in pages */
+	bool writable;			/* the role may map it PROT_WRITE */
+	bool data;			/* ring slots: GUP-able (pages.c) */
+};
+
+int baton_pages_alloc(struct baton_pages *p, unsigned int nr);
+void baton_pages_free(struct baton_pages *p);
+int baton_pages_mmap(const struct baton_pages *p, struct vm_area_struct *vma,
+		     const struct baton_region *r, struct baton_mm_set *mms);
 
 /*
  * mpsc.c: the MPSC protocol's kernel side (producer indices, dead

@@ -89,7 +89,6 @@
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/uidgid.h>
-#include <linux/vmalloc.h>
 #include <linux/wait.h>
 
 #include <linux/baton.h>
@@ -114,10 +113,10 @@
  * A participant index is FREE, RESERVED (a REGISTER holds it while it
  * copies its answer out, see baton_epoch_reserve()), LIVE (a registered
  * file holds it) or ORPHAN: its file was released with retirements
- * pending. No mapping of
- * the region can outlive the file (a vma holds it), so an orphan's region
- * is the kernel's alone: its entries are drained in place under the same
- * rule, and the index is FREE again once they are.
+ * pending. No mapping of the region can outlive the file (a vma holds
+ * it), nor any pin of its pages (they refuse GUP, pages.c), so an
+ * orphan's region is the kernel's alone: its entries are drained in place
+ * under the same rule, and the index is FREE again once they are.
  */
 enum {
 	BATON_PART_FREE,
@@ -144,9 +143,7 @@ struct baton_epoch {
 	u32 part_pages;
 	struct baton_epoch_offsets off;	/* trusted copy of hdr->off */
 
-	struct page **pages;
-	unsigned int nr_pages;
-	void *base;			/* vmap() of @pages, VM_USERMAP */
+	struct baton_pages mem;		/* every page of the domain (pages.c) */
 	struct baton_epoch_hdr *hdr;
 
 	struct mutex lock;		/* see the file comment */
@@ -200,17 +197,13 @@ static void baton_epoch_event(struct baton_epoch *d, u32 type)
 static void baton_epoch_free(struct kref *ref)
 {
 	struct baton_epoch *d = container_of(ref, struct baton_epoch, named.ref);
-	unsigned int i;
 
 	baton_named_forget(&baton_domains, &d->named);
 	/* A domain that never had a name was never announced either. */
 	if (d->named.published)
 		baton_epoch_event(d, BATON_EVENT_EPOCH_DESTROYED);
 
-	vunmap(d->base);
-	for (i = 0; i < d->nr_pages; i++)
-		__free_page(d->pages[i]);
-	kvfree(d->pages);
+	baton_pages_free(&d->mem);
 	kfree(d->parts);
 	baton_mm_set_destroy(&d->mms);
 	mutex_destroy(&d->lock);
@@ -223,40 +216,10 @@ static void baton_epoch_put(struct baton_epoch *d)
 	kref_put(&d->named.ref, baton_epoch_free);
 }
 
-/*
- * As ring.c: pages charged to the caller's memory cgroup, one VM_USERMAP
- * area, and ENOMEM rather than an OOM kill when they do not fit.
- */
-#define BATON_EPOCH_GFP	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL |	\
-			 __GFP_NOWARN)
-
-static int baton_epoch_alloc_pages(struct baton_epoch *d)
-{
-	unsigned int i;
-
-	d->pages = kvcalloc(d->nr_pages, sizeof(*d->pages), BATON_EPOCH_GFP);
-	if (!d->pages)
-		return -ENOMEM;
-	for (i = 0; i < d->nr_pages; i++) {
-		d->pages[i] = alloc_page(BATON_EPOCH_GFP | __GFP_ZERO);
-		if (!d->pages[i])
-			goto fail;
-	}
-	d->base = vmap(d->pages, d->nr_pages, VM_MAP | VM_USERMAP,
-		       PAGE_KERNEL);
-	if (d->base)
-		return 0;
-fail:
-	while (i--)
-		__free_page(d->pages[i]);
-	kvfree(d->pages);
-	return -ENOMEM;
-}
-
 static u8 *baton_epoch_part_base(struct baton_epoch *d, u32 index)
 {
-	return (u8 *)d->base + ((1 + (size_t)index * d->part_pages) <<
-				PAGE_SHIFT);
+	return (u8 *)d->mem.base + ((1 + (size_t)index * d->part_pages) <<
+				    PAGE_SHIFT);
 }
 
 static void baton_epoch_init_layout(struct baton_epoch *d)
@@ -291,7 +254,7 @@ static void baton_epoch_init_layout(struct baton_epoch *d)
 	d->global = 1;
 	d->frontier = 0;
 	d->holder = U32_MAX;
-	d->hdr = d->base;
+	d->hdr = d->mem.base;
 	d->hdr->magic = BATON_EPOCH_MAGIC;
 	d->hdr->abi_version = BATON_ABI_VERSION;
 	d->hdr->max_participants = d->max_parts;
@@ -304,6 +267,7 @@ static void baton_epoch_init_layout(struct baton_epoch *d)
 static struct baton_epoch *baton_epoch_alloc(const struct baton_epoch_create *k)
 {
 	struct baton_epoch *d;
+	unsigned int nr_pages;
 	size_t part_bytes;
 	int ret;
 
@@ -315,11 +279,11 @@ static struct baton_epoch *baton_epoch_alloc(const struct baton_epoch_create *k)
 	part_bytes = BATON_EPOCH_ENTRY_OFF +
 		     (size_t)k->queue_len * sizeof(struct baton_epoch_entry);
 	d->part_pages = PAGE_ALIGN(part_bytes) >> PAGE_SHIFT;
-	d->nr_pages = 1 + d->max_parts * d->part_pages;
+	nr_pages = 1 + d->max_parts * d->part_pages;
 
 	/* Charged before the pages exist: over a cap, none are allocated. */
 	ret = baton_named_init(&d->named, k->name, k->mode,
-			       (unsigned long)d->nr_pages << PAGE_SHIFT);
+			       (unsigned long)nr_pages << PAGE_SHIFT);
 	if (ret)
 		goto free_d;
 	ret = -ENOMEM;
@@ -330,7 +294,7 @@ static struct baton_epoch *baton_epoch_alloc(const struct baton_epoch_create *k)
 	ret = baton_mm_set_init(&d->mms);
 	if (ret)
 		goto free_parts;
-	ret = baton_epoch_alloc_pages(d);
+	ret = baton_pages_alloc(&d->mem, nr_pages);
 	if (ret)
 		goto free_mms;
 
@@ -924,81 +888,53 @@ static long baton_epoch_ioctl(struct file *file, unsigned int cmd,
 
 /* ---- mmap ---- */
 
-static void baton_epoch_vm_open(struct vm_area_struct *vma)
-{
-	struct baton_epoch_file *ef = vma->vm_file->private_data;
-
-	baton_mm_set_add_nofail(&ef->d->mms, vma->vm_mm);
-}
-
-static void baton_epoch_vm_close(struct vm_area_struct *vma)
-{
-	struct baton_epoch_file *ef = vma->vm_file->private_data;
-
-	baton_mm_set_del(&ef->d->mms, vma->vm_mm);
-}
-
-static const struct vm_operations_struct baton_epoch_vm_ops = {
-	.open	= baton_epoch_vm_open,
-	.close	= baton_epoch_vm_close,
-};
-
 /*
- * One region per mmap() call, at its exact offset: the header and the
- * table read-only for every domain fd, the self region read-write for the
- * fd that registered it (the kernel picks the pages from the file, so no
- * fd can map another participant's region writable).
+ * The region at mmap offset @pgoff: the header and the table read-only for
+ * every domain fd, the self region read-write for the fd that registered
+ * it (the kernel picks the pages from the file, so no fd can map another
+ * participant's region writable). All control pages (pages.c): a region
+ * passes to the next participant of its index, the kernel reads the rest.
  */
-static int baton_epoch_mmap(struct file *file, struct vm_area_struct *vma)
+static int baton_epoch_region(struct baton_epoch_file *ef, unsigned long pgoff,
+			      struct baton_region *r)
 {
-	struct baton_epoch_file *ef = file->private_data;
 	struct baton_epoch *d = ef->d;
-	unsigned long pages, area_pgoff;
 	int index = READ_ONCE(ef->index);
-	bool writable = false;
-	int ret;
 
-	switch (vma->vm_pgoff) {
+	r->data = false;
+	r->writable = false;
+	switch (pgoff) {
 	case BATON_EPOCH_HDR_PGOFF:
-		pages = 1;
-		area_pgoff = 0;
-		break;
+		r->first = 0;
+		r->pages = 1;
+		return 0;
 	case BATON_EPOCH_SELF_PGOFF:
 		if (index < 0)
 			return -EINVAL;
-		pages = d->part_pages;
-		area_pgoff = 1 + (unsigned long)index * d->part_pages;
-		writable = true;
-		break;
+		r->first = 1 + (unsigned long)index * d->part_pages;
+		r->pages = d->part_pages;
+		r->writable = true;
+		return 0;
 	case BATON_EPOCH_TABLE_PGOFF:
-		pages = (unsigned long)d->max_parts * d->part_pages;
-		area_pgoff = 1;
-		break;
+		r->first = 1;
+		r->pages = (unsigned long)d->max_parts * d->part_pages;
+		return 0;
 	default:
 		return -EINVAL;
 	}
-	if (vma_pages(vma) > pages)
-		return -EINVAL;
-	if (!(vma->vm_flags & VM_SHARED))
-		return -EINVAL;
-	if (!writable) {
-		if (vma->vm_flags & VM_WRITE)
-			return -EACCES;
-		vma->vm_flags &= ~VM_MAYWRITE;
-	}
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+}
 
-	ret = baton_mm_set_add(&d->mms, vma->vm_mm);
+/* One region per mmap() call, at its exact offset (pages.c does the rest). */
+static int baton_epoch_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct baton_epoch_file *ef = file->private_data;
+	struct baton_region r;
+	int ret;
+
+	ret = baton_epoch_region(ef, vma->vm_pgoff, &r);
 	if (ret)
 		return ret;
-	ret = remap_vmalloc_range(vma, d->base, area_pgoff);
-	if (ret) {
-		/* mmap_region() unmaps without ->close: undo here. */
-		baton_mm_set_del(&d->mms, vma->vm_mm);
-		return ret;
-	}
-	vma->vm_ops = &baton_epoch_vm_ops;
-	return 0;
+	return baton_pages_mmap(&ef->d->mem, vma, &r, &ef->d->mms);
 }
 
 /* ---- domain fds ---- */

@@ -61,7 +61,6 @@
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/uidgid.h>
-#include <linux/vmalloc.h>
 #include <linux/wait.h>
 
 #include <linux/baton.h>
@@ -88,9 +87,7 @@ struct baton_ring {
 	unsigned long claim_pgoff;
 	struct baton_mpsc *mpsc;	/* MPSC protocol state, or NULL */
 
-	struct page **pages;
-	unsigned int nr_pages;
-	void *base;			/* vmap() of @pages, VM_USERMAP */
+	struct baton_pages mem;		/* every page of the ring (pages.c) */
 	struct baton_ring_hdr *hdr;
 	u64 *tail;			/* shared, producer-writable */
 	u32 *prod_waiting;		/* ditto */
@@ -151,17 +148,13 @@ static void baton_ring_event(struct baton_ring *ring, u32 type)
 static void baton_ring_free(struct kref *ref)
 {
 	struct baton_ring *ring = container_of(ref, struct baton_ring, named.ref);
-	unsigned int i;
 
 	baton_named_forget(&baton_rings, &ring->named);
 	/* A ring that never had a name was never announced either. */
 	if (ring->named.published)
 		baton_ring_event(ring, BATON_EVENT_RING_DESTROYED);
 	baton_mpsc_free(ring->mpsc);
-	vunmap(ring->base);
-	for (i = 0; i < ring->nr_pages; i++)
-		__free_page(ring->pages[i]);
-	kvfree(ring->pages);
+	baton_pages_free(&ring->mem);
 	baton_mm_set_destroy(&ring->mms);
 	baton_named_destroy(&ring->named);	/* the charge, the namespace */
 	kfree(ring);
@@ -188,7 +181,7 @@ static int baton_ring_init_mpsc(struct baton_ring *ring)
 {
 	struct baton_ring_offsets *off = &ring->off;
 	struct baton_mpsc_layout l;
-	u8 *base = ring->base;
+	u8 *base = ring->mem.base;
 
 	BUILD_BUG_ON(sizeof(struct baton_ring_hdr) > BATON_MPSC_HDR_OFF);
 	BUILD_BUG_ON(BATON_MPSC_HDR_OFF + sizeof(struct baton_mpsc_hdr) >
@@ -220,7 +213,7 @@ static int baton_ring_init_mpsc(struct baton_ring *ring)
 static int baton_ring_init_layout(struct baton_ring *ring, size_t slots_bytes)
 {
 	struct baton_ring_offsets *off = &ring->off;
-	u8 *base = ring->base;
+	u8 *base = ring->mem.base;
 	int ret;
 
 	off->hdr_mmap = BATON_HDR_PGOFF << PAGE_SHIFT;
@@ -257,46 +250,6 @@ static int baton_ring_init_layout(struct baton_ring *ring, size_t slots_bytes)
 	return 0;
 }
 
-/*
- * The ring memory is pages charged to the caller's memory cgroup (a ring
- * can be 256 MiB and /dev/baton is open to everyone), mapped into one
- * VM_USERMAP area so remap_vmalloc_range() accepts it. vmalloc_user()
- * would give the same area but cannot charge the pages. Charged pages
- * are ordinary pages to vm_insert_page() (no page type, not slab).
- *
- * __GFP_RETRY_MAYFAIL: a ring that does not fit the creator's memory.max
- * (or the machine) is the caller's ENOMEM, never an OOM kill of whatever
- * else runs in its cgroup; try_charge_memcg() gives up before its OOM
- * killer for such requests.
- */
-#define BATON_RING_GFP	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL |	\
-			 __GFP_NOWARN)
-
-static int baton_ring_alloc_pages(struct baton_ring *ring, size_t bytes)
-{
-	unsigned int i;
-
-	ring->nr_pages = bytes >> PAGE_SHIFT;
-	ring->pages = kvcalloc(ring->nr_pages, sizeof(*ring->pages),
-			       BATON_RING_GFP);
-	if (!ring->pages)
-		return -ENOMEM;
-	for (i = 0; i < ring->nr_pages; i++) {
-		ring->pages[i] = alloc_page(BATON_RING_GFP | __GFP_ZERO);
-		if (!ring->pages[i])
-			goto fail;
-	}
-	ring->base = vmap(ring->pages, ring->nr_pages, VM_MAP | VM_USERMAP,
-			  PAGE_KERNEL);
-	if (ring->base)
-		return 0;
-fail:
-	while (i--)
-		__free_page(ring->pages[i]);
-	kvfree(ring->pages);
-	return -ENOMEM;
-}
-
 static struct baton_ring *baton_ring_alloc(const struct baton_ring_create *k)
 {
 	size_t slots_bytes = PAGE_ALIGN((size_t)k->slot_count * k->slot_size);
@@ -316,7 +269,7 @@ static struct baton_ring *baton_ring_alloc(const struct baton_ring_create *k)
 	ret = baton_mm_set_init(&ring->mms);
 	if (ret)
 		goto destroy_named;
-	ret = baton_ring_alloc_pages(ring, bytes);
+	ret = baton_pages_alloc(&ring->mem, bytes >> PAGE_SHIFT);
 	if (ret)
 		goto free_mms;
 
@@ -524,98 +477,68 @@ static void baton_ring_file_abort(int fd, struct file *file)
 
 /* ---- mmap ---- */
 
-static void baton_vm_open(struct vm_area_struct *vma)
-{
-	struct baton_ring_file *rf = vma->vm_file->private_data;
-
-	baton_mm_set_add_nofail(&rf->ring->mms, vma->vm_mm);
-}
-
-static void baton_vm_close(struct vm_area_struct *vma)
-{
-	struct baton_ring_file *rf = vma->vm_file->private_data;
-
-	baton_mm_set_del(&rf->ring->mms, vma->vm_mm);
-}
-
-static const struct vm_operations_struct baton_vm_ops = {
-	.open	= baton_vm_open,
-	.close	= baton_vm_close,
-};
-
 /*
- * One region per mmap() call, at its exact offset. Producer fds may write
- * the producer page and the slots, consumer fds the consumer page; the
- * header is read-only to both. A read-only region loses VM_MAYWRITE so
- * mprotect() cannot upgrade it. MPSC: both roles write the sequence
- * words; a producer fd maps its own claim page (the kernel picks it from
- * the fd), a consumer fd none (EACCES).
+ * The region at mmap offset @pgoff as @rf's role may map it. Producer
+ * fds write the producer page and the slots, consumer fds the consumer
+ * page; the header is read-only to both. MPSC: both roles write the
+ * sequence words; a producer fd maps its own claim page (the kernel picks
+ * it from the fd), a consumer fd none (EACCES). Only the slots are data
+ * (pages.c): every other page passes between holders or steers the kernel.
  */
-static int baton_ring_mmap(struct file *file, struct vm_area_struct *vma)
+static int baton_ring_region(struct baton_ring_file *rf, unsigned long pgoff,
+			     struct baton_region *r)
 {
-	struct baton_ring_file *rf = file->private_data;
 	struct baton_ring *ring = rf->ring;
-	unsigned long src = vma->vm_pgoff;
-	unsigned long pages;
 	u32 writer;
-	int ret;
 
-	switch (vma->vm_pgoff) {
+	r->first = pgoff;
+	r->pages = 1;
+	r->data = false;
+	switch (pgoff) {
 	case BATON_HDR_PGOFF:
-		pages = 1;
 		writer = 0;
 		break;
 	case BATON_PROD_PGOFF:
-		pages = 1;
 		writer = BATON_ROLE_PRODUCER;
 		break;
 	case BATON_CONS_PGOFF:
-		pages = 1;
 		writer = BATON_ROLE_CONSUMER;
 		break;
 	case BATON_SLOTS_PGOFF:
-		pages = ring->off.slots_size >> PAGE_SHIFT;
+		r->pages = ring->off.slots_size >> PAGE_SHIFT;
+		r->data = true;
 		writer = BATON_ROLE_PRODUCER;
 		break;
 	default:
 		if (!ring->mpsc)
 			return -EINVAL;
-		if (vma->vm_pgoff == ring->seq_pgoff) {
-			pages = ring->seq_pages;
+		if (pgoff == ring->seq_pgoff) {
+			r->pages = ring->seq_pages;
 			writer = rf->role;
-		} else if (vma->vm_pgoff == ring->claim_pgoff) {
+		} else if (pgoff == ring->claim_pgoff) {
 			if (rf->role != BATON_ROLE_PRODUCER)
 				return -EACCES;
-			pages = 1;
+			r->first = ring->claim_pgoff + rf->index;
 			writer = BATON_ROLE_PRODUCER;
-			src = ring->claim_pgoff + rf->index;
 		} else {
 			return -EINVAL;
 		}
 	}
-	if (vma_pages(vma) > pages)
-		return -EINVAL;
-	/* A private copy of a ring is meaningless. */
-	if (!(vma->vm_flags & VM_SHARED))
-		return -EINVAL;
-	if (writer != rf->role) {
-		if (vma->vm_flags & VM_WRITE)
-			return -EACCES;
-		vma->vm_flags &= ~VM_MAYWRITE;
-	}
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	r->writable = writer == rf->role;
+	return 0;
+}
 
-	ret = baton_mm_set_add(&ring->mms, vma->vm_mm);
+/* One region per mmap() call, at its exact offset (pages.c does the rest). */
+static int baton_ring_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct baton_ring_file *rf = file->private_data;
+	struct baton_region r;
+	int ret;
+
+	ret = baton_ring_region(rf, vma->vm_pgoff, &r);
 	if (ret)
 		return ret;
-	ret = remap_vmalloc_range(vma, ring->base, src);
-	if (ret) {
-		/* mmap_region() unmaps without ->close: undo here. */
-		baton_mm_set_del(&ring->mms, vma->vm_mm);
-		return ret;
-	}
-	vma->vm_ops = &baton_vm_ops;
-	return 0;
+	return baton_pages_mmap(&rf->ring->mem, vma, &r, &rf->ring->mms);
 }
 
 /* ---- park and wake ---- */

@@ -112,6 +112,17 @@ fi
 
 mk_args=(-o "$work/initramfs.cpio.gz" -j "$here/job-$job.sh" -e "$work/job.env")
 
+# null_blk (and configfs, which it needs) for the tests that want a block
+# device (ring_gup: O_DIRECT and a read held in null_blk's poll queue). The
+# Debian kernel has them as modules; the debug kernel has no block layer.
+if [[ "$vm_kernel" == debian ]]; then
+	for m in fs/configfs/configfs drivers/block/null_blk/null_blk; do
+		for f in "/lib/modules/$kver/kernel/$m.ko" "/lib/modules/$kver/kernel/$m.ko.xz"; do
+			[[ -f "$f" ]] && mk_args+=(-k "$f")
+		done
+	done
+fi
+
 if [[ -f "$ko" ]]; then
 	# The module must be built for the kernel we boot, not the host's.
 	vermagic=$(modinfo -F vermagic "$ko" | awk '{ print $1 }')
