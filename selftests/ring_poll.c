@@ -5,11 +5,14 @@
  * Owns readiness as the brief defines it: consumer EPOLLIN|EPOLLRDNORM
  * when tail != head, EPOLLHUP once the producer is gone and the ring is
  * drained; producer EPOLLOUT|EPOLLWRNORM when not full, EPOLLERR once the
- * consumer is gone. A not-ready poll sets the poller's waiting flag (so a
- * peer's push wakes an epoll_wait in another process) and a ready one
- * clears it. The ordinary epoll loop (wait, drain with the fast path until
- * EAGAIN, wait again) must get an event for the next message, level- and
- * edge-triggered alike. A signal ends a park without deadline with EINTR
+ * consumer is gone. A poll raises the poller's BATON_WAIT_POLL when it is
+ * down (so a peer's push wakes an epoll_wait in another process) and the
+ * peer's wake takes it down: one wake per arm. The ordinary epoll loop
+ * (wait, drain with the fast path until EAGAIN, wait again) must get an
+ * event for the next message, level- and edge-triggered alike, also after
+ * a blocking call parked and timed out (a park never takes an epoll arm
+ * down), and a consumer that keeps up costs a wake per arm, not per
+ * message. A signal ends a park without deadline with EINTR
  * (no SA_RESTART) or restarts it (SA_RESTART), the handler running either
  * way.
  */
@@ -131,13 +134,10 @@ TEST_F(pl, poll_times_out)
 }
 
 /*
- * Not ready sets the poller's waiting flag (so the peer's fast path will
- * make the wake call); ready clears it.
- */
-/*
- * A not-ready poll raises the flag; a ready poll leaves it up (edge-
- * triggered epoll never polls again after an edge, so dropping it there
- * would lose the next wakeup); disarming drops it and stops the wakes.
+ * A poll raises the flag; the push's wake takes it down, and the next poll,
+ * ready or not, raises it again (edge-triggered epoll polls for the last
+ * time while the fd is ready, so an arm made only when not ready would
+ * lose the next wakeup); disarming drops it and stops the wakes.
  */
 TEST_F(pl, poll_sets_flag_and_disarm_clears_it)
 {

@@ -149,7 +149,7 @@ proctype consumer() {
   :: head < tail_mem -> head = head + 1        /* the fast path */
   :: head == tail_mem && head < N ->
      if
-     :: /* a blocking pop: park */
+     :: true ->   /* a blocking pop: park */
         atomic { kpark = 1; arms++; publish() };
         barriers();
         do
@@ -185,7 +185,7 @@ proctype consumer() {
 #else
         atomic { queued = 0; kpark = 0; publish() }
 #endif
-     :: /* epoll_wait, edge-triggered: sleeps until a callback */
+     :: true ->   /* epoll_wait, edge-triggered: sleeps until a callback */
         atomic { pollwoken -> pollwoken = 0 };
         poll_once()                                /* ep_send_events' ->poll */
      fi

@@ -410,16 +410,19 @@ struct baton_ring_hdr {
  *                                       load prod_waiting (plain)    (E)
  *
  *  parker (kernel, BATON_RING_IOC_PARK)     waker (kernel, _WAKE)
- *  set own waiting flag                     smp_mb()                    (H)
- *  smp_mb()                           (F)   wake_up() under wq lock
- *  IPI: smp_mb() on peers' CPUs       (G)
- *  re-check index vs @expected, sleep under the wait-queue lock
+ *  set own BATON_WAIT_PARKED (wq lock)      smp_mb()                    (H)
+ *  smp_mb()                           (F)   wq lock: PARKED, POLL down;
+ *  IPI: smp_mb() on peers' CPUs       (G)   wake parkers and pollers
+ *  re-check index vs @expected under the wait-queue lock; re-arm (store,
+ *  F, G) if a WAKE took PARKED down, else sleep. ->poll raises
+ *  BATON_WAIT_POLL the same way whenever it is down.
  *
  * (A)/(B): slot contents are visible before the tail that covers them.
  * (C)/(D): the consumer is done reading a slot before the producer may
  *          overwrite it.
  * (E): store index, then load the peer's waiting flag. This is a
- *      StoreLoad pattern and the fast path has no fence: the parker pays
+ *      StoreLoad pattern and the fast path has no fence (a signal fence
+ *      keeps the compiler's order, no instruction): the parker pays
  *      with (F) and (G), which order the peer's earlier index store
  *      before the parker's re-check, and (H) orders a waker that did see
  *      the flag. Without (F) or (G) a wakeup is lost even on x86
