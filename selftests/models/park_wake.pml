@@ -143,7 +143,10 @@ proctype consumer() {
   bit tmo = 0;	/* one park times out (the issue's case), the rest wait */
 
   poll_once();                                 /* EPOLL_CTL_ADD */
-  pollwoken = ready;                           /* reported at once if ready */
+  if                                           /* reported at once if ready */
+  :: ready -> pollwoken = 1                    /* (a callback may have come) */
+  :: else -> skip
+  fi;
   do
   :: head == N -> break
   :: head < tail_mem -> head = head + 1        /* the fast path */
