@@ -40,7 +40,7 @@ ORDER="fp_prod_submit:tail:cons_waiting fp_cons_release:head:prod_waiting
 fp_try_push:tail:cons_waiting fp_try_pop:head:prod_waiting
 fp_mpsc_prod_publish:seq:cons_waiting fp_mpsc_push:seq:cons_waiting
 fp_mpsc_cons_release:seq,head:prod_waiting
-fp_mpsc_try_pop:seq,head:prod_waiting fp_epoch_exit:ann:sync_waiters"
+fp_mpsc_try_pop:seq,head:prod_waiting fp_epoch_exit:ann:sync_epoch"
 ORDER_CCS="gcc clang"
 ORDER_OPTS="-O2 -O3 -Os"
 NORDER=7

@@ -19,6 +19,6 @@ int main(void)
 	RING(cons_waiting);
 	RING(seq);
 	printf("ann %zu\n", offsetof(struct baton_epoch, ann));
-	printf("sync_waiters %zu\n", offsetof(struct baton_epoch, sync_waiters));
+	printf("sync_epoch %zu\n", offsetof(struct baton_epoch, sync_epoch));
 	return 0;
 }
