@@ -15,7 +15,9 @@
  *    (one write(2) per message, the reader read(2)s up to 64 KiB), and
  *    their ratio? One run each: spsc_xproc gives runs and spread.
  *  - what did the slow path do? The ring's counters (baton_ring_stats) of
- *    both handles: indices, parks, wakes, deaths, the library's syscalls.
+ *    both handles: indices, parks, wakes, re-arms, poll arms, deaths, the
+ *    library's syscalls; and checks wakes <= parks + re-arms + poll arms
+ *    on each side (one wake call per arm).
  *
  * Works with either backend: BATON_BACKEND=kmod|memfd, else kmod when
  * /dev/baton exists. `make run` runs it in the VM on the kernel backend.
@@ -377,12 +379,16 @@ static void print_rate(const char *label, const struct pass *p,
 
 static void print_stats(const char *label, const struct baton_ring_stats *s)
 {
-	printf("%s head=%llu tail=%llu parks_full=%llu parks_empty=%llu wakes_of_producer=%llu wakes_of_consumer=%llu producer_deaths=%llu consumer_deaths=%llu wake_calls=%llu park_calls=%llu\n",
+	printf("%s head=%llu tail=%llu parks_full=%llu parks_empty=%llu wakes_of_producer=%llu wakes_of_consumer=%llu rearms_of_producer=%llu rearms_of_consumer=%llu poll_arms_of_producer=%llu poll_arms_of_consumer=%llu producer_deaths=%llu consumer_deaths=%llu wake_calls=%llu park_calls=%llu\n",
 	       label, (unsigned long long)s->head, (unsigned long long)s->tail,
 	       (unsigned long long)s->parks_full,
 	       (unsigned long long)s->parks_empty,
 	       (unsigned long long)s->wakes_of_producer,
 	       (unsigned long long)s->wakes_of_consumer,
+	       (unsigned long long)s->rearms_of_producer,
+	       (unsigned long long)s->rearms_of_consumer,
+	       (unsigned long long)s->poll_arms_of_producer,
+	       (unsigned long long)s->poll_arms_of_consumer,
 	       (unsigned long long)s->producer_deaths,
 	       (unsigned long long)s->consumer_deaths,
 	       (unsigned long long)s->wake_calls,
@@ -413,6 +419,33 @@ static int pass_check(const char *label, const struct pass *p)
 	else
 		return 0;
 	return 1;
+}
+
+/*
+ * One wake call per arm (issue 13): each side's wakes are at most its
+ * parks, re-arms and poll arms, since the kernel takes the flag down in
+ * the first wake and only an arm raises it again.
+ */
+static int wake_bound_side(const char *side, uint64_t wakes, uint64_t parks,
+			   uint64_t rearms, uint64_t arms)
+{
+	int ok = wakes <= parks + rearms + arms;
+
+	printf("wakes of the %s: %llu %s parks %llu + re-arms %llu + poll arms %llu\n",
+	       side, (unsigned long long)wakes, ok ? "<=" : "> (FAILED)",
+	       (unsigned long long)parks, (unsigned long long)rearms,
+	       (unsigned long long)arms);
+	return !ok;
+}
+
+static int wake_bound_check(const struct baton_ring_stats *s)
+{
+	return wake_bound_side("consumer", s->wakes_of_consumer, s->parks_empty,
+			       s->rearms_of_consumer,
+			       s->poll_arms_of_consumer) |
+	       wake_bound_side("producer", s->wakes_of_producer, s->parks_full,
+			       s->rearms_of_producer,
+			       s->poll_arms_of_producer);
 }
 
 static int ring_indices_check(const struct pass *p)
@@ -530,7 +563,7 @@ int main(int argc, char **argv)
 		    &ring.v.stats);
 
 	bad = pass_check("ring", &ring) | ring_indices_check(&ring) |
-	      pass_check("pipe", &pipe_pass);
+	      pass_check("pipe", &pipe_pass) | wake_bound_check(&ring.prod);
 	if (bad)
 		return 1;
 	printf("pipeline: verified %llu messages in order, checksum OK (ring and pipe, fnv1a 0x%016llx)\n",

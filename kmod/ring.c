@@ -19,13 +19,16 @@
  * Locking:
  *  - baton_rings.lock (mutex, owner.c) guards the registry list; a lookup
  *    takes its reference under it.
- *  - ring->lock (spinlock) guards the role counts, ->state, ->prod_parked
- *    and the counters in the shared header. Slow paths only; the only lock
+ *  - ring->lock (spinlock) guards the role counts, ->state and the
+ *    counters in the shared header. Slow paths only; the only lock
  *    taken while it is held is mpsc.c's (producer attach and release).
  *    The mm set in barrier.c has its own.
- *  - the wait queues use their own locks; wake_up() and the park loop's
+ *  - each side's wait queue lock (struct baton_waiters) guards that
+ *    side's waiting word and its arms; WAKE and the park loop's
  *    prepare_to_wait_event() meet there, which is what makes the re-check
- *    and the sleep atomic with respect to BATON_RING_IOC_WAKE.
+ *    and the sleep atomic with respect to BATON_RING_IOC_WAKE. Taken with
+ *    interrupts off, inside nothing of ours; ring->lock is never taken
+ *    while it is held.
  *
  * Statistics and events (netlink.c): baton_ring_stats() fills a snapshot
  * under ring->lock from the kernel's own counters and one READ_ONCE() of
@@ -75,6 +78,24 @@
 /* The waiting flags sit a cache line away from the index they go with. */
 #define BATON_WAITING_OFF	64
 
+/*
+ * One side of a ring (its producers, or its consumer): who waits there,
+ * and the waiting word the peer's fast path loads (E). The kernel keeps
+ * the bits and only mirrors them into @word, so a scribbled word misleads
+ * no one but the side that owns it. Arms are counted per generation: a
+ * WAKE that takes BATON_WAIT_PARKED down starts a new one, and a parker
+ * armed in an older one must re-arm (store, F, G) before it sleeps.
+ */
+struct baton_waiters {
+	wait_queue_head_t wq;	/* parkers and pollers; its lock: the rest */
+	u32 bits;		/* BATON_WAIT_*, as mirrored into @word */
+	unsigned int armed;	/* parkers armed in generation @gen */
+	u64 gen;
+	bool waking;		/* inside a WAKE that started a generation */
+	u32 *word;		/* what the peer loads (E) */
+	u32 *old_word;		/* MPSC producers: the producer page's word */
+};
+
 struct baton_ring {
 	struct baton_named named;	/* name, owner, reference, registry */
 	u32 kind;
@@ -98,12 +119,11 @@ struct baton_ring {
 	unsigned int producers;		/* attached producer files */
 	unsigned int consumers;		/* attached consumer files */
 	u32 state;			/* BATON_STATE_*, trusted copy */
-	u32 prod_parked;		/* MPSC: parked or polling producers */
 	struct list_head files;		/* attached baton_ring_files */
 	u64 scribbles;			/* inconsistent index pairs seen */
 
-	wait_queue_head_t prod_wq;	/* producers parked or polling */
-	wait_queue_head_t cons_wq;	/* consumers parked or polling */
+	struct baton_waiters prod_w;	/* producers parked or polling */
+	struct baton_waiters cons_w;	/* consumers parked or polling */
 	struct baton_mm_set mms;	/* mms mapping the ring, for (G) */
 };
 
@@ -112,7 +132,6 @@ struct baton_ring_file {
 	struct baton_ring *ring;
 	u32 role;
 	bool attached;			/* counted in producers/consumers */
-	bool poll_armed;		/* MPSC producer: counted in prod_parked */
 	bool parked;			/* inside BATON_RING_IOC_PARK (stats) */
 	int index;			/* MPSC producer: its claim page */
 	struct list_head node;		/* in ring->files while attached */
@@ -234,10 +253,16 @@ static int baton_ring_init_layout(struct baton_ring *ring, size_t slots_bytes)
 	ring->prod_waiting = (u32 *)(base + off->prod_mmap + off->prod_waiting);
 	ring->head = (u64 *)(base + off->cons_mmap + off->cons_head);
 	ring->cons_waiting = (u32 *)(base + off->cons_mmap + off->cons_waiting);
+	ring->cons_w.word = ring->cons_waiting;
+	ring->prod_w.word = ring->prod_waiting;
 	if (ring->kind == BATON_RING_MPSC) {
 		ret = baton_ring_init_mpsc(ring);
 		if (ret)
 			return ret;
+		/* The producers' word: in the header, where none can write. */
+		ring->prod_w.old_word = ring->prod_waiting;
+		ring->prod_w.word = &((struct baton_mpsc_hdr *)
+				      (base + off->hdr_mmap + off->mpsc_hdr))->prod_waiting;
 	}
 
 	/* Nobody can map the ring yet: plain stores. */
@@ -279,8 +304,8 @@ static struct baton_ring *baton_ring_alloc(const struct baton_ring_create *k)
 	ring->max_producers = k->kind == BATON_RING_MPSC ? k->max_producers : 1;
 	spin_lock_init(&ring->lock);
 	INIT_LIST_HEAD(&ring->files);
-	init_waitqueue_head(&ring->prod_wq);
-	init_waitqueue_head(&ring->cons_wq);
+	init_waitqueue_head(&ring->prod_w.wq);
+	init_waitqueue_head(&ring->cons_w.wq);
 	ret = baton_ring_init_layout(ring, slots_bytes);
 	if (ret) {
 		/* The ring's own free: pages, mm set and all. */
@@ -296,6 +321,41 @@ destroy_named:
 free_ring:
 	kfree(ring);
 	return ERR_PTR(ret);
+}
+
+/* ---- waiting words (each side's wait-queue lock) ---- */
+
+/* Mirror the kernel's bits into the word the peer loads (E). */
+static void baton_waiters_publish(struct baton_waiters *w)
+{
+	lockdep_assert_held(&w->wq.lock);
+	WRITE_ONCE(*w->word, w->bits);
+	if (w->old_word)
+		WRITE_ONCE(*w->old_word, w->bits);
+}
+
+/* The last file of a side has gone: nobody there is left to wake. */
+static void baton_waiters_reset(struct baton_waiters *w)
+{
+	spin_lock_irq(&w->wq.lock);
+	w->bits = 0;
+	w->armed = 0;
+	w->gen++;
+	baton_waiters_publish(w);
+	spin_unlock_irq(&w->wq.lock);
+}
+
+/* Which side a file of @role waits on, and which side it wakes. */
+static struct baton_waiters *baton_own_waiters(struct baton_ring *ring,
+					       u32 role)
+{
+	return role == BATON_ROLE_CONSUMER ? &ring->cons_w : &ring->prod_w;
+}
+
+static struct baton_waiters *baton_peer_waiters(struct baton_ring *ring,
+						u32 role)
+{
+	return role == BATON_ROLE_CONSUMER ? &ring->prod_w : &ring->cons_w;
 }
 
 /* ---- roles, state and counters (ring->lock) ---- */
@@ -391,7 +451,7 @@ static void baton_ring_detach(struct baton_ring_file *rf)
 	struct baton_ring *ring = rf->ring;
 	bool producer = rf->role == BATON_ROLE_PRODUCER;
 	unsigned int *count = producer ? &ring->producers : &ring->consumers;
-	u32 *waiting = producer ? ring->prod_waiting : ring->cons_waiting;
+	bool last;
 
 	spin_lock(&ring->lock);
 	list_del_init(&rf->node);
@@ -400,21 +460,19 @@ static void baton_ring_detach(struct baton_ring_file *rf)
 	if (ring->mpsc && producer) {
 		/* Its unpublished tickets become the kernel's to tombstone. */
 		baton_mpsc_detach(ring->mpsc, rf->index);
-		if (rf->poll_armed) {
-			ring->prod_parked--;
-			WRITE_ONCE(*ring->prod_waiting, ring->prod_parked);
-		}
 	}
-	if (!--(*count)) {
-		/* Nobody of this role is left to be woken: spare the peer. */
-		WRITE_ONCE(*waiting, 0);
+	last = !--(*count);
+	if (last)
 		baton_ring_set_state(ring,
 				     ring->state | baton_gone_bit(rf->role));
-	}
 	spin_unlock(&ring->lock);
 
+	/* Nobody of this role is left to be woken: spare the peer. */
+	if (last)
+		baton_waiters_reset(producer ? &ring->prod_w : &ring->cons_w);
+
 	/* Parked peers return EPIPE, pollers see EPOLLHUP / EPOLLERR. */
-	wake_up_all(producer ? &ring->cons_wq : &ring->prod_wq);
+	wake_up_all(producer ? &ring->cons_w.wq : &ring->prod_w.wq);
 	baton_ring_peer_died(rf);
 }
 
@@ -585,16 +643,6 @@ static int baton_park_check(struct baton_ring *ring, u32 role, u64 expected)
 	return -EAGAIN;
 }
 
-/* Set the caller's own waiting flag and make it visible to every peer. */
-static void baton_ring_announce(struct baton_ring *ring, u32 *waiting)
-{
-	WRITE_ONCE(*waiting, 1);
-	/* F, matches E: the flag is globally visible before the IPIs. */
-	smp_mb();
-	/* G, matches E: see baton_barrier_peers(). */
-	baton_barrier_peers(&ring->mms);
-}
-
 /* Statistics: a park found the shared indices inconsistent. */
 static void baton_ring_count_scribble(struct baton_ring *ring)
 {
@@ -603,82 +651,177 @@ static void baton_ring_count_scribble(struct baton_ring *ring)
 	spin_unlock(&ring->lock);
 }
 
-/* MPSC producers share prod_waiting: it counts them (ring->prod_parked). */
-static void baton_ring_count_parked(struct baton_ring *ring, int delta)
+static void baton_ring_count(struct baton_ring *ring, __u64 *ctr)
 {
 	spin_lock(&ring->lock);
-	ring->prod_parked += delta;
-	WRITE_ONCE(*ring->prod_waiting, ring->prod_parked);
+	baton_hdr_inc(ring, ctr);
 	spin_unlock(&ring->lock);
 }
 
-static long baton_ring_park(struct baton_ring_file *rf, void __user *uarg)
-{
-	struct baton_ring *ring = rf->ring;
-	bool consumer = rf->role == BATON_ROLE_CONSUMER;
-	wait_queue_head_t *wq = consumer ? &ring->cons_wq : &ring->prod_wq;
-	u32 *waiting = consumer ? ring->cons_waiting : ring->prod_waiting;
-	bool counted = ring->mpsc && !consumer;
-	bool timed_out = false;
+/*
+ * One park in progress (on the parker's stack): its entry on the side's
+ * wait queue, and its arm. It is armed while @armed and @gen is the
+ * side's generation; both change only under the side's wait-queue lock.
+ */
+struct baton_parker {
 	struct wait_queue_entry wait;
-	struct baton_park k;
-	ktime_t deadline;
-	u32 usize;
+	struct baton_ring *ring;
+	struct baton_waiters *w;
+	u32 role;
+	bool armed;
+	u64 gen;
+	u64 expected;
+};
+
+/* Under the lock: is @p's arm still the one the word shows? */
+static bool baton_parker_armed_locked(const struct baton_parker *p)
+{
+	return p->armed && p->gen == p->w->gen;
+}
+
+/*
+ * Raise BATON_WAIT_PARKED for @p and make it visible to every peer before
+ * the caller looks at the index again. The store is made under the
+ * wait-queue lock, so no WAKE can take the flag down while it is in
+ * flight; F and G then pair with the peer's E (models/park_wake.pml).
+ */
+static void baton_parker_arm(struct baton_parker *p)
+{
+	struct baton_waiters *w = p->w;
+
+	spin_lock_irq(&w->wq.lock);
+	if (!baton_parker_armed_locked(p)) {
+		p->armed = true;
+		p->gen = w->gen;
+		w->armed++;
+	}
+	w->bits |= BATON_WAIT_PARKED;
+	baton_waiters_publish(w);
+	spin_unlock_irq(&w->wq.lock);
+	/* F, matches E: the flag is globally visible before the IPIs. */
+	smp_mb();
+	/* G, matches E: see baton_barrier_peers(). */
+	baton_barrier_peers(&p->ring->mms);
+}
+
+/* On the way out: our arm, if a WAKE has not taken it, goes. */
+static void baton_parker_disarm(struct baton_parker *p)
+{
+	struct baton_waiters *w = p->w;
+
+	spin_lock_irq(&w->wq.lock);
+	if (baton_parker_armed_locked(p) && !--w->armed) {
+		w->bits &= ~BATON_WAIT_PARKED;
+		baton_waiters_publish(w);
+	}
+	p->armed = false;
+	spin_unlock_irq(&w->wq.lock);
+}
+
+static bool baton_parker_still_armed(struct baton_parker *p)
+{
+	bool armed;
+
+	spin_lock_irq(&p->w->wq.lock);
+	armed = baton_parker_armed_locked(p);
+	spin_unlock_irq(&p->w->wq.lock);
+	return armed;
+}
+
+/*
+ * The park entry's wake function, under the wait-queue lock. A WAKE
+ * (@key set) that started a new generation leaves a parked MPSC producer
+ * whose slot is still taken asleep and armed: its flag never went down
+ * (the word is written once, at the end of the WAKE), so F and G still
+ * cover it, and waking it would only make it re-arm with an IPI round.
+ * Everyone else is dequeued and woken; its arm, if any, went with the
+ * generation.
+ */
+static int baton_park_wake(struct wait_queue_entry *wait, unsigned int mode,
+			   int sync, void *key)
+{
+	struct baton_parker *p = container_of(wait, struct baton_parker, wait);
+	struct baton_waiters *w = p->w;
+
+	if (key && w->waking && p->armed && p->gen + 1 == w->gen &&
+	    p->ring->mpsc && p->role == BATON_ROLE_PRODUCER &&
+	    baton_park_check(p->ring, p->role, p->expected) == -EAGAIN) {
+		p->gen = w->gen;
+		w->armed++;
+		return 0;
+	}
+	list_del_init_careful(&wait->entry);
+	return default_wake_function(wait, mode, sync, key);
+}
+
+/*
+ * WAKE's work on the side it wakes, all under that side's wait-queue lock:
+ * BATON_WAIT_PARKED goes down (a new generation; parkers that stay asleep
+ * re-arm in baton_park_wake()), BATON_WAIT_POLL goes down, the parkers and
+ * pollers are woken, and the word is written once. So the peer's next
+ * publication sees the flag down and makes no WAKE until someone re-arms:
+ * one WAKE per arm, not one per publication.
+ */
+static void baton_waiters_wake(struct baton_waiters *w, __poll_t events)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&w->wq.lock, flags);
+	if (w->bits & BATON_WAIT_PARKED) {
+		w->gen++;
+		w->armed = 0;
+		w->waking = true;
+	}
+	w->bits &= ~BATON_WAIT_POLL;
+	__wake_up_locked_key(&w->wq, TASK_NORMAL, poll_to_key(events));
+	w->waking = false;
+	if (!w->armed)
+		w->bits &= ~BATON_WAIT_PARKED;
+	baton_waiters_publish(w);
+	spin_unlock_irqrestore(&w->wq.lock, flags);
+}
+
+/*
+ * Sleep until the check says otherwise: queue, re-check, and sleep only
+ * while armed. A parker that a WAKE dequeued (its flag taken down) but
+ * that must sleep on (another producer's ticket, a spurious wake) leaves
+ * the queue, re-arms with F and G, and goes round again, so it never
+ * sleeps with its flag down (models/park_wake.pml, VARIANT 1).
+ */
+static long baton_park_loop(struct baton_parker *p, u32 flags,
+			    ktime_t deadline)
+{
+	struct baton_waiters *w = p->w;
+	struct baton_ring *ring = p->ring;
+	bool timed_out = false;
 	long ret;
 
-	ret = baton_copy_in(&k, sizeof(k), BATON_PARK_SIZE_VER0, uarg, &usize);
-	if (ret)
-		return ret;
-	if ((k.flags & ~BATON_PARK_DEADLINE) || k.reserved[0] || k.reserved[1])
-		return -EINVAL;
-	deadline = min_t(u64, k.deadline_ns, KTIME_MAX);
-
-	/* Nothing to wait for: spare the peers the IPI. */
-	ret = baton_park_check(ring, rf->role, k.expected);
-	if (ret == -EPROTO)
-		baton_ring_count_scribble(ring);
-	if (ret != -EAGAIN && ret != BATON_MPSC_RECHECK)
-		return ret;
-
-	/* A park: the ring was empty (full) when the call looked. */
-	WRITE_ONCE(rf->parked, true);
-	spin_lock(&ring->lock);
-	baton_hdr_inc(ring, consumer ? &ring->hdr->parks_empty :
-				       &ring->hdr->parks_full);
-	spin_unlock(&ring->lock);
-
-	if (counted) {
-		/* MPSC producers: one more parked; then F and G as below. */
-		baton_ring_count_parked(ring, 1);
-		smp_mb();	/* F, matches E */
-		baton_barrier_peers(&ring->mms);	/* G, matches E */
-	} else {
-		baton_ring_announce(ring, waiting);
-	}
-
-	init_wait_entry(&wait, 0);
 	for (;;) {
-		long intr = prepare_to_wait_event(wq, &wait,
+		long intr = prepare_to_wait_event(&w->wq, &p->wait,
 						  TASK_INTERRUPTIBLE);
-		bool has = k.flags & BATON_PARK_DEADLINE;
+		bool has = flags & BATON_PARK_DEADLINE;
 		bool brief = false;
 		ktime_t until = deadline;
 
 		/*
 		 * Re-check after queueing: a WAKE that comes later finds us
-		 * on @wq, one that came earlier stored its index before its
-		 * H and its wait-queue lock, so this read sees it.
+		 * on the queue, one that came earlier stored its index before
+		 * its H and its wait-queue lock, so this read sees it.
 		 */
-		ret = baton_park_check(ring, rf->role, k.expected);
+		ret = baton_park_check(ring, p->role, p->expected);
 		if (ret != -EAGAIN && ret != BATON_MPSC_RECHECK)
 			break;
-		if (intr) {
-			ret = intr;
-			break;
-		}
-		if (timed_out) {
-			ret = -ETIMEDOUT;
-			break;
+		if (intr)
+			return intr;
+		if (timed_out)
+			return -ETIMEDOUT;
+		if (!baton_parker_still_armed(p)) {
+			finish_wait(&w->wq, &p->wait);
+			baton_parker_arm(p);
+			baton_ring_count(ring, p->role == BATON_ROLE_CONSUMER ?
+					 &ring->hdr->rearms_of_consumer :
+					 &ring->hdr->rearms_of_producer);
+			continue;
 		}
 		/*
 		 * MPSC consumer: a live producer may be between its fetch_add
@@ -700,19 +843,56 @@ static long baton_ring_park(struct baton_ring_file *rf, void __user *uarg)
 					      HRTIMER_MODE_ABS) && !brief)
 			timed_out = true;
 	}
-	finish_wait(wq, &wait);
-	WRITE_ONCE(rf->parked, false);
+	return ret;
+}
+
+static long baton_ring_park(struct baton_ring_file *rf, void __user *uarg)
+{
+	struct baton_ring *ring = rf->ring;
+	bool consumer = rf->role == BATON_ROLE_CONSUMER;
+	struct baton_parker p = {
+		.ring = ring,
+		.w = baton_own_waiters(ring, rf->role),
+		.role = rf->role,
+	};
+	struct baton_park k;
+	ktime_t deadline;
+	u32 usize;
+	long ret;
+
+	ret = baton_copy_in(&k, sizeof(k), BATON_PARK_SIZE_VER0, uarg, &usize);
+	if (ret)
+		return ret;
+	if ((k.flags & ~BATON_PARK_DEADLINE) || k.reserved[0] || k.reserved[1])
+		return -EINVAL;
+	deadline = min_t(u64, k.deadline_ns, KTIME_MAX);
+	p.expected = k.expected;
+
+	/* Nothing to wait for: spare the peers the IPI. */
+	ret = baton_park_check(ring, rf->role, k.expected);
 	if (ret == -EPROTO)
 		baton_ring_count_scribble(ring);
+	if (ret != -EAGAIN && ret != BATON_MPSC_RECHECK)
+		return ret;
 
+	/* A park: the ring was empty (full) when the call looked. */
+	WRITE_ONCE(rf->parked, true);
+	baton_ring_count(ring, consumer ? &ring->hdr->parks_empty :
+					  &ring->hdr->parks_full);
+
+	init_wait_entry(&p.wait, 0);
+	p.wait.func = baton_park_wake;
+	baton_parker_arm(&p);
+	ret = baton_park_loop(&p, k.flags, deadline);
+	finish_wait(&p.w->wq, &p.wait);
 	/*
 	 * No barrier: a stale flag seen by the peer only costs it a WAKE
 	 * call; a peer that misses the clear is no worse off.
 	 */
-	if (counted)
-		baton_ring_count_parked(ring, -1);
-	else
-		WRITE_ONCE(*waiting, 0);
+	baton_parker_disarm(&p);
+	WRITE_ONCE(rf->parked, false);
+	if (ret == -EPROTO)
+		baton_ring_count_scribble(ring);
 	return ret;
 }
 
@@ -729,20 +909,21 @@ static long baton_ring_wake(struct baton_ring_file *rf, unsigned long arg)
 	 * at once must find this wake in it (ring_park saw 0 when a slow
 	 * waker had woken it but not yet counted).
 	 */
-	spin_lock(&ring->lock);
-	baton_hdr_inc(ring, producer ? &ring->hdr->wakes_of_consumer :
-				       &ring->hdr->wakes_of_producer);
-	spin_unlock(&ring->lock);
+	baton_ring_count(ring, producer ? &ring->hdr->wakes_of_consumer :
+					  &ring->hdr->wakes_of_producer);
 
 	/*
 	 * H, matches F and G: the caller's index store, made in user space
 	 * before this call, is ordered before the wait-queue lock below, so
 	 * a parker re-checking under that lock after us sees the new index,
-	 * and one queued before us is woken. The flag is never cleared
-	 * here: the parker owns it (models/park.pml, VARIANT 1).
+	 * and one queued before us is woken. The kernel, not the caller,
+	 * takes the flag down, under that lock (models/park_wake.pml: a
+	 * user-space clear loses wakeups, VARIANT 2).
 	 */
 	smp_mb();
-	wake_up(producer ? &ring->cons_wq : &ring->prod_wq);
+	baton_waiters_wake(baton_peer_waiters(ring, rf->role),
+			   producer ? EPOLLIN | EPOLLRDNORM :
+				      EPOLLOUT | EPOLLWRNORM);
 	return 0;
 }
 
@@ -853,51 +1034,52 @@ static __poll_t baton_ring_ready(struct baton_ring *ring, u32 role)
 }
 
 /*
- * A poller that is about to wait (it passed a poll table that queues it)
- * announces itself like a parker (F, G) before readiness is computed, so a
- * peer that moves its index afterwards sees the flag and wakes our queue.
- * This happens whether or not the fd is ready now: edge-triggered epoll
- * registers once, reports the edge and never calls here again, so a flag
- * that was not raised at registration, or was dropped once the fd turned
- * ready, would let the next publication after a drain (or a fill) skip
- * its wake for good. The flag therefore stays up until the owner parks
- * (park clears it on return), disarms it (baton_ring_poll_disarm()) or
- * detaches; meanwhile the peer pays a wake call per publication, never a
- * lost wakeup. A poll that will not wait (timeout 0, or epoll re-reading
- * the mask) leaves the flag as it is.
+ * Raise BATON_WAIT_POLL for a side if it is down (in the kernel's copy or,
+ * after baton_ring_poll_disarm(), in the word), then F and G as a park
+ * does. Whatever the readiness: epoll (edge-triggered above all) calls
+ * ->poll for the last time before it sleeps while the fd is still ready,
+ * right after the WAKE that took the arm down, so an arm made only on a
+ * not-ready poll would be missing for the next publication.
+ */
+static void baton_poll_arm(struct baton_ring *ring, u32 role)
+{
+	struct baton_waiters *w = baton_own_waiters(ring, role);
+	bool arm;
+
+	spin_lock_irq(&w->wq.lock);
+	arm = !(w->bits & BATON_WAIT_POLL) ||
+	      !(READ_ONCE(*w->word) & BATON_WAIT_POLL);
+	if (arm) {
+		w->bits |= BATON_WAIT_POLL;
+		baton_waiters_publish(w);
+	}
+	spin_unlock_irq(&w->wq.lock);
+	if (!arm)
+		return;
+	baton_ring_count(ring, role == BATON_ROLE_CONSUMER ?
+			 &ring->hdr->poll_arms_of_consumer :
+			 &ring->hdr->poll_arms_of_producer);
+	smp_mb();	/* F, matches E */
+	baton_barrier_peers(&ring->mms);	/* G, matches E */
+}
+
+/*
+ * Wake once per arm: WAKE takes BATON_WAIT_POLL down when it wakes the
+ * pollers (baton_waiters_wake()), and the ->poll that epoll (or poll(2))
+ * makes after that wake, to learn the events, raises it again, paying F
+ * and G then, before readiness is computed: a peer that moves its index
+ * afterwards sees the flag. A poller that keeps up, draining between two
+ * waits, so costs the peer one WAKE per wait, not one per publication.
+ * The arm is separate from a park's (BATON_WAIT_PARKED), so a blocking
+ * call that parks and returns never takes an epoll arm down.
  */
 static __poll_t baton_ring_poll(struct file *file, poll_table *pt)
 {
 	struct baton_ring_file *rf = file->private_data;
 	struct baton_ring *ring = rf->ring;
-	bool consumer = rf->role == BATON_ROLE_CONSUMER;
-	u32 *waiting = consumer ? ring->cons_waiting : ring->prod_waiting;
 
-	poll_wait(file, consumer ? &ring->cons_wq : &ring->prod_wq, pt);
-	/*
-	 * MPSC producers share a count, not a flag: a polling producer file
-	 * is counted once, until it is released.
-	 */
-	if (ring->mpsc && !consumer) {
-		if (!poll_does_not_wait(pt) && !READ_ONCE(rf->poll_armed)) {
-			spin_lock(&ring->lock);
-			if (!rf->poll_armed) {
-				rf->poll_armed = true;
-				ring->prod_parked++;
-				WRITE_ONCE(*waiting, ring->prod_parked);
-			}
-			spin_unlock(&ring->lock);
-			smp_mb();	/* F, matches E */
-			baton_barrier_peers(&ring->mms);	/* G, matches E */
-		}
-		return baton_ring_ready(ring, rf->role);
-	}
-	/*
-	 * Already up: F and G made it visible when it was raised, and a flag
-	 * that stays up covers every later index store; nothing to redo.
-	 */
-	if (!poll_does_not_wait(pt) && !READ_ONCE(*waiting))
-		baton_ring_announce(ring, waiting);
+	poll_wait(file, &baton_own_waiters(ring, rf->role)->wq, pt);
+	baton_poll_arm(ring, rf->role);
 	return baton_ring_ready(ring, rf->role);
 }
 

@@ -152,6 +152,14 @@ int baton__mpsc_attach(struct baton_ring *r, const struct baton_ring_desc *d,
 	r->seq = p;
 	r->max_producers = maxp;
 	r->mpsc_hdr = off->mpsc_hdr;
+	/*
+	 * kmod: the producers' waiting word is the kernel's, in the read-only
+	 * header, so no producer can take down another's flag (E loads it).
+	 * memfd keeps the producer page's word.
+	 */
+	if (r->backend == BATON_BACKEND_KMOD)
+		r->prod_waiting = &((struct baton_mpsc_hdr *)
+				    ((uintptr_t)r->hdr + off->mpsc_hdr))->prod_waiting;
 
 	if (role == BATON_ROLE_PRODUCER) {
 		p = mmap(NULL, off->claim_size, PROT_READ | PROT_WRITE,

@@ -467,6 +467,14 @@ int baton_ring_stats(const struct baton_ring *r, struct baton_ring_stats *st)
 					      __ATOMIC_RELAXED);
 	st->wake_calls = r->wake_calls;
 	st->park_calls = r->park_calls;
+	st->poll_arms_of_producer = __atomic_load_n(&h->poll_arms_of_producer,
+						    __ATOMIC_RELAXED);
+	st->poll_arms_of_consumer = __atomic_load_n(&h->poll_arms_of_consumer,
+						    __ATOMIC_RELAXED);
+	st->rearms_of_producer = __atomic_load_n(&h->rearms_of_producer,
+						 __ATOMIC_RELAXED);
+	st->rearms_of_consumer = __atomic_load_n(&h->rearms_of_consumer,
+						 __ATOMIC_RELAXED);
 	return 0;
 }
 

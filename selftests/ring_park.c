@@ -15,6 +15,13 @@
  */
 #include "common.h"
 
+/* BT_OLD_COUNTERS: built against a header without the arm counters */
+#ifdef BT_OLD_COUNTERS
+#define BT_REARMS_CONS(st)	0ULL
+#else
+#define BT_REARMS_CONS(st)	((st).rearms_of_consumer)
+#endif
+
 FIXTURE(park) {
 	int dev;
 	char name[BATON_NAME_MAX];
@@ -535,6 +542,58 @@ TEST_F(park, deadline_ignored_without_flag)
 	*TAIL(self) = 1;
 	ASSERT_EQ(0, _test_wake(self->prod));
 	EXPECT_EQ(0, bt_wait_timeout(pid, 20000));
+}
+
+/*
+ * One wake per park episode: a consumer that parks whenever the ring is
+ * empty, fed by a producer pushing one message at a time. The peer's fast
+ * path makes a WAKE only while the flag is up, and the kernel takes the
+ * flag down in the first WAKE, so the WAKE calls cannot outnumber the
+ * arms (parks, re-arms after a wake that did not satisfy the parker).
+ * Before: the flag stayed up until the woken consumer ran and cleared it,
+ * and every push in between made a WAKE.
+ */
+TEST_F_TIMEOUT(park, blocking_consumer_one_wake_per_park, 240)
+{
+	struct baton_ring_params p = bt_params(64, 8);
+	struct baton_ring_stats st;
+	const uint64_t n = 3000;
+	struct baton_ring *c;
+	uint64_t i, v = 0;
+	pid_t pid;
+
+	ASSERT_EQ(0, baton_ring_create(self->name, &p, BATON_ROLE_CONSUMER,
+				       &c));
+	c->spin_limit = 0;	/* park at once: many park episodes */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct baton_ring *pr;
+
+		if (baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+				    BATON_BACKEND_KMOD, &pr))
+			_exit(3);
+		pr->spin_limit = 0;
+		for (i = 0; i < n; i++)
+			if (baton_spsc_push(pr, &i, sizeof(i),
+					    20 * BT_NSEC) != 1)
+				_exit(4);
+		_exit(0);
+	}
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(1, baton_spsc_pop(c, &v, sizeof(v), 20 * BT_NSEC));
+		ASSERT_EQ(i, v);
+	}
+	EXPECT_EQ(0, bt_wait_timeout(pid, 20000));
+	ASSERT_EQ(0, baton_ring_stats(c, &st));
+	TH_LOG("%llu messages: consumer parks %llu re-arms %llu, wakes %llu",
+	       (unsigned long long)n, (unsigned long long)st.parks_empty,
+	       (unsigned long long)BT_REARMS_CONS(st),
+	       (unsigned long long)st.wakes_of_consumer);
+	EXPECT_LE(st.wakes_of_consumer,
+		  st.parks_empty + BT_REARMS_CONS(st))
+		TH_LOG("more wakes than park episodes: a wake storm");
+	baton_ring_close(c);
 }
 
 TEST_HARNESS_MAIN

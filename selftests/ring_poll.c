@@ -5,17 +5,27 @@
  * Owns readiness as the brief defines it: consumer EPOLLIN|EPOLLRDNORM
  * when tail != head, EPOLLHUP once the producer is gone and the ring is
  * drained; producer EPOLLOUT|EPOLLWRNORM when not full, EPOLLERR once the
- * consumer is gone. A not-ready poll sets the poller's waiting flag (so a
- * peer's push wakes an epoll_wait in another process) and a ready one
- * clears it. The ordinary epoll loop (wait, drain with the fast path until
- * EAGAIN, wait again) must get an event for the next message, level- and
- * edge-triggered alike. A signal ends a park without deadline with EINTR
+ * consumer is gone. A poll raises the poller's BATON_WAIT_POLL when it is
+ * down (so a peer's push wakes an epoll_wait in another process) and the
+ * peer's wake takes it down: one wake per arm. The ordinary epoll loop
+ * (wait, drain with the fast path until EAGAIN, wait again) must get an
+ * event for the next message, level- and edge-triggered alike, also after
+ * a blocking call parked and timed out (a park never takes an epoll arm
+ * down), and a consumer that keeps up costs a wake per arm, not per
+ * message. A signal ends a park without deadline with EINTR
  * (no SA_RESTART) or restarts it (SA_RESTART), the handler running either
  * way.
  */
 #include "common.h"
 
 #include <sys/epoll.h>
+
+/* BT_OLD_COUNTERS: built against a header without the arm counters */
+#ifdef BT_OLD_COUNTERS
+#define BT_POLL_ARMS_CONS(st)	0ULL
+#else
+#define BT_POLL_ARMS_CONS(st)	((st).poll_arms_of_consumer)
+#endif
 
 FIXTURE(pl) {
 	int dev;
@@ -124,13 +134,10 @@ TEST_F(pl, poll_times_out)
 }
 
 /*
- * Not ready sets the poller's waiting flag (so the peer's fast path will
- * make the wake call); ready clears it.
- */
-/*
- * A not-ready poll raises the flag; a ready poll leaves it up (edge-
- * triggered epoll never polls again after an edge, so dropping it there
- * would lose the next wakeup); disarming drops it and stops the wakes.
+ * A poll raises the flag; the push's wake takes it down, and the next poll,
+ * ready or not, raises it again (edge-triggered epoll polls for the last
+ * time while the fd is ready, so an arm made only when not ready would
+ * lose the next wakeup); disarming drops it and stops the wakes.
  */
 TEST_F(pl, poll_sets_flag_and_disarm_clears_it)
 {
@@ -415,6 +422,141 @@ TEST_F(et, producer_event_after_fill)
 		/* full now; the consumer frees a slot */
 		ASSERT_EQ(0, baton_spsc_try_pop(self->cons, &v, sizeof(v)));
 	}
+}
+
+/*
+ * The lost epoll wakeup of issue 13: the consumer's fd is in an epoll set
+ * (armed at registration), a blocking pop parks and times out, then the
+ * consumer waits in epoll_wait while a producer in another process
+ * publishes one message. The park must not take the epoll arm down with
+ * it: epoll_wait returns the event. Before: the park's exit cleared the
+ * one waiting flag, the push saw 0 and made no wake, and epoll_wait timed
+ * out with the message in the ring.
+ */
+TEST_F(et, consumer_epoll_after_timed_out_park)
+{
+	struct epoll_event ev = { .events = EPOLLIN | variant->trigger }, out;
+	uint64_t v = 0;
+	pid_t pid;
+	int n;
+
+	ASSERT_EQ(0, epoll_ctl(self->ep, EPOLL_CTL_ADD,
+			       baton_ring_fd(self->cons), &ev));
+	EXPECT_EQ(0, epoll_wait(self->ep, &out, 1, 0));
+	self->cons->spin_limit = 0;
+	EXPECT_EQ(-ETIMEDOUT, baton_spsc_pop(self->cons, &v, sizeof(v),
+					     50 * BT_MSEC));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		v = 77;
+		if (bt_wait_sleeping(getppid(), 20000))
+			_exit(24);
+		bt_sleep_ms(100);
+		_exit(baton_spsc_try_push(self->prod, &v, sizeof(v)) ? 5 : 0);
+	}
+	n = epoll_wait(self->ep, &out, 1, 2000);
+	EXPECT_EQ(1, n) TH_LOG("lost wakeup: a message, no EPOLLIN");
+	EXPECT_EQ(0, bt_wait_timeout(pid, 20000));
+	EXPECT_EQ(0, baton_spsc_try_pop(self->cons, &v, sizeof(v)));
+	EXPECT_EQ(77, v);
+}
+
+/* The mirror image: a producer's timed-out park and its EPOLLOUT arm. */
+TEST_F(et, producer_epoll_after_timed_out_park)
+{
+	struct epoll_event ev = { .events = EPOLLOUT | variant->trigger }, out;
+	uint64_t v = 1;
+	pid_t pid;
+	int n;
+
+	while (!baton_spsc_try_push(self->prod, &v, sizeof(v)))
+		;
+	ASSERT_EQ(0, epoll_ctl(self->ep, EPOLL_CTL_ADD,
+			       baton_ring_fd(self->prod), &ev));
+	EXPECT_EQ(0, epoll_wait(self->ep, &out, 1, 0));
+	self->prod->spin_limit = 0;
+	EXPECT_EQ(-ETIMEDOUT, baton_spsc_push(self->prod, &v, sizeof(v),
+					      50 * BT_MSEC));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (bt_wait_sleeping(getppid(), 20000))
+			_exit(24);
+		bt_sleep_ms(100);
+		_exit(baton_spsc_try_pop(self->cons, &v, sizeof(v)) ? 5 : 0);
+	}
+	n = epoll_wait(self->ep, &out, 1, 2000);
+	EXPECT_EQ(1, n) TH_LOG("lost wakeup: a free slot, no EPOLLOUT");
+	EXPECT_EQ(0, bt_wait_timeout(pid, 20000));
+}
+
+/*
+ * A poll-armed consumer that keeps up: a producer in another process
+ * publishes bursts of 16, one message per submit, and waits for each
+ * burst to be drained; the consumer waits in epoll_wait and drains until
+ * EAGAIN. The kernel takes the poll arm down in the first WAKE and epoll's
+ * own re-poll puts it back, so the WAKE calls track the arms, not the
+ * messages. Before: the flag stayed up from registration on and every
+ * publication made a WAKE.
+ */
+TEST_F_TIMEOUT(et, keeping_up_wakes_per_arm, 240)
+{
+	struct epoll_event ev = { .events = EPOLLIN | variant->trigger }, out;
+	struct baton_ring_params p = bt_params(64, 8);
+	const uint64_t bursts = 100, per = 16, n = bursts * per;
+	struct baton_ring_stats st;
+	struct baton_ring *c;
+	char name[BATON_NAME_MAX];
+	uint64_t got = 0, v;
+	pid_t pid;
+	int rc;
+
+	bt_make_name(name, sizeof(name), "keep");
+	ASSERT_EQ(0, baton_ring_create(name, &p, BATON_ROLE_CONSUMER, &c));
+	ASSERT_EQ(0, epoll_ctl(self->ep, EPOLL_CTL_ADD, baton_ring_fd(c),
+			       &ev));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct baton_ring *pr;
+		uint64_t b, i, idx;
+
+		if (baton_ring_open(name, BATON_ROLE_PRODUCER,
+				    BATON_BACKEND_KMOD, &pr))
+			_exit(3);
+		for (b = 0; b < bursts; b++) {
+			for (i = 0; i < per; i++) {
+				v = b * per + i;
+				if (baton_spsc_try_push(pr, &v, sizeof(v)))
+					_exit(4);
+			}
+			/* drained: all 64 slots free again */
+			while (baton_spsc_prod_reserve(pr, 64, &idx) < 64)
+				bt_sleep_ms(1);
+		}
+		_exit(0);
+	}
+	while (got < n) {
+		rc = epoll_wait(self->ep, &out, 1, 10000);
+		ASSERT_EQ(1, rc) TH_LOG("after %llu messages",
+					(unsigned long long)got);
+		while (!baton_spsc_try_pop(c, &v, sizeof(v))) {
+			ASSERT_EQ(got, v);
+			got++;
+		}
+	}
+	EXPECT_EQ(0, bt_wait_timeout(pid, 20000));
+	ASSERT_EQ(0, baton_ring_stats(c, &st));
+	TH_LOG("%llu messages in %llu bursts: wakes %llu, poll arms %llu",
+	       (unsigned long long)n, (unsigned long long)bursts,
+	       (unsigned long long)st.wakes_of_consumer,
+	       (unsigned long long)BT_POLL_ARMS_CONS(st));
+	EXPECT_GE(n / 4, st.wakes_of_consumer)
+		TH_LOG("a wake per message, not per arm");
+	EXPECT_LE(st.wakes_of_consumer, BT_POLL_ARMS_CONS(st) + st.parks_empty);
+	baton_ring_close(c);
+	baton_ring_unlink(name, BATON_BACKEND_KMOD);
 }
 
 TEST_HARNESS_MAIN

@@ -116,6 +116,14 @@ struct baton_ring_params {
  * @consumer_deaths: consumer files released
  * @wake_calls: wake syscalls made by this handle
  * @park_calls: park syscalls made by this handle
+ * @poll_arms_of_producer: producer poll arms (kernel-counted; memfd: 0)
+ * @poll_arms_of_consumer: consumer poll arms (kernel-counted; memfd: 0)
+ * @rearms_of_producer: producer parks re-armed after a wake that did not
+ *                      satisfy them (kernel-counted; memfd: 0)
+ * @rearms_of_consumer: the same for the consumer
+ *
+ * With one thread waking a side: wakes_of_X <= parks + rearms_of_X +
+ * poll_arms_of_X (kmod), one wake call per arm.
  */
 struct baton_ring_stats {
 	uint64_t head;
@@ -128,6 +136,10 @@ struct baton_ring_stats {
 	uint64_t consumer_deaths;
 	uint64_t wake_calls;
 	uint64_t park_calls;
+	uint64_t poll_arms_of_producer;
+	uint64_t poll_arms_of_consumer;
+	uint64_t rearms_of_producer;
+	uint64_t rearms_of_consumer;
 };
 
 /* Setup and teardown (lib/ring.c and the backends). */
@@ -154,24 +166,42 @@ static inline int baton_ring_peer_gone(const struct baton_ring *r)
 }
 
 /*
- * poll()/epoll on baton_ring_fd(): a poll that finds the ring not ready
- * raises this handle's waiting flag (with the kernel's barriers), and the
- * flag stays up after the fd turns ready, because edge-triggered epoll
- * never asks again. While it is up the peer makes a wake call per
- * publication. Call this when the handle stops waiting through poll; do
- * not call it while a poll or epoll_wait on the fd may still sleep.
+ * Whether a loaded waiting word asks for the wake call: a park or a poll
+ * of the peer is armed (BATON_WAIT_PARKED, BATON_WAIT_POLL). The other
+ * bits are the memfd backend's generation, never a reason to wake.
+ */
+static inline int baton__wait_armed(uint32_t word)
+{
+	return (word & BATON_WAIT_MASK) != 0;
+}
+
+/*
+ * E, the compiler's half: the index store must be emitted before the load
+ * of the peer's waiting word, and C11 lets a compiler hoist a relaxed load
+ * above a release store. A seq_cst signal fence forbids that and emits no
+ * instruction; the CPU's half is paid by the parker (F, G).
+ */
+#define baton__store_then_load()	__atomic_signal_fence(__ATOMIC_SEQ_CST)
+
+/*
+ * poll()/epoll on baton_ring_fd(): the kernel raises this handle's
+ * BATON_WAIT_POLL (with its barriers) on every poll that finds it down,
+ * and takes it down in the peer's next wake call: one wake call per arm.
+ * Calling this is optional: it drops an arm early, when the handle stops
+ * waiting through poll, saving the peer that one wake call. Do not call
+ * it while a poll or epoll_wait on the fd may still sleep.
  */
 static inline void baton_ring_poll_disarm(struct baton_ring *r)
 {
 	uint32_t *own = r->role == BATON_ROLE_PRODUCER ? r->prod_waiting :
 							 r->cons_waiting;
 
-	/* An MPSC producer's poll is counted by the kernel until close. */
+	/* MPSC producers: the word is the kernel's (kmod) or a count (memfd). */
 	if (r->kind == BATON_RING_MPSC && r->role == BATON_ROLE_PRODUCER)
 		return;
 
 	/* No barrier: nobody of ours waits through poll any more. */
-	__atomic_store_n(own, 0, __ATOMIC_RELAXED);
+	__atomic_fetch_and(own, ~BATON_WAIT_POLL, __ATOMIC_RELAXED);
 }
 
 /*
@@ -232,9 +262,11 @@ static inline void baton_spsc_prod_submit(struct baton_ring *r, uint32_t n)
 	 * E: store tail, then load the flag. StoreLoad without a fence here:
 	 * the parking consumer pays for it with F and G in the kernel (or
 	 * membarrier on the memfd backend), so this load cannot miss a
-	 * consumer that then sleeps.
+	 * consumer that then sleeps. The compiler keeps the order.
 	 */
-	if (__atomic_load_n(r->cons_waiting, __ATOMIC_RELAXED))
+	baton__store_then_load();
+	if (baton__wait_armed(__atomic_load_n(r->cons_waiting,
+					      __ATOMIC_RELAXED)))
 		__baton_ring_wake_peer(r);
 }
 
@@ -272,7 +304,9 @@ static inline void baton_spsc_cons_release(struct baton_ring *r, uint32_t n)
 	/* C, matches D: slot reads done before the producer may reuse them. */
 	__atomic_store_n(r->head, r->local, __ATOMIC_RELEASE);
 	/* E: as in baton_spsc_prod_submit(); the parked producer paid. */
-	if (__atomic_load_n(r->prod_waiting, __ATOMIC_RELAXED))
+	baton__store_then_load();
+	if (baton__wait_armed(__atomic_load_n(r->prod_waiting,
+					      __ATOMIC_RELAXED)))
 		__baton_ring_wake_peer(r);
 }
 
@@ -471,7 +505,9 @@ static inline void baton_mpsc_prod_publish(struct baton_ring *r, uint64_t t)
 	/* K, matches L: the slot contents before the sequence. */
 	__atomic_store_n(&r->seq[t & r->mask], t + 1, __ATOMIC_RELEASE);
 	/* E: no fence; a parking consumer pays with F and G. */
-	if (__atomic_load_n(r->cons_waiting, __ATOMIC_RELAXED))
+	baton__store_then_load();
+	if (baton__wait_armed(__atomic_load_n(r->cons_waiting,
+					      __ATOMIC_RELAXED)))
 		__baton_mpsc_wake(r, t);
 }
 
@@ -621,8 +657,13 @@ static inline void baton_mpsc_cons_release(struct baton_ring *r)
 	r->local = c + 1;
 	/* C: the position, for stats, poll and the kernel. */
 	__atomic_store_n(r->head, c + 1, __ATOMIC_RELEASE);
-	/* E: no fence; a parking producer pays with F and G. */
-	if (__atomic_load_n(r->prod_waiting, __ATOMIC_RELAXED))
+	/*
+	 * E: no fence; a parking producer pays with F and G. On kmod the word
+	 * is the kernel's, in the header (no producer can clear it).
+	 */
+	baton__store_then_load();
+	if (baton__wait_armed(__atomic_load_n(r->prod_waiting,
+					      __ATOMIC_RELAXED)))
 		__baton_mpsc_wake(r, c);
 }
 

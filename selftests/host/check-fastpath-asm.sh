@@ -10,8 +10,13 @@
 # file (a seq_cst fence, a seq_cst store, a locked RMW, the seed's
 # seq_cst epoch announcement) must each be rejected. Output is TAP; the exit status is non-zero on any failure.
 #
-# MPSC: the consumer's peek and release and the producer's publication
-# obey the same rule; the blocking push (baton_mpsc_push) holds exactly
+# Order: at every store-then-load site (the index store, then the load of
+# the peer's waiting flag: E; epoch exit's T) the store comes first in the
+# code gcc and clang emit at -O2, -O3 and -Os, and a build that loads the
+# flag first is rejected.
+#
+# MPSC: the consumer's peek, release and try_pop and the producer's
+# publication obey the same rule; the blocking push (baton_mpsc_push) holds exactly
 # one locked instruction, a lock xadd (the ticket's fetch_add), and no
 # cmpxchg, and a build that reserves with a CAS loop must be rejected.
 
@@ -26,8 +31,19 @@ FUNCS="fp_prod_reserve fp_prod_submit fp_cons_peek fp_cons_release fp_try_push f
 BAD='(^|[[:space:]])(lock|xchg[bwlq]?|mfence|lfence|sfence)([[:space:]]|$)'
 NFUNCS=8
 NSELF=4
-MPSC_FUNCS="fp_mpsc_cons_peek fp_mpsc_cons_release fp_mpsc_prod_publish"
-NMPSC=5
+MPSC_FUNCS="fp_mpsc_cons_peek fp_mpsc_cons_release fp_mpsc_prod_publish fp_mpsc_try_pop"
+NMPSC=6
+# Store-then-load order (E, T): function:stored fields:loaded field. The
+# index store must come before the load of the peer's flag in the emitted
+# code, for gcc and clang at each level (the signal fence's job).
+ORDER="fp_prod_submit:tail:cons_waiting fp_cons_release:head:prod_waiting
+fp_try_push:tail:cons_waiting fp_try_pop:head:prod_waiting
+fp_mpsc_prod_publish:seq:cons_waiting fp_mpsc_push:seq:cons_waiting
+fp_mpsc_cons_release:seq,head:prod_waiting
+fp_mpsc_try_pop:seq,head:prod_waiting fp_epoch_exit:ann:sync_epoch"
+ORDER_CCS="gcc clang"
+ORDER_OPTS="-O2 -O3 -Os"
+NORDER=7
 
 echo "TAP version 13"
 case $(uname -m) in
@@ -38,15 +54,16 @@ x86_64|i?86) ;;
 	exit 0
 	;;
 esac
-echo "1..$((NFUNCS + NSELF + NMPSC))"
+echo "1..$((NFUNCS + NSELF + NMPSC + NORDER))"
 
 mkdir -p "$OUT" || exit 1
 n=0
 fail=0
 
-# compile VARIANT OBJ: FASTPATH_FENCED=VARIANT (0: the real fast path).
+# compile VARIANT OBJ [CC [OPT]]: FASTPATH_FENCED=VARIANT (0: the real
+# fast path).
 compile() {
-	$CC -std=c11 -O2 -g -Wall -Wextra -Werror \
+	${3:-$CC} -std=c11 "${4:--O2}" -g -Wall -Wextra -Werror \
 		-I"$TOP/lib/include" -I"$TOP/uapi" \
 		-DFASTPATH_FENCED="$1" -c "$HERE/fastpath_asm.c" -o "$2"
 }
@@ -162,6 +179,77 @@ else
 		echo "not ok $n fastpath-asm self-test: CAS-loop reservation in fp_mpsc_push went unnoticed"
 		fail=1
 	fi
+fi
+
+# site_body OBJ FUNC: FUNC's code, or, when it calls or jumps to an
+# out-of-line copy of a store-then-load inline (gcc -Os does that), the
+# copy's.
+SITES="baton_spsc_prod_submit|baton_spsc_cons_release|baton_mpsc_prod_publish|baton_mpsc_cons_release|baton_epoch_exit"
+site_body() {
+	b=$(body "$1" "$2")
+	t=$(printf '%s\n' "$b" |
+		sed -nE "s/^(jmp|call).*<($SITES)>\$/\2/p" | head -n 1)
+	if [ -n "$t" ]; then
+		body "$1" "$t"
+	else
+		printf '%s\n' "$b"
+	fi
+}
+
+# order OBJ: every ORDER site in OBJ, one "# why" line per bad one;
+# status 1 if any is bad.
+order() {
+	bad=0
+	for site in $ORDER; do
+		f=${site%%:*} rest=${site#*:}
+		stores=${rest%%:*} load=${rest#*:}
+		soffs=""
+		for fld in $(printf '%s' "$stores" | tr , ' '); do
+			soffs="$soffs $(offset "$fld")"
+		done
+		v=$(site_body "$1" "$f" | awk -v STORES="$soffs" \
+			-v LOAD="$(offset "$load")" -f "$HERE/fastpath_order.awk")
+		if [ "$v" != ok ]; then
+			echo "# $f: $v"
+			bad=1
+		fi
+	done
+	return $bad
+}
+
+offsets=$OUT/fastpath_offsets.txt
+offset() {
+	awk -v f="$1" '$1 == f { print $2 }' "$offsets"
+}
+$CC -std=c11 -O2 -I"$TOP/lib/include" -I"$TOP/uapi" \
+	"$HERE/fastpath_offsets.c" -o "$OUT/fastpath_offsets" &&
+	"$OUT/fastpath_offsets" >"$offsets" || : >"$offsets"
+for cc in $ORDER_CCS; do
+	for opt in $ORDER_OPTS; do
+		n=$((n + 1))
+		oobj="$OUT/fastpath_order_$cc$opt.o"
+		if ! command -v "$cc" >/dev/null; then
+			echo "not ok $n fastpath-order: $cc $opt: $cc not installed"
+			fail=1
+		elif ! [ -s "$offsets" ] || ! compile 0 "$oobj" "$cc" "$opt"; then
+			echo "not ok $n fastpath-order: $cc $opt does not compile"
+			fail=1
+		elif order "$oobj"; then
+			echo "ok $n fastpath-order: $cc $opt stores before the flag loads"
+		else
+			echo "not ok $n fastpath-order: $cc $opt loads a flag before its store"
+			fail=1
+		fi
+	done
+done
+
+n=$((n + 1))
+vobj="$OUT/fastpath_asm_fenced5.o"
+if compile 5 "$vobj" && ! order "$vobj" >/dev/null; then
+	echo "ok $n fastpath-order self-test: a flag load hoisted above the store is caught"
+else
+	echo "not ok $n fastpath-order self-test: a hoisted flag load went unnoticed"
+	fail=1
 fi
 
 exit $fail

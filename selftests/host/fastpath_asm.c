@@ -7,7 +7,9 @@
  * (E) paid for by the parker.
  *
  * FASTPATH_FENCED=1..3 builds deliberately wrong variants that the check
- * must reject, so a check that silently stopped matching cannot pass.
+ * must reject, so a check that silently stopped matching cannot pass;
+ * 5 loads the flag before the index store, which the order check
+ * (fastpath_order.awk) must reject.
  */
 #include "baton.h"
 
@@ -20,7 +22,15 @@ WRAP uint32_t fp_prod_reserve(struct baton_ring *r, uint32_t n, uint64_t *idx)
 
 WRAP void fp_prod_submit(struct baton_ring *r, uint32_t n)
 {
-#if FASTPATH_FENCED == 1
+#if FASTPATH_FENCED == 5
+	/* E without the signal fence, and the load hoisted: caught by order. */
+	uint32_t w = __atomic_load_n(r->cons_waiting, __ATOMIC_RELAXED);
+
+	r->local += n;
+	__atomic_store_n(r->tail, r->local, __ATOMIC_RELEASE);
+	if (baton__wait_armed(w))
+		__baton_ring_wake_peer(r);
+#elif FASTPATH_FENCED == 1
 	/* E done the expensive way: a full fence between store and load. */
 	r->local += n;
 	__atomic_store_n(r->tail, r->local, __ATOMIC_RELEASE);
@@ -100,6 +110,11 @@ WRAP int fp_mpsc_cons_peek(struct baton_ring *r, uint64_t *idx)
 WRAP void fp_mpsc_cons_release(struct baton_ring *r)
 {
 	baton_mpsc_cons_release(r);
+}
+
+WRAP int fp_mpsc_try_pop(struct baton_ring *r, void *msg, size_t len)
+{
+	return baton_mpsc_try_pop(r, msg, len, NULL);
 }
 
 WRAP void fp_mpsc_prod_publish(struct baton_ring *r, uint64_t t)

@@ -93,9 +93,9 @@ struct baton_version {
  * @reserved0: 0
  * @slots_size: length of the slot region in bytes (page multiple)
  * @prod_tail: u64 producer index, free running, in the prod region
- * @prod_waiting: u32 flag, non-zero while the producer is parked
+ * @prod_waiting: u32 waiting word of the producer (BATON_WAIT_* below)
  * @cons_head: u64 consumer index, free running, in the cons region
- * @cons_waiting: u32 flag, non-zero while the consumer is parked
+ * @cons_waiting: u32 waiting word of the consumer (BATON_WAIT_* below)
  * @seq_mmap: MPSC only (0 otherwise): mmap offset of the u64 sequence array
  * @claim_mmap: MPSC only: mmap offset of the claim region; a producer fd
  *              maps its own claim page there (struct baton_mpsc_claim)
@@ -238,6 +238,27 @@ struct baton_unlink {
 };
 #define BATON_UNLINK_SIZE_VER0	88
 
+/*
+ * The waiting words (@prod_waiting and @cons_waiting above; for the
+ * producers of an MPSC ring on kmod, struct baton_mpsc_hdr.prod_waiting).
+ * The peer's fast path loads the word after its index store (E) and makes
+ * the wake call iff (word & BATON_WAIT_MASK) != 0.
+ *  - BATON_WAIT_PARKED: a park of that side is armed. kmod: the kernel
+ *    sets it in PARK (then F, G) and takes it down in the first WAKE that
+ *    finds it, under the wait-queue lock; a parker that must sleep on
+ *    re-arms (store, F, G) before it does. One WAKE per arm.
+ *  - BATON_WAIT_POLL: a poll or epoll of that side is armed. kmod: the
+ *    kernel sets it in ->poll (then F, G) whenever it is down, whatever
+ *    the readiness, and takes it down in the WAKE that wakes the pollers;
+ *    epoll's re-poll after that wake arms it again. A park never touches
+ *    it, so a blocking call cannot take an epoll arm down.
+ *  - bits 2..31: a generation the memfd backend keeps (its futex word);
+ *    0 on kmod. Never a reason to wake.
+ */
+#define BATON_WAIT_PARKED	(1U << 0)
+#define BATON_WAIT_POLL		(1U << 1)
+#define BATON_WAIT_MASK		(BATON_WAIT_PARKED | BATON_WAIT_POLL)
+
 /* struct baton_park.flags */
 #define BATON_PARK_DEADLINE	(1U << 0)	/* deadline_ns is valid */
 
@@ -262,8 +283,9 @@ struct baton_unlink {
  * EPROTO when the shared indices are inconsistent (a scribbled page),
  * and EINTR, or a restart, on a signal.
  *
- * The kernel sets the caller's waiting flag itself, makes it visible to
- * the peer's CPUs (barrier F/G below), and clears it before returning.
+ * The kernel sets BATON_WAIT_PARKED in the caller's waiting word itself,
+ * makes it visible to the peer's CPUs (barrier F/G below), and takes it
+ * down before returning (or in the peer's WAKE, which then wakes it).
  */
 struct baton_park {
 	__u32 size;
@@ -330,6 +352,16 @@ struct baton_ring_info {
  * @producer_deaths: producer files released (closed or died)
  * @consumer_deaths: consumer files released (closed or died)
  * @off: the layout, for backends where no ioctl returns it
+ * @poll_arms_of_producer: times a producer's poll raised BATON_WAIT_POLL
+ * @poll_arms_of_consumer: times the consumer's poll raised BATON_WAIT_POLL
+ * @rearms_of_producer: producer parks re-armed after a WAKE that took
+ *                      their flag down without satisfying them
+ * @rearms_of_consumer: the same for consumer parks
+ *
+ * Every WAKE call the fast path makes follows an arm: with one waking
+ * thread, wakes_of_consumer <= parks_empty + rearms_of_consumer +
+ * poll_arms_of_consumer, and the same for the producer side (kmod; an
+ * MPSC producer whose slot is still taken stays armed across WAKEs).
  */
 struct baton_ring_hdr {
 	__aligned_u64 magic;
@@ -346,6 +378,10 @@ struct baton_ring_hdr {
 	__aligned_u64 producer_deaths;
 	__aligned_u64 consumer_deaths;
 	struct baton_ring_offsets off;
+	__aligned_u64 poll_arms_of_producer;
+	__aligned_u64 poll_arms_of_consumer;
+	__aligned_u64 rearms_of_producer;
+	__aligned_u64 rearms_of_consumer;
 };
 
 #define BATON_IOC_MAGIC		0xBA
@@ -374,16 +410,19 @@ struct baton_ring_hdr {
  *                                       load prod_waiting (plain)    (E)
  *
  *  parker (kernel, BATON_RING_IOC_PARK)     waker (kernel, _WAKE)
- *  set own waiting flag                     smp_mb()                    (H)
- *  smp_mb()                           (F)   wake_up() under wq lock
- *  IPI: smp_mb() on peers' CPUs       (G)
- *  re-check index vs @expected, sleep under the wait-queue lock
+ *  set own BATON_WAIT_PARKED (wq lock)      smp_mb()                    (H)
+ *  smp_mb()                           (F)   wq lock: PARKED, POLL down;
+ *  IPI: smp_mb() on peers' CPUs       (G)   wake parkers and pollers
+ *  re-check index vs @expected under the wait-queue lock; re-arm (store,
+ *  F, G) if a WAKE took PARKED down, else sleep. ->poll raises
+ *  BATON_WAIT_POLL the same way whenever it is down.
  *
  * (A)/(B): slot contents are visible before the tail that covers them.
  * (C)/(D): the consumer is done reading a slot before the producer may
  *          overwrite it.
  * (E): store index, then load the peer's waiting flag. This is a
- *      StoreLoad pattern and the fast path has no fence: the parker pays
+ *      StoreLoad pattern and the fast path has no fence (a signal fence
+ *      keeps the compiler's order, no instruction): the parker pays
  *      with (F) and (G), which order the peer's earlier index store
  *      before the parker's re-check, and (H) orders a waker that did see
  *      the flag. Without (F) or (G) a wakeup is lost even on x86
@@ -412,14 +451,19 @@ struct baton_ring_hdr {
  *  region   producer fd   consumer fd   written by
  *  hdr      read          read          the kernel only
  *  prod     read/write    read          producers (tail fetch_add);
- *                                       prod_waiting: the kernel
+ *                                       prod_waiting: unused (kept
+ *                                       equal to the header's word)
  *  cons     read          read/write    consumer (head, cons waiting)
  *  seq      read/write    read/write    producers publish, the consumer
  *                                       frees, the kernel tombstones
  *  slots    read/write    read          producers (kernel: tombstone pid)
  *  claim    own page rw   -             that producer
  *
- * prod_waiting counts producers parked on a slot (the kernel keeps it).
+ * The producers' waiting word is struct baton_mpsc_hdr.prod_waiting, in
+ * the header, which only the kernel writes: no producer can take down
+ * another's BATON_WAIT_PARKED. PARKED is up while any producer's park is
+ * armed; a WAKE wakes the producers whose slot is free and leaves the
+ * others parked and armed. POLL is one arm for every polling producer.
  * Opening a producer beyond max_producers is EBUSY, as a second SPSC
  * producer is. Park (struct baton_park) on an MPSC ring:
  *  - producer, @expected = its ticket i: sleeps while seq[i & mask] != i;
@@ -466,6 +510,9 @@ struct baton_mpsc_claim {
  * @tombstones_written: tickets the kernel turned into tombstones
  * @tombstones_unattributed: of those, tombstones whose dead producer the
  *                           kernel could not name (pid 0 in the slot)
+ * @prod_waiting: the producers' waiting word (BATON_WAIT_*), kernel-written;
+ *                the consumer's release loads it (E). kmod only: 0 on memfd
+ * @reserved0: 0
  * @reserved: 0
  *
  * The struct baton_ring_hdr counters keep their meaning, made precise:
@@ -479,7 +526,9 @@ struct baton_mpsc_hdr {
 	__u32 producers;
 	__aligned_u64 tombstones_written;
 	__aligned_u64 tombstones_unattributed;
-	__aligned_u64 reserved[5];
+	__u32 prod_waiting;
+	__u32 reserved0;
+	__aligned_u64 reserved[4];
 };
 
 /*

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpsc_park: who may silence a parked MPSC producer, and what polling
+ * producers cost the consumer.
+ *
+ * Owns the producers' waiting state of an MPSC ring on the kmod backend:
+ * it is the kernel's (a word in the read-only header), so a producer that
+ * zeroes the old shared word in the producer page cannot make the
+ * consumer skip the wake another, parked, producer needs; a producer
+ * that polled once costs the consumer at most one wake per arm, not a
+ * wake on every release until it closes.
+ */
+#include "mpsc_common.h"
+
+FIXTURE(mpk) {
+	int dev;
+	char name[BATON_NAME_MAX];
+};
+
+FIXTURE_SETUP(mpk)
+{
+	BT_REQUIRE_DEV();
+	self->dev = bt_dev_open();
+	ASSERT_LE(0, self->dev);
+	bt_make_name(self->name, sizeof(self->name), "mpk");
+}
+
+FIXTURE_TEARDOWN(mpk)
+{
+	if (self->dev > 0) {
+		_test_unlink(self->dev, self->name);
+		close(self->dev);
+	}
+}
+
+/*
+ * Child: a producer takes the ticket after a full ring's last one and
+ * parks on its slot with a deadline, through the raw ioctl so the
+ * library's own retries cannot hide a lost wake. 0: woken with its slot
+ * free (then it publishes); 10: the deadline passed, i.e. nobody woke it.
+ */
+static int parked_producer(const char *name, int64_t timeout_ns)
+{
+	struct baton_ring *pr;
+	uint64_t m[2], t;
+	int rc;
+
+	if (baton_ring_open(name, BATON_ROLE_PRODUCER, BATON_BACKEND_KMOD,
+			    &pr))
+		return 3;
+	t = baton_mpsc_prod_reserve(pr, 1);
+	do {
+		rc = _test_park(baton_ring_fd(pr), BATON_PARK_DEADLINE, t,
+				bt_now_ns() + timeout_ns);
+	} while (rc == EINTR);
+	if (rc == ETIMEDOUT)
+		return 10;
+	if (rc || !baton_mpsc_prod_slot_free(pr, t))
+		return 11;
+	mp_msg(m, 1, 0);
+	memcpy(baton_ring_slot(pr, t), m, MP_MSG);
+	baton_mpsc_prod_publish(pr, t);
+	baton_mpsc_prod_done(pr);
+	baton_ring_close(pr);
+	return 0;
+}
+
+/*
+ * Producer A zeroes the producer page's waiting word (it may write that
+ * page) while producer B is parked on a full ring; the consumer's release
+ * must still wake B.
+ */
+TEST_F_TIMEOUT(mpk, other_producer_cannot_silence_wake, 60)
+{
+	struct baton_ring_params p = mp_params(2, 2);
+	struct baton_ring_info info;
+	struct baton_ring *c, *a;
+	volatile uint8_t *apg;
+	uint64_t m[2];
+	pid_t pid;
+	int i;
+
+	ASSERT_EQ(0, baton_ring_create(self->name, &p, BATON_ROLE_CONSUMER,
+				       &c));
+	ASSERT_EQ(0, baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+				     BATON_BACKEND_KMOD, &a));
+	for (i = 0; i < 2; i++) {
+		mp_msg(m, 0, i);
+		ASSERT_EQ(0, baton_mpsc_push(a, m, MP_MSG));
+	}
+	test_info(baton_ring_fd(a), &info);
+	apg = bt_map(baton_ring_fd(a), &info.out_off, BT_PROD,
+		     PROT_READ | PROT_WRITE);
+	ASSERT_NE(MAP_FAILED, apg);
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(parked_producer(self->name, 5 * BT_NSEC));
+	ASSERT_EQ(0, bt_wait_flag(BT_WORD(apg, info.out_off.prod_waiting,
+					  uint32_t), 20000));
+	ASSERT_EQ(0, bt_wait_sleeping(pid, 20000));
+	/* A, which may write its page, silences B's flag there. */
+	*BT_WORD(apg, info.out_off.prod_waiting, uint32_t) = 0;
+	ASSERT_EQ(1, baton_mpsc_try_pop(c, m, sizeof(m), NULL));
+	EXPECT_EQ(0, bt_wait_timeout(pid, 20000))
+		TH_LOG("10: the parked producer was never woken");
+	for (i = 0; i < 2; i++)
+		EXPECT_EQ(1, baton_mpsc_pop(c, m, sizeof(m), 5 * BT_NSEC, NULL));
+	munmap((void *)apg, info.out_off.prod_size);
+	baton_ring_close(a);
+	baton_ring_close(c);
+}
+
+/*
+ * A producer that polled a full ring once is woken once: the consumer's
+ * releases after that make no wake call each.
+ */
+TEST_F(mpk, polled_producer_costs_one_wake)
+{
+	struct baton_ring_params p = mp_params(2, 2);
+	struct pollfd pfd = { .events = POLLOUT };
+	struct baton_ring *c, *a;
+	uint64_t m[2];
+	int i;
+
+	ASSERT_EQ(0, baton_ring_create(self->name, &p, BATON_ROLE_CONSUMER,
+				       &c));
+	ASSERT_EQ(0, baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+				     BATON_BACKEND_KMOD, &a));
+	for (i = 0; i < 2; i++) {
+		mp_msg(m, 0, i);
+		ASSERT_EQ(0, baton_mpsc_push(a, m, MP_MSG));
+	}
+	pfd.fd = baton_ring_fd(a);
+	EXPECT_EQ(0, poll(&pfd, 1, 20)) TH_LOG("a full ring is not writable");
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(1, baton_mpsc_try_pop(c, m, sizeof(m), NULL));
+	for (i = 0; i < 2; i++) {
+		mp_msg(m, 0, 2 + i);
+		ASSERT_EQ(0, baton_mpsc_push(a, m, MP_MSG));
+		ASSERT_EQ(1, baton_mpsc_try_pop(c, m, sizeof(m), NULL));
+	}
+	EXPECT_GE(1, c->wake_calls)
+		TH_LOG("%llu wakes for one poll arm",
+		       (unsigned long long)c->wake_calls);
+	baton_ring_close(a);
+	baton_ring_close(c);
+}
+
+TEST_HARNESS_MAIN
