@@ -16,7 +16,7 @@
 # only rewrites rate.csv, rate.md and the plots. Default: --host.
 # Env: RUNS (default 3; --quick 1), RATE_WINDOW_NS (default 1e9; --quick
 # 1e8), RATES, RATE_PEERS, CPUS (default 0,1). Nothing here asserts a
-# timing; a skipped peer (memfd epoll, waitset not built) is listed as such.
+# timing; a skipped peer (memfd epoll) is listed as such.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)

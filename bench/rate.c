@@ -2,7 +2,7 @@
 /*
  * bench/rate.c: baton as users run it (issue 13 item 9). A producer process
  * publishes at a fixed rate into a consumer process that blocks, sits in an
- * event loop or (later) a waitset, and the run reports what that costs:
+ * event loop or in a waitset, and the run reports what that costs:
  * CPU ns per message (getrusage of both processes over the window / the
  * messages), system calls per message (counted where they are made), and
  * the latency of each message (the producer's timestamp in it, read by the
@@ -15,8 +15,10 @@
  *                          drains with try_pop, then epoll_wait. kmod only:
  *                          on memfd poll always reports ready, so the run
  *                          is skipped (exit 4, a "skip" line)
- *             baton-waitset  8 rings in a waitset (HOOK, below: not built
- *                          until lib/waitset.c lands; exit 4)
+ *             baton-waitset  8 rings in one baton_waitset: the producer
+ *                          publishes round robin over them, the consumer
+ *                          waits on the set and drains the rings it says
+ *                          are ready (syscalls: see recv_baton_waitset)
  *             futex        a minimal shared SPSC ring, the consumer spins
  *                          the same budget as baton then FUTEX_WAITs with a
  *                          waiter flag; the producer FUTEX_WAKEs if it is set
@@ -60,6 +62,7 @@
 #define SPIN_DEFAULT	2000u		/* lib/ring.c BATON_SPIN_DEFAULT */
 #define EXIT_SKIP	4
 #define POP_TIMEOUT_NS	(5LL * 1000000000)
+#define WS_RINGS	8u		/* rings of the baton-waitset peer */
 
 struct msg {
 	uint64_t seq;
@@ -97,7 +100,8 @@ static struct {
 	uint64_t max_n;
 	int cpu[2];
 	uint32_t spin;
-	char ring_name[BATON_NAME_MAX];
+	int ring_id;			/* rings are named rate.ID[.i] */
+	unsigned int rings;		/* baton rings: 1, or WS_RINGS */
 	int efd;
 	int pfd[2];
 } cfg = {
@@ -106,6 +110,7 @@ static struct {
 	.max_n = 1000000,
 	.cpu = { 0, 1 },
 	.spin = SPIN_DEFAULT,
+	.rings = 1,
 };
 
 static void die(const char *what, int err)
@@ -133,30 +138,67 @@ static int is_baton(void)
 	return !strncmp(cfg.peer, "baton", 5);
 }
 
+static int is_waitset(void)
+{
+	return !strcmp(cfg.peer, "baton-waitset");
+}
+
+/* Ring @i's name: "rate.ID" for one ring, "rate.ID.i" for the set's. */
+static void ring_name(unsigned int i, char *buf)
+{
+	if (cfg.rings == 1)
+		snprintf(buf, BATON_NAME_MAX, "rate.%d", cfg.ring_id);
+	else
+		snprintf(buf, BATON_NAME_MAX, "rate.%d.%u", cfg.ring_id, i);
+}
+
+/* The syscalls the library counted on @n handles (park and wake calls). */
+static uint64_t handle_syscalls(struct baton_ring **br, unsigned int n)
+{
+	struct baton_ring_stats st;
+	uint64_t sum = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		baton_ring_stats(br[i], &st);
+		sum += st.park_calls + st.wake_calls;
+	}
+	return sum;
+}
+
 /* ---- the consumer: one receive per peer, each counts its syscalls ---- */
 
 struct consumer {
 	struct shared *s;
-	struct baton_ring *br;
+	struct baton_ring *br[WS_RINGS];	/* [0] for one ring */
+	struct baton_waitset *ws;
+	uint64_t next[WS_RINGS];	/* waitset: next seq due per ring */
 	int epfd;
 	uint64_t syscalls;	/* made here, outside the library */
 };
 
-static void on_msg(struct consumer *c, const struct msg *m, uint64_t now)
+/* Record a message that arrived at @now; @want is the seq due here. */
+static void on_msg_want(struct consumer *c, const struct msg *m, uint64_t now,
+			uint64_t want)
 {
 	struct shared *s = c->s;
 	uint64_t lat = now - m->sent_ns;
 
-	if (m->seq != s->cons_got)
+	if (m->seq != want)
 		s->bad++;
 	s->lat[s->lat_n++] = lat > UINT32_MAX ? UINT32_MAX : (uint32_t)lat;
 	s->cons_got++;
 }
 
+/* One channel: messages arrive in order. */
+static void on_msg(struct consumer *c, const struct msg *m, uint64_t now)
+{
+	on_msg_want(c, m, now, c->s->cons_got);
+}
+
 static void recv_baton_block(struct consumer *c)
 {
 	struct msg m;
-	int rc = baton_spsc_pop(c->br, &m, sizeof(m), POP_TIMEOUT_NS);
+	int rc = baton_spsc_pop(c->br[0], &m, sizeof(m), POP_TIMEOUT_NS);
 
 	if (rc < 0)
 		die("baton_spsc_pop", -rc);
@@ -169,7 +211,7 @@ static void recv_baton_epoll(struct consumer *c)
 	struct msg m;
 	int n = 0;
 
-	while (baton_spsc_try_pop(c->br, &m, sizeof(m)) == 0) {
+	while (baton_spsc_try_pop(c->br[0], &m, sizeof(m)) == 0) {
 		on_msg(c, &m, bench_now_ns());
 		n++;
 	}
@@ -180,15 +222,97 @@ static void recv_baton_epoll(struct consumer *c)
 		die("epoll_wait", errno);
 }
 
-/*
- * HOOK(waitset): the consumer of 8 rings in a baton_waitset (issue 13 item
- * 8, lib/waitset.c on the memfdwait branch). When it lands: create 8 rings,
- * the producer publishes round robin, the consumer waits on the set and
- * drains what is ready. Until then the peer is reported as not built.
- */
-static int waitset_available(void)
+/* Take what ring @i holds; each ring carries seqs i, i + 8, i + 16... */
+static int drain_ring(struct consumer *c, unsigned int i)
 {
-	return 0;
+	struct msg m;
+	int n = 0;
+
+	while (baton_spsc_try_pop(c->br[i], &m, sizeof(m)) == 0) {
+		on_msg_want(c, &m, bench_now_ns(), c->next[i]);
+		c->next[i] += WS_RINGS;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * The waitset consumer: one look over the 8 rings, and when all were
+ * empty a wait on the set, then drain the rings it reported. Each ring is
+ * in order; the rings between them are not (the set reports by ring).
+ *
+ * Syscalls: the set sleeps inside the library, so they are counted from
+ * what it leaves behind. kmod: one poll(2) per wait that found nothing
+ * ready at its first look; counted here per wait after an empty look
+ * (a message landing in between makes that one count too many). memfd:
+ * every sleep arms all 8 rings' waiting words (park_calls + 1 each, in
+ * the handles' stats) and makes one membarrier and one futex_waitv (the
+ * waitv is skipped if the look after arming finds a message): 2 per 8
+ * park_calls, counted in consumer_main; the role-lock fcntl the set
+ * makes when a 5 ms slice runs out is not counted.
+ */
+static void recv_baton_waitset(struct consumer *c)
+{
+	struct baton_waitset_event ev[WS_RINGS];
+	unsigned int i;
+	int n = 0;
+
+	for (i = 0; i < WS_RINGS; i++)
+		n += drain_ring(c, i);
+	if (n)
+		return;
+	if (c->br[0]->backend == BATON_BACKEND_KMOD)
+		c->syscalls++;
+	n = baton_waitset_wait(c->ws, ev, WS_RINGS, POP_TIMEOUT_NS);
+	if (n < 0)
+		die("baton_waitset_wait", -n);
+	for (int k = 0; k < n; k++) {
+		if (ev[k].events != BATON_WS_READY)
+			die("baton_waitset_wait: ring gone or corrupt", EPIPE);
+		drain_ring(c, (unsigned int)ev[k].cookie);
+	}
+}
+
+/* The consumer's syscalls on its baton handles, waits of a set included. */
+static uint64_t consumer_handle_syscalls(struct consumer *c)
+{
+	struct baton_ring_stats st;
+	uint64_t sum = 0, parks = 0;
+	unsigned int i;
+
+	if (!c->ws || c->br[0]->backend != BATON_BACKEND_MEMFD)
+		return handle_syscalls(c->br, cfg.rings);
+	for (i = 0; i < cfg.rings; i++) {
+		baton_ring_stats(c->br[i], &st);
+		sum += st.wake_calls;
+		parks += st.park_calls;
+	}
+	/* memfd: a set's sleep = 8 arms, 1 membarrier + 1 futex_waitv. */
+	return sum + 2 * (parks / WS_RINGS);
+}
+
+/* Open the consumer's baton rings and, for the waitset peer, the set. */
+static void consumer_open(struct consumer *c)
+{
+	char name[BATON_NAME_MAX];
+	unsigned int i;
+	int rc;
+
+	for (i = 0; i < cfg.rings; i++) {
+		ring_name(i, name);
+		rc = baton_ring_open(name, BATON_ROLE_CONSUMER,
+				     BATON_BACKEND_AUTO, &c->br[i]);
+		if (rc < 0)
+			die("baton_ring_open", -rc);
+		c->next[i] = i;
+	}
+	if (!is_waitset())
+		return;
+	rc = baton_waitset_create(&c->ws);
+	for (i = 0; i < cfg.rings && !rc; i++)
+		rc = baton_waitset_add_ring(c->ws, c->br[i], i);
+	if (rc < 0)
+		die("baton_waitset", -rc);
 }
 
 static void recv_fring(struct consumer *c)
@@ -245,23 +369,17 @@ static void recv_pipe(struct consumer *c)
 static void consumer_main(struct shared *s)
 {
 	struct consumer c = { .s = s, .epfd = -1 };
-	struct baton_ring_stats st;
 	uint64_t c0;
-	int rc;
 
 	bench_pin(cfg.cpu[1]);
-	if (is_baton()) {
-		rc = baton_ring_open(cfg.ring_name, BATON_ROLE_CONSUMER,
-				     BATON_BACKEND_AUTO, &c.br);
-		if (rc < 0)
-			die("baton_ring_open", -rc);
-	}
+	if (is_baton())
+		consumer_open(&c);
 	if (!strcmp(cfg.peer, "baton-epoll")) {
 		struct epoll_event ev = { .events = EPOLLIN };
 
 		c.epfd = epoll_create1(EPOLL_CLOEXEC);
 		if (c.epfd < 0 ||
-		    epoll_ctl(c.epfd, EPOLL_CTL_ADD, baton_ring_fd(c.br), &ev))
+		    epoll_ctl(c.epfd, EPOLL_CTL_ADD, baton_ring_fd(c.br[0]), &ev))
 			die("epoll", errno);
 	}
 	if (!strcmp(cfg.peer, "pipe"))
@@ -275,6 +393,8 @@ static void consumer_main(struct shared *s)
 			recv_baton_block(&c);
 		else if (!strcmp(cfg.peer, "baton-epoll"))
 			recv_baton_epoll(&c);
+		else if (is_waitset())
+			recv_baton_waitset(&c);
 		else if (!strcmp(cfg.peer, "pipe"))
 			recv_pipe(&c);
 		else
@@ -282,10 +402,11 @@ static void consumer_main(struct shared *s)
 	}
 	s->cons_cpu_ns = cpu_ns() - c0;
 	s->cons_syscalls = c.syscalls;
-	if (c.br) {
-		baton_ring_stats(c.br, &st);
-		s->cons_syscalls += st.park_calls + st.wake_calls;
-		baton_ring_close(c.br);
+	if (is_baton()) {
+		s->cons_syscalls += consumer_handle_syscalls(&c);
+		baton_waitset_destroy(c.ws);
+		for (unsigned int i = 0; i < cfg.rings; i++)
+			baton_ring_close(c.br[i]);
 	}
 	exit(0);
 }
@@ -294,7 +415,7 @@ static void consumer_main(struct shared *s)
 
 struct producer {
 	struct shared *s;
-	struct baton_ring *br;
+	struct baton_ring *br[WS_RINGS];	/* [0] for one ring */
 	uint64_t syscalls;
 	uint64_t pace_calls;
 };
@@ -306,7 +427,9 @@ static void send_one(struct producer *p, uint64_t seq)
 	int rc;
 
 	if (is_baton()) {
-		rc = baton_spsc_push(p->br, &m, sizeof(m), POP_TIMEOUT_NS);
+		/* Round robin: one ring, or message seq into ring seq % 8. */
+		rc = baton_spsc_push(p->br[seq % cfg.rings], &m, sizeof(m),
+				     POP_TIMEOUT_NS);
 		if (rc < 0)
 			die("baton_spsc_push", -rc);
 		return;
@@ -409,18 +532,21 @@ static void setup_channel(struct producer *p, const char **backend)
 
 	*backend = "-";
 	if (is_baton()) {
-		if (!strcmp(cfg.peer, "baton-waitset") && !waitset_available())
-			skip("waitset not built (HOOK in bench/rate.c)");
-		snprintf(cfg.ring_name, sizeof(cfg.ring_name), "rate.%d",
-			 getpid());
-		baton_ring_unlink(cfg.ring_name, BATON_BACKEND_AUTO);
-		rc = baton_ring_create(cfg.ring_name, &rp, BATON_ROLE_PRODUCER,
-				       &p->br);
-		if (rc < 0)
-			die("baton_ring_create", -rc);
-		*backend = baton_backend_name(p->br->backend);
+		char name[BATON_NAME_MAX];
+
+		cfg.ring_id = getpid();
+		cfg.rings = is_waitset() ? WS_RINGS : 1;
+		for (unsigned int i = 0; i < cfg.rings; i++) {
+			ring_name(i, name);
+			baton_ring_unlink(name, BATON_BACKEND_AUTO);
+			rc = baton_ring_create(name, &rp, BATON_ROLE_PRODUCER,
+					       &p->br[i]);
+			if (rc < 0)
+				die("baton_ring_create", -rc);
+		}
+		*backend = baton_backend_name(p->br[0]->backend);
 		if (!strcmp(cfg.peer, "baton-epoll") &&
-		    p->br->backend != BATON_BACKEND_KMOD)
+		    p->br[0]->backend != BATON_BACKEND_KMOD)
 			skip("memfd: poll always reports ready");
 	} else if (!strcmp(cfg.peer, "efd")) {
 		cfg.efd = eventfd(0, 0);
@@ -438,7 +564,7 @@ static void setup_channel(struct producer *p, const char **backend)
 static void run(void)
 {
 	struct producer p = { 0 };
-	struct baton_ring_stats st;
+	char name[BATON_NAME_MAX];
 	struct shared *s;
 	size_t len;
 	const char *backend;
@@ -481,11 +607,13 @@ static void run(void)
 	    WEXITSTATUS(status))
 		die("consumer", EIO);
 	secs_ns = bench_now_ns() - s->t0;
-	if (p.br) {
-		baton_ring_stats(p.br, &st);
-		p.syscalls += st.park_calls + st.wake_calls;
-		baton_ring_close(p.br);
-		baton_ring_unlink(cfg.ring_name, BATON_BACKEND_AUTO);
+	if (is_baton()) {
+		p.syscalls += handle_syscalls(p.br, cfg.rings);
+		for (unsigned int i = 0; i < cfg.rings; i++) {
+			baton_ring_close(p.br[i]);
+			ring_name(i, name);
+			baton_ring_unlink(name, BATON_BACKEND_AUTO);
+		}
 	}
 	n = s->cons_got;
 	if (s->bad || !n) {
