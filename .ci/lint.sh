@@ -43,7 +43,12 @@ echo "1..${#files[@]}"
 n=0 failed=0
 for f in "${files[@]}"; do
 	n=$((n + 1))
-	if out=$(perl "$cp_pl" --strict --no-tree --color=never -f "$f" 2>&1); then
+	# kmod/compat.h exists to test the kernel version, which checkpatch
+	# warns about in code meant for the tree; there alone that one check
+	# is off (every other file may not test the version at all).
+	extra=()
+	[[ $f == kmod/compat.h ]] && extra=(--ignore LINUX_VERSION_CODE)
+	if out=$(perl "$cp_pl" --strict --no-tree --color=never "${extra[@]}" -f "$f" 2>&1); then
 		echo "ok $n - checkpatch --strict $f"
 	else
 		echo "not ok $n - checkpatch --strict $f"

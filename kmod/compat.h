@@ -19,7 +19,7 @@
  * per-VMA locks, mark the VMA for writing. ->mmap runs under that lock on
  * every release.
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#if KERNEL_VERSION(6, 3, 0) <= LINUX_VERSION_CODE
 static inline void baton_vm_flags_set(struct vm_area_struct *vma,
 				      vm_flags_t flags)
 {
