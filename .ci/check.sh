@@ -12,10 +12,11 @@
 # each Debian kernel (TAP, plus "VM finished" and "kernel log clean"); then
 # each kernel built from source (selftests/vm/debug-kernel.sh: a build,
 # from the cache in /var/cache/baton unless its config changed) and the VM
-# selftests on it: debug (6.1: KASAN, lockdep, kmemleak, UBSAN, fault
-# injection; plus the kmemleak verdict), and kcsan (6.12 PREEMPT_RT with
-# KCSAN, lockdep, DEBUG_ATOMIC_SLEEP; the concurrency-heavy programs only,
-# $kcsan_tests). A later stage runs even when an earlier one failed, so one
+# selftests on it: by default debug (6.1: KASAN, lockdep, kmemleak, UBSAN,
+# fault injection; plus the kmemleak verdict); BATON_CHECK_BUILT_KERNELS
+# may add debug612 (6.12, the same plus PROVE_RAW_LOCK_NESTING) and kcsan
+# (6.12 PREEMPT_RT with KCSAN, lockdep, DEBUG_ATOMIC_SLEEP; the
+# concurrency-heavy programs only, $kcsan_tests). A later stage runs even when an earlier one failed, so one
 # report shows everything; only a failed `make deps` stops the run. After
 # the stages, one line per kernel of the matrix, then the verdict.
 #
@@ -158,10 +159,17 @@ built_stage() {
 }
 
 # Each built once (about 10 min on 2 idle cores), then taken from the cache.
-built_stage debug
+# BATON_CHECK_BUILT_KERNELS (default "debug") lists them: debug, debug612,
+# kcsan (Documentation/building.rst, "The kernel matrix").
+read -ra built_kernels <<<"${BATON_CHECK_BUILT_KERNELS:-debug}"
 # KCSAN slows everything down: the programs where baton's concurrency is.
 kcsan_tests="ring_park ring_poll mpsc_* epoch_* netlink_events kill_matrix zz_module_unload"
-built_stage kcsan "$kcsan_tests"
+for k in "${built_kernels[@]}"; do
+	case "$k" in
+	kcsan) built_stage "$k" "$kcsan_tests" ;;
+	*) built_stage "$k" ;;
+	esac
+done
 
 # One TAP stream: every result renumbered, prefixed with its stage.
 pass=0 fail=0 skip=0 n=0
@@ -171,7 +179,7 @@ taps=(build-kmod build-lib build-selftests build-bench)
 for k in "${debian_kernels[@]}"; do taps+=("build-kmod-$k"); done
 taps+=(host models lint perf-gate perf-gate-selftest dkms vm-selftests)
 for k in "${debian_kernels[@]:1}"; do taps+=("vm-selftests-$k"); done
-taps+=(build-debug-kernel vm-selftests-debug build-kcsan-kernel vm-selftests-kcsan)
+for k in "${built_kernels[@]}"; do taps+=("build-$k-kernel" "vm-selftests-$k"); done
 for tap in "${taps[@]/#/$logs/}"; do
 	tap=$tap.tap
 	st=$(basename "$tap" .tap)
