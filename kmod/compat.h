@@ -12,6 +12,7 @@
 
 #include <linux/mm.h>
 #include <linux/version.h>
+#include <net/genetlink.h>
 
 /*
  * 6.3 made vma->vm_flags read-only (const) and added vm_flags_set() and
@@ -44,5 +45,20 @@ static inline void baton_vm_flags_clear(struct vm_area_struct *vma,
 	vma->vm_flags &= ~flags;
 }
 #endif
+
+/*
+ * 6.6 gave dumps a struct genl_info (struct genl_dumpit_info's attrs moved
+ * to info.attrs, as a doit's genl_info has them); before, the dump info
+ * carried the parsed attributes itself. NULL when the request had none.
+ */
+static inline struct nlattr **
+baton_genl_dump_attrs(const struct genl_dumpit_info *info)
+{
+#if KERNEL_VERSION(6, 6, 0) <= LINUX_VERSION_CODE
+	return info->info.attrs;
+#else
+	return info->attrs;
+#endif
+}
 
 #endif /* BATON_COMPAT_H */
