@@ -10,6 +10,7 @@
 #ifndef BATON_COMPAT_H
 #define BATON_COMPAT_H
 
+#include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/version.h>
 #include <net/genetlink.h>
@@ -58,6 +59,24 @@ baton_genl_dump_attrs(const struct genl_dumpit_info *info)
 	return info->info.attrs;
 #else
 	return info->attrs;
+#endif
+}
+
+/*
+ * A reference to the file *fp points at, under rcu_read_lock(), or NULL if
+ * there is none or its count is zero. 6.7 made files SLAB_TYPESAFE_BY_RCU
+ * and get_file_rcu() take the pointer's address, to re-read it after the
+ * increment (the memory may be another file by then); before, it took the
+ * file and the memory stayed that file's until the grace period ended.
+ */
+static inline struct file *baton_get_file_rcu(struct file **fp)
+{
+#if KERNEL_VERSION(6, 7, 0) <= LINUX_VERSION_CODE
+	return get_file_rcu((struct file __rcu __force **)fp);
+#else
+	struct file *file = READ_ONCE(*fp);
+
+	return file && get_file_rcu(file) ? file : NULL;
 #endif
 }
 

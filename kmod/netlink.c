@@ -819,9 +819,7 @@ static struct file *baton_watcher_pin(const struct baton_watcher *w)
 	rcu_read_lock();
 	sock = READ_ONCE(w->sk->sk_socket);
 	if (sock)
-		file = READ_ONCE(sock->file);
-	if (file && !get_file_rcu(file))
-		file = NULL;		/* count 0: being released */
+		file = baton_get_file_rcu(&sock->file);	/* NULL: released */
 	rcu_read_unlock();
 	return file;
 }
