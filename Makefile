@@ -16,6 +16,11 @@
 #   make vm-check-debug  the VM selftests on the debug kernel (KASAN, lockdep,
 #                    kmemleak, UBSAN, fault injection); `make debug-kernel` only
 #                    builds that kernel (cached in /var/cache/baton) and its baton.ko
+#   make vm-check-K  the VM selftests on kernel K of the matrix: debian612,
+#                    debian612rt, debug612, kcsan (BATON_VM_KERNEL=K; baton.ko in
+#                    build/kmod-K/; BATON_SELFTESTS= narrows the programs)
+#   make dkms-check  dkms add/build/install of the installed source tree against
+#                    each Debian kernel's headers, in build/dkms/
 #   make models      the spin models           make lint         checkpatch --strict
 #   make bench       the benchmark suite (host memfd + VM kmod, peers, plots):
 #                    bench/results/; `make bench-build` only builds bench/
@@ -35,7 +40,7 @@ KMOD_ARGS = KVER=$(KVER) KDIR=$(KDIR)
 
 .PHONY: all kmod lib selftests bench bench-build perf-gate perf-gate-selftest \
 	deps check run install lint models vm-check vm-check-debug debug-kernel \
-	host-check fuzz soak clean
+	host-check fuzz soak clean dkms-check
 
 all: kmod lib selftests bench-build
 
@@ -82,6 +87,13 @@ debug-kernel:
 
 vm-check-debug: debug-kernel selftests
 	BATON_VM_KERNEL=debug selftests/vm/run-vm.sh selftests
+
+# The other kernels of the matrix build their own baton.ko (run-vm.sh does).
+vm-check-%: selftests
+	BATON_VM_KERNEL=$* selftests/vm/run-vm.sh selftests
+
+dkms-check: kmod lib
+	.ci/dkms-check.sh
 
 # selftests/fuzz.c -u: after the run everything must be closed, so the
 # fuzzer itself must be able to unload the module.

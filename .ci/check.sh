@@ -2,13 +2,23 @@
 # .ci/check.sh: owns `make check`: every stage, its log, and the one verdict.
 #
 # Stages, in order: deps; build kmod, lib, selftests, bench (each a test);
-# host tests (selftests/host, TAP); the spin models (TAP); checkpatch lint
-# (TAP, a test per file); the perf gate and its self-test (TAP, a test per
-# gated path: bench/perf-gate.sh); the VM selftests (TAP, plus "VM finished"
-# and "kernel log clean"); the debug kernel and its baton.ko (a build: from
-# the cache in /var/cache/baton unless its config changed); the VM selftests
-# again on that kernel (the same TAP, plus the kmemleak verdict). A later stage runs even when an earlier one failed,
-# so one report shows everything; only a failed `make deps` stops the run.
+# baton.ko for each Debian kernel of the matrix (debian = 6.1, debian612,
+# debian612rt: selftests/vm/kver.sh) from scratch with W=1 and sparse, any
+# warning a failure (build/kmod-<kernel>/); host tests (selftests/host,
+# TAP); the spin models (TAP); checkpatch lint (TAP, a test per file); the
+# perf gate and its self-test (TAP, a test per gated path:
+# bench/perf-gate.sh); DKMS (.ci/dkms-check.sh: the installed source tree
+# built and installed by dkms for each Debian kernel); the VM selftests on
+# each Debian kernel (TAP, plus "VM finished" and "kernel log clean"); then
+# each kernel built from source (selftests/vm/debug-kernel.sh: a build,
+# from the cache in /var/cache/baton unless its config changed) and the VM
+# selftests on it: by default debug (6.1: KASAN, lockdep, kmemleak, UBSAN,
+# fault injection; plus the kmemleak verdict); BATON_CHECK_BUILT_KERNELS
+# may add debug612 (6.12, the same plus PROVE_RAW_LOCK_NESTING) and kcsan
+# (6.12 PREEMPT_RT with KCSAN, lockdep, DEBUG_ATOMIC_SLEEP; the
+# concurrency-heavy programs only, $kcsan_tests). A later stage runs even when an earlier one failed, so one
+# report shows everything; only a failed `make deps` stops the run. After
+# the stages, one line per kernel of the matrix, then the verdict.
 #
 # Each stage leaves build/logs/<stage>.log (everything it printed) and
 # build/logs/<stage>.tap (its result lines). A stage that exits non-zero
@@ -84,18 +94,31 @@ build lib $MAKE --no-print-directory lib
 # -k: one test file that does not compile must not keep the others out of the VM.
 build selftests $MAKE --no-print-directory -k selftests
 build bench $MAKE --no-print-directory bench-build
+# The Debian kernels of the matrix; the built ones are below, with their VMs.
+debian_kernels=(debian debian612 debian612rt)
+for k in "${debian_kernels[@]}"; do
+	if kv=$(selftests/vm/kver.sh "$k" 2>"$logs/kver-$k.log"); then
+		build "kmod-$k" selftests/vm/kmod-build.sh --clean --strict "$k" "/lib/modules/$kv/build"
+	else
+		echo "not ok - build-kmod-$k: no $k kernel ($(cat "$logs/kver-$k.log"))" >"$logs/build-kmod-$k.tap"
+	fi
+done
 
 stage host $MAKE --no-print-directory host-check
 stage models selftests/models/check.sh
 stage lint .ci/lint.sh
 stage perf-gate $MAKE --no-print-directory perf-gate
 stage perf-gate-selftest $MAKE --no-print-directory perf-gate-selftest
+stage dkms .ci/dkms-check.sh "${debian_kernels[@]}"
 
-# vm_stage NAME KERNEL: the VM selftests on KERNEL (BATON_VM_KERNEL). The
-# runner writes its own NAME.tap (job TAP + its verdicts); it must exist,
-# else the runner died before giving one.
+# vm_stage KERNEL: the VM selftests on KERNEL (BATON_VM_KERNEL), stage
+# vm-selftests[-KERNEL]. The runner writes its own NAME.tap (job TAP + its
+# verdicts); it must exist, else the runner died before giving one. Adds
+# the kernel's line to the per-kernel summary.
+kernel_lines=()
 vm_stage() {
-	local name=$1 kernel=$2 rc=0 start=$SECONDS
+	local kernel=$1 name=vm-selftests-$1 rc=0 start=$SECONDS
+	[[ $kernel == debian ]] && name=vm-selftests
 	local tap="$logs/$name.tap"
 	echo "==> $name: BATON_VM_KERNEL=$kernel selftests/vm/run-vm.sh selftests"
 	BATON_VM_KERNEL=$kernel selftests/vm/run-vm.sh selftests \
@@ -106,25 +129,59 @@ vm_stage() {
 		echo "not ok - $name: runner exit status $rc without a failing test" >>"$tap"
 	fi
 	report "$name" "$tap" "$rc" $((SECONDS - start))
+	kernel_summary "$kernel" "$(sed -n 's/^run-vm.sh: job [^,]*, kernel \([^ ]*\).*/\1/p' \
+		"$logs/$name.run.log" | head -n 1)" "$tap" $((SECONDS - start))
 }
 
-vm_stage vm-selftests debian
-# Built once (about 4 min on 2 idle cores), then taken from the cache.
-build debug-kernel selftests/vm/debug-kernel.sh module
-if grep -q '^ok' "$logs/build-debug-kernel.tap"; then
-	vm_stage vm-selftests-debug debug
-else
-	echo "not ok - vm-selftests-debug: no debug kernel (see $logs/build-debug-kernel.log)" >"$logs/vm-selftests-debug.tap"
-fi
+# kernel_summary KERNEL RELEASE TAP SECS: one line of the per-kernel summary.
+kernel_summary() {
+	kernel_lines+=("$(printf 'kernel %-12s %-28s %4d ok, %d not ok, %ds' "$1" "${2:-?}" \
+		"$(grep -c '^ok' "$3" || true)" "$(grep -c '^not ok' "$3" || true)" "$4")")
+}
+
+for k in "${debian_kernels[@]}"; do
+	vm_stage "$k"
+done
+
+# built_stage KERNEL [SELFTESTS]: the kernel built from source (its cache
+# unless its recipe changed) and baton.ko for it, then the VM selftests on
+# it; SELFTESTS (patterns, BATON_SELFTESTS) narrows them.
+built_stage() {
+	local kernel=$1
+	build "$kernel-kernel" selftests/vm/debug-kernel.sh --variant "$kernel" module
+	if grep -q '^ok' "$logs/build-$kernel-kernel.tap"; then
+		BATON_SELFTESTS=${2:-} vm_stage "$kernel"
+	else
+		echo "not ok - vm-selftests-$kernel: no $kernel kernel (see $logs/build-$kernel-kernel.log)" \
+			>"$logs/vm-selftests-$kernel.tap"
+		kernel_summary "$kernel" "not built" "$logs/vm-selftests-$kernel.tap" 0
+	fi
+}
+
+# Each built once (about 10 min on 2 idle cores), then taken from the cache.
+# BATON_CHECK_BUILT_KERNELS (default "debug") lists them: debug, debug612,
+# kcsan (Documentation/building.rst, "The kernel matrix").
+read -ra built_kernels <<<"${BATON_CHECK_BUILT_KERNELS:-debug}"
+# KCSAN slows everything down: the programs where baton's concurrency is.
+kcsan_tests="ring_park ring_poll mpsc_* epoch_* netlink_events kill_matrix zz_module_unload"
+for k in "${built_kernels[@]}"; do
+	case "$k" in
+	kcsan) built_stage "$k" "$kcsan_tests" ;;
+	*) built_stage "$k" ;;
+	esac
+done
 
 # One TAP stream: every result renumbered, prefixed with its stage.
 pass=0 fail=0 skip=0 n=0
 body=$(mktemp)
 trap 'rm -f "$body"' EXIT
-for tap in "$logs"/build-kmod.tap "$logs"/build-lib.tap "$logs"/build-selftests.tap \
-	"$logs"/build-bench.tap "$logs"/host.tap "$logs"/models.tap "$logs"/lint.tap \
-	"$logs"/perf-gate.tap "$logs"/perf-gate-selftest.tap "$logs"/vm-selftests.tap \
-	"$logs"/build-debug-kernel.tap "$logs"/vm-selftests-debug.tap; do
+taps=(build-kmod build-lib build-selftests build-bench)
+for k in "${debian_kernels[@]}"; do taps+=("build-kmod-$k"); done
+taps+=(host models lint perf-gate perf-gate-selftest dkms vm-selftests)
+for k in "${debian_kernels[@]:1}"; do taps+=("vm-selftests-$k"); done
+for k in "${built_kernels[@]}"; do taps+=("build-$k-kernel" "vm-selftests-$k"); done
+for tap in "${taps[@]/#/$logs/}"; do
+	tap=$tap.tap
 	st=$(basename "$tap" .tap)
 	[[ -f $tap ]] || echo "not ok - $st: the stage left no results" >"$tap"
 	while IFS= read -r line; do
@@ -154,6 +211,7 @@ done >"$body"
 
 echo
 grep '^not ok' "$logs/summary.tap" || true
+printf '%s\n' "${kernel_lines[@]}"
 echo "logs: $logs/ (summary.tap has every result), $((SECONDS - t0))s"
 echo "$pass passed, $fail failed, $skip skipped"
 ((fail == 0 && n > 0))

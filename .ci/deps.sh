@@ -1,13 +1,28 @@
 #!/bin/bash
 # .ci/deps.sh: owns the list of Debian packages baton needs (`make deps`).
-# Idempotent: when dpkg already reports every package installed it does
-# nothing (no network); otherwise one `apt-get update` and one install.
-# Needs root (CI runs as root) only when something is missing.
+# Idempotent: when dpkg already reports every package installed and the
+# kernel matrix is there, it does nothing (no network); otherwise one
+# `apt-get update` and one install. Needs root (CI runs as root) only when
+# something is missing.
+#
+# The kernel matrix (selftests/vm/kver.sh names its flavours): Debian 12's
+# 6.1 (linux-image-amd64), and 6.12 and 6.12 PREEMPT_RT, each image with its
+# headers. The 6.12 packages carry the ABI in their names
+# (linux-image-6.12.117+deb12-rt-amd64), so they are found, not listed: the
+# newest ABI for which the image and the headers of both flavours exist.
+# Debian 12 gets 6.12 from bookworm-security (the linux-6.12 source) and
+# from bookworm-backports; the latter is added to the apt sources (a file of
+# its own, once) when a 6.12 package is to be installed and no source names
+# it. The metapackages of backports are not installed: they would move
+# linux-image-amd64, which names the 6.1 kernel, to 6.12.
 set -euo pipefail
 
 PKGS=(
 	build-essential make perl gzip cpio xz-utils bc flex bison pkg-config
 	linux-headers-amd64 linux-image-amd64 linux-source-6.1 kmod libelf-dev libssl-dev
+	# the 6.12 debug and KCSAN kernels (debug-kernel.sh --variant debug612,
+	# kcsan); `make check` builds baton with DKMS against every kernel
+	linux-source-6.12 dkms
 	# the debug kernel (selftests/vm/debug-kernel.sh) also needs, from the
 	# lines above: build-essential bc flex bison libelf-dev (objtool)
 	# libssl-dev xz-utils perl cpio linux-source-6.1; and flock:
@@ -27,22 +42,67 @@ for p in "${PKGS[@]}"; do
 	[[ "$st" == "install ok installed" ]] || missing+=("$p")
 done
 
-if ((${#missing[@]})); then
+root=$(cd "$(dirname "$0")/.." && pwd)
+kver="$root/selftests/vm/kver.sh"
+need612=0
+"$kver" debian612 >/dev/null 2>&1 && "$kver" debian612rt >/dev/null 2>&1 || need612=1
+
+backports=/etc/apt/sources.list.d/baton-bookworm-backports.sources
+add_backports() {
+	if grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+		return 0
+	fi
+	echo "deps: adding bookworm-backports to the apt sources ($backports)"
+	cat >"$backports" <<-'EOF'
+		Types: deb
+		URIs: http://deb.debian.org/debian
+		Suites: bookworm-backports
+		Components: main
+		Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+	EOF
+}
+
+# The newest 6.12 ABI (6.12.117+deb12) whose four packages apt knows.
+abi612() {
+	local abi
+	apt-cache pkgnames linux-headers-6.12. |
+		sed -n 's/^linux-headers-\(6\.12\.[0-9]*+[a-z0-9]*\)-amd64$/\1/p' |
+		sort -rV | while read -r abi; do
+		if apt-cache show "linux-image-$abi-amd64" "linux-headers-$abi-amd64" \
+			"linux-image-$abi-rt-amd64" "linux-headers-$abi-rt-amd64" \
+			>/dev/null 2>&1; then
+			echo "$abi"
+			break
+		fi
+	done
+	return 0
+}
+
+if ((${#missing[@]} || need612)); then
+	((need612)) && missing+=("a 6.12 kernel and its -rt flavour")
 	echo "deps: installing: ${missing[*]}"
 	if [[ $(id -u) -ne 0 ]]; then
 		echo "deps: must run as root to install packages" >&2
 		exit 1
 	fi
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update
-	apt-get install -y --no-install-recommends "${PKGS[@]}"
+	((need612)) && add_backports
+	apt-get -o DPkg::Lock::Timeout=900 update
+	if ((need612)); then
+		abi=$(abi612)
+		[[ -n "$abi" ]] || { echo "deps: apt knows no linux-image-6.12.*-amd64 with headers and an -rt flavour" >&2; exit 1; }
+		PKGS+=("linux-image-$abi-amd64" "linux-headers-$abi-amd64"
+			"linux-image-$abi-rt-amd64" "linux-headers-$abi-rt-amd64")
+	fi
+	apt-get -o DPkg::Lock::Timeout=900 install -y --no-install-recommends "${PKGS[@]}"
 else
-	echo "deps: all ${#PKGS[@]} packages installed"
+	echo "deps: all ${#PKGS[@]} packages installed, and the 6.12 kernels"
 fi
 
 # The headers and the image must be the same kernel release: the module is
 # built against one and loaded into the other. kver.sh finds the release
 # that has both, or fails saying so.
-root=$(cd "$(dirname "$0")/.." && pwd)
-kver=$("$root/selftests/vm/kver.sh")
-echo "deps: kernel $kver (headers /lib/modules/$kver/build, image /boot/vmlinuz-$kver)"
+for k in debian debian612 debian612rt; do
+	v=$("$kver" "$k")
+	echo "deps: $k kernel $v (headers /lib/modules/$v/build, image /boot/vmlinuz-$v)"
+done

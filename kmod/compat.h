@@ -1,22 +1,39 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * baton: what differs between the kernels baton.ko builds for, and nothing
- * else. Each difference is one small helper named baton_<what the kernel
- * calls it>, so the rest of the module reads the same on every kernel.
+ * baton: the kernel API differences between the releases baton builds for.
+ *
+ * Owns every #if on the kernel version: object code calls the helpers
+ * below and never tests LINUX_VERSION_CODE itself. Each helper names the
+ * release that changed the API it hides. Kernels tested (make check):
+ * Debian 12's 6.1, 6.12 and 6.12 PREEMPT_RT.
  */
 #ifndef BATON_COMPAT_H
 #define BATON_COMPAT_H
 
+#include <linux/fs.h>
 #include <linux/mm.h>
+#include <linux/version.h>
+#include <net/genetlink.h>
 
 /*
- * vma->vm_flags: a plain field written directly up to 6.2; from 6.3 it is
- * const and changes go through vm_flags_set() and vm_flags_clear(), which
- * also assert the mmap lock (->mmap holds it for writing either way).
- * Kbuild defines BATON_HAVE_VM_FLAGS_SET when <linux/mm.h> has them: a
- * probe, not a version test, as stable kernels backport.
+ * 6.3 made vma->vm_flags read-only (const) and added vm_flags_set() and
+ * vm_flags_clear(), which also assert the mmap write lock and, with
+ * per-VMA locks, mark the VMA for writing. ->mmap runs under that lock on
+ * every release.
  */
-#ifndef BATON_HAVE_VM_FLAGS_SET
+#if KERNEL_VERSION(6, 3, 0) <= LINUX_VERSION_CODE
+static inline void baton_vm_flags_set(struct vm_area_struct *vma,
+				      vm_flags_t flags)
+{
+	vm_flags_set(vma, flags);
+}
+
+static inline void baton_vm_flags_clear(struct vm_area_struct *vma,
+					vm_flags_t flags)
+{
+	vm_flags_clear(vma, flags);
+}
+#else
 static inline void baton_vm_flags_set(struct vm_area_struct *vma,
 				      vm_flags_t flags)
 {
@@ -28,8 +45,39 @@ static inline void baton_vm_flags_clear(struct vm_area_struct *vma,
 {
 	vma->vm_flags &= ~flags;
 }
-#else
-/* baton_vm_flags_set() and _clear() are vm_flags_set() and _clear(). */
 #endif
+
+/*
+ * 6.6 gave dumps a struct genl_info (struct genl_dumpit_info's attrs moved
+ * to info.attrs, as a doit's genl_info has them); before, the dump info
+ * carried the parsed attributes itself. NULL when the request had none.
+ */
+static inline struct nlattr **
+baton_genl_dump_attrs(const struct genl_dumpit_info *info)
+{
+#if KERNEL_VERSION(6, 6, 0) <= LINUX_VERSION_CODE
+	return info->info.attrs;
+#else
+	return info->attrs;
+#endif
+}
+
+/*
+ * A reference to the file *fp points at, under rcu_read_lock(), or NULL if
+ * there is none or its count is zero. 6.7 made files SLAB_TYPESAFE_BY_RCU
+ * and get_file_rcu() take the pointer's address, to re-read it after the
+ * increment (the memory may be another file by then); before, it took the
+ * file and the memory stayed that file's until the grace period ended.
+ */
+static inline struct file *baton_get_file_rcu(struct file **fp)
+{
+#if KERNEL_VERSION(6, 7, 0) <= LINUX_VERSION_CODE
+	return get_file_rcu((struct file __rcu __force **)fp);
+#else
+	struct file *file = READ_ONCE(*fp);
+
+	return file && get_file_rcu(file) ? file : NULL;
+#endif
+}
 
 #endif /* BATON_COMPAT_H */

@@ -73,6 +73,7 @@
 #include <linux/baton_nl.h>
 
 #include "baton_kmod.h"
+#include "compat.h"
 
 static unsigned int max_watchers = 64;
 module_param(max_watchers, uint, 0644);
@@ -636,15 +637,16 @@ static struct baton_nl_dump *baton_nl_dump_ctx(struct netlink_callback *cb)
 static int baton_nl_dump_start(struct netlink_callback *cb)
 {
 	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
+	struct nlattr **attrs = baton_genl_dump_attrs(info);
 	struct baton_nl_dump *ctx = baton_nl_dump_ctx(cb);
 	int all_ns_attr = info->op.cmd == BATON_CMD_RING_GET ?
 			  BATON_A_RING_ALL_NS : BATON_A_EPOCH_ALL_NS;
 
 	/* First: a failed start is not followed by ->done. */
-	ctx->all_ns = info->attrs && info->attrs[all_ns_attr];
+	ctx->all_ns = attrs && attrs[all_ns_attr];
 	if (ctx->all_ns &&
 	    !netlink_ns_capable(cb->skb, &init_user_ns, CAP_SYS_ADMIN)) {
-		NL_SET_ERR_MSG_ATTR(cb->extack, info->attrs[all_ns_attr],
+		NL_SET_ERR_MSG_ATTR(cb->extack, attrs[all_ns_attr],
 				    "ALL_NS needs CAP_SYS_ADMIN in the initial user namespace");
 		return -EPERM;
 	}
@@ -817,9 +819,7 @@ static struct file *baton_watcher_pin(const struct baton_watcher *w)
 	rcu_read_lock();
 	sock = READ_ONCE(w->sk->sk_socket);
 	if (sock)
-		file = READ_ONCE(sock->file);
-	if (file && !get_file_rcu(file))
-		file = NULL;		/* count 0: being released */
+		file = baton_get_file_rcu(&sock->file);	/* NULL: released */
 	rcu_read_unlock();
 	return file;
 }

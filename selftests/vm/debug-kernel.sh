@@ -1,18 +1,27 @@
 #!/bin/bash
-# selftests/vm/debug-kernel.sh: owns the debug test kernel (KASAN, lockdep,
-# kmemleak, UBSAN, fault injection) and the baton.ko built against it.
+# selftests/vm/debug-kernel.sh: owns the test kernels built from source (the
+# debug kernels: KASAN, lockdep, kmemleak, UBSAN, fault injection; and the
+# KCSAN kernel) and the baton.ko built against each.
 #
-# Usage: debug-kernel.sh kernel   build the kernel, or find it in the cache;
-#                                 print its cache directory
-#        debug-kernel.sh dir      print the cache directory if the kernel is
-#                                 built, else fail (never builds)
-#        debug-kernel.sh module   the kernel (as above), then baton.ko built
-#                                 against it in build/kmod-debug/; print the
-#                                 path of that baton.ko
+# Usage: debug-kernel.sh [--variant V] kernel   build the kernel, or find it
+#                                 in the cache; print its cache directory
+#        debug-kernel.sh [--variant V] dir      print the cache directory if
+#                                 the kernel is built, else fail (never builds)
+#        debug-kernel.sh [--variant V] module   the kernel (as above), then
+#                                 baton.ko built against it in
+#                                 build/kmod-V/ (kmod-build.sh); print its path
 #
-# The kernel: Debian's linux-source-6.1 tarball (the source of the kernel the
-# normal VM boots), `make tinyconfig` plus selftests/vm/debug-kernel.config,
-# built out of tree (O=). The cache, outside the repository:
+# Variants (BATON_VM_KERNEL names them too):
+#   debug     (the default) linux-source-6.1, debug-kernel.config: KASAN,
+#             lockdep, kmemleak, UBSAN, fault injection
+#   debug612  linux-source-6.12, kernel-612.config + debug612-kernel.config:
+#             the same checkers plus PROVE_RAW_LOCK_NESTING
+#   kcsan     linux-source-6.12, kernel-612.config + kcsan-kernel.config:
+#             PREEMPT_RT with KCSAN, lockdep and DEBUG_ATOMIC_SLEEP
+#
+# The kernel: Debian's source tarball, `make tinyconfig` plus the variant's
+# config fragment (its files concatenated), built out of tree (O=), at nice
+# 19. The cache, outside the repository:
 #   $BATON_DEBUG_KERNEL_CACHE (default /var/cache/baton/debug-kernel)/<key>/
 #     src/      the extracted source tree   (`make -C obj M=...` needs both)
 #     obj/      the O= tree: .config, vmlinux, Module.symvers, scripts, objtool
@@ -26,15 +35,14 @@
 # second caller waits and then finds the entry ready. Old keys are not
 # removed: delete their directories by hand.
 #
-# Environment: BATON_DEBUG_KERNEL_CACHE, BATON_KERNEL_SOURCE (the tarball,
-# default /usr/src/linux-source-6.1.tar.xz), BATON_DEBUG_KERNEL_JOBS
+# Environment: BATON_DEBUG_KERNEL_CACHE, BATON_KERNEL_SOURCE (the 6.1 tarball,
+# default /usr/src/linux-source-6.1.tar.xz), BATON_KERNEL_SOURCE_612
+# (default /usr/src/linux-source-6.12.tar.xz), BATON_DEBUG_KERNEL_JOBS
 # (default nproc).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 srctree=$(cd "$here/../.." && pwd)
-fragment="$here/debug-kernel.config"
-tarball=${BATON_KERNEL_SOURCE:-/usr/src/linux-source-6.1.tar.xz}
 cache=${BATON_DEBUG_KERNEL_CACHE:-/var/cache/baton/debug-kernel}
 jobs=${BATON_DEBUG_KERNEL_JOBS:-$(nproc)}
 
@@ -42,6 +50,27 @@ die() {
 	echo "debug-kernel.sh: $*" >&2
 	exit 1
 }
+
+variant=debug
+if [[ "${1:-}" == --variant ]]; then
+	variant=${2:-}
+	shift 2 || die "--variant needs a name"
+fi
+# fragment: the one file configure_kernel merges and verify_config checks.
+case "$variant" in
+debug)
+	fragment="$here/debug-kernel.config"
+	tarball=${BATON_KERNEL_SOURCE:-/usr/src/linux-source-6.1.tar.xz}
+	;;
+debug612|kcsan)
+	mkdir -p "$srctree/build"
+	fragment="$srctree/build/$variant-kernel.config"
+	cat "$here/kernel-612.config" "$here/$variant-kernel.config" >"$fragment.tmp"
+	mv "$fragment.tmp" "$fragment"
+	tarball=${BATON_KERNEL_SOURCE_612:-/usr/src/linux-source-6.12.tar.xz}
+	;;
+*) die "unknown variant '$variant' (debug, debug612, kcsan)" ;;
+esac
 
 # ---- the recipe: these functions are part of the cache key ----
 
@@ -90,7 +119,7 @@ recipe() {
 # ---- the cache ----
 
 cache_key() {
-	[[ -r "$tarball" ]] || die "$tarball missing (apt-get install linux-source-6.1, or make deps)"
+	[[ -r "$tarball" ]] || die "$tarball missing (make deps installs it)"
 	{
 		cat "$fragment"
 		recipe
@@ -106,7 +135,9 @@ build_entry() {
 	local entry=$1 start=$SECONDS
 	rm -rf "$entry"
 	mkdir -p "$entry/src" "$entry/obj"
-	echo "debug-kernel.sh: building the debug kernel in $entry (-j$jobs, log build.log there)" >&2
+	# CPU-heavy: give way to everything else (the VMs of other runs).
+	renice -n 19 -p $$ >/dev/null 2>&1 || true
+	echo "debug-kernel.sh: building the $variant kernel in $entry (-j$jobs, log build.log there)" >&2
 	{
 		tar -xJf "$tarball" -C "$entry/src" --strip-components=1
 		configure_kernel "$entry/src" "$entry/obj"
@@ -137,24 +168,11 @@ ensure_kernel() {
 	echo "$entry"
 }
 
-# baton.ko for the debug kernel, in build/kmod-debug/ (a copy of kmod/ and
+# baton.ko for this kernel, in build/kmod-<variant>/ (a copy of kmod/ and
 # uapi/), so that kmod/baton.ko, built for the Debian kernel, stays as it is.
 build_module() {
-	local entry=$1 dst="$srctree/build/kmod-debug" f srcs=()
-	mkdir -p "$dst/uapi"
-	# The sources, not what Kbuild generated in kmod/ for the Debian
-	# kernel (baton.mod.c carries that kernel's vermagic).
-	for f in "$srctree"/kmod/*.c "$srctree"/kmod/*.h; do
-		[[ "$f" == *.mod.c ]] || srcs+=("$f")
-	done
-	# Copy only what changed, so that make sees unchanged sources as such.
-	cp -u "${srcs[@]}" "$srctree/kmod/Kbuild" "$srctree/kmod/Makefile" "$dst/"
-	cp -ru "$srctree/uapi/." "$dst/uapi/"
-	make -C "$dst" KDIR="$entry/obj" >"$srctree/build/kmod-debug.log" 2>&1 || {
-		cat "$srctree/build/kmod-debug.log" >&2
-		die "building baton.ko for the debug kernel failed"
-	}
-	echo "$dst/baton.ko"
+	"$here/kmod-build.sh" "$variant" "$1/obj" ||
+		die "building baton.ko for the $variant kernel failed"
 }
 
 case "${1:-}" in

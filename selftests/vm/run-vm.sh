@@ -19,12 +19,20 @@
 # BATON_KVER, BATON_DEMO_ARGS, BATON_EXEC_ARGS, BATON_VM_APPEND (extra kernel
 # command line), BATON_VM_KERNEL (which kernel to boot, below).
 #
-# BATON_VM_KERNEL=debian (the default) boots the Debian kernel with
-# kmod/baton.ko. BATON_VM_KERNEL=debug boots the debug kernel (KASAN,
-# lockdep, kmemleak, UBSAN, fault injection; selftests/vm/debug-kernel.sh
-# builds it once into its cache, and baton.ko against it into
-# build/kmod-debug/) and names the logs vm-<job>-debug.*. Its verdict adds
-# the kmemleak scan /init makes after the job (any leak reported fails).
+# BATON_VM_KERNEL (which kernel; logs are vm-<job>-<kernel>.*, except debian's):
+#   debian       (the default) Debian 12's 6.1 with kmod/baton.ko
+#   debian612    Debian's 6.12, debian612rt its PREEMPT_RT flavour (kver.sh
+#                finds them), with baton.ko built for each in build/kmod-<kernel>/
+#                (kmod-build.sh, run here when a source changed)
+#   debug        the 6.1 debug kernel (KASAN, lockdep, kmemleak, UBSAN, fault
+#                injection), debug612 the same on 6.12 plus PROVE_RAW_LOCK_NESTING,
+#                kcsan a 6.12 PREEMPT_RT kernel with KCSAN, lockdep and
+#                DEBUG_ATOMIC_SLEEP; selftests/vm/debug-kernel.sh builds each once
+#                into its cache, and baton.ko against it into build/kmod-<kernel>/.
+#                Their verdict adds the kmemleak scan /init makes after the
+#                job, where the kernel has kmemleak (any leak reported fails).
+# BATON_SELFTESTS: the selftests job runs only the programs whose names match
+# one of these space-separated shell patterns (default: all).
 #
 # Exit status: 0 only if the end marker arrived, the kernel log is clean, the
 # job succeeded and no TAP line says "not ok".
@@ -50,16 +58,18 @@ shift
 extra=("$@")
 
 vm_kernel=${BATON_VM_KERNEL:-debian}
+built=0
 case "$vm_kernel" in
 debian) suffix="" ;;
-debug) suffix="-debug" ;;
-*) echo "run-vm.sh: BATON_VM_KERNEL=$vm_kernel: must be debian or debug" >&2; exit 2 ;;
+debian612|debian612rt) suffix="-$vm_kernel" ;;
+debug|debug612|kcsan) suffix="-$vm_kernel" built=1 ;;
+*) echo "run-vm.sh: BATON_VM_KERNEL=$vm_kernel: must be debian, debian612, debian612rt, debug, debug612 or kcsan" >&2; exit 2 ;;
 esac
 
-# The debug kernel runs the suite several times slower.
+# The debug kernels run the suite several times slower.
 if [[ -z "$vm_timeout" ]]; then
 	vm_timeout=2400
-	[[ "$vm_kernel" == debug ]] && vm_timeout=3600
+	((built)) && vm_timeout=3600
 fi
 
 logs="$srctree/build/logs"
@@ -95,20 +105,31 @@ esac
 for tool in qemu-system-x86_64 cpio gzip timeout modinfo; do
 	command -v "$tool" >/dev/null || fail_early "$tool not installed (make deps)"
 done
-if [[ "$vm_kernel" == debug ]]; then
+case "$vm_kernel" in
+debug|debug612|kcsan)
 	# Builds the kernel only if its cache entry is missing (minutes), and
-	# the module into build/kmod-debug/ if a source changed.
-	ko=$("$here/debug-kernel.sh" module) || fail_early "no debug kernel or module (see above)"
-	kdir=$("$here/debug-kernel.sh" dir) || fail_early "no debug kernel"
+	# the module into build/kmod-<kernel>/ if a source changed.
+	dk=("$here/debug-kernel.sh" --variant "$vm_kernel")
+	ko=$("${dk[@]}" module) || fail_early "no $vm_kernel kernel or module (see above)"
+	kdir=$("${dk[@]}" dir) || fail_early "no $vm_kernel kernel"
 	kver=$(cat "$kdir/obj/include/config/kernel.release")
 	kernel="$kdir/bzImage"
-	rebuild="selftests/vm/debug-kernel.sh module"
-else
+	rebuild="selftests/vm/debug-kernel.sh --variant $vm_kernel module"
+	;;
+debian612|debian612rt)
+	kver=$("$here/kver.sh" "$vm_kernel") || fail_early "no $vm_kernel kernel (make deps)"
+	kernel="/boot/vmlinuz-$kver"
+	ko=$("$here/kmod-build.sh" "$vm_kernel" "/lib/modules/$kver/build") ||
+		fail_early "building baton.ko for $kver failed (see above)"
+	rebuild="selftests/vm/kmod-build.sh $vm_kernel /lib/modules/$kver/build"
+	;;
+*)
 	kver=$("$here/kver.sh") || fail_early "no usable kernel (make deps)"
 	kernel="/boot/vmlinuz-$kver"
 	ko="$srctree/kmod/baton.ko"
 	rebuild="make clean kmod"
-fi
+	;;
+esac
 
 mk_args=(-o "$work/initramfs.cpio.gz" -j "$here/job-$job.sh" -e "$work/job.env")
 
@@ -171,6 +192,7 @@ shq() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
 	echo "BATON_DEMO_ARGS=$(shq "${BATON_DEMO_ARGS:-}")"
 	echo "BATON_EXEC_ARGS=$(shq "${BATON_EXEC_ARGS:-}")"
 	echo "BATON_VM_KERNEL=$(shq "$vm_kernel")"
+	echo "BATON_SELFTESTS=$(shq "${BATON_SELFTESTS:-}")"
 	if [[ "$job" == exec ]]; then
 		echo "BATON_EXEC=$(shq "$(basename "${extra[0]}")")"
 	fi
@@ -200,7 +222,7 @@ start=$SECONDS
 # Two CPUs. The debug kernel has no ACPI and finds CPUs in SeaBIOS's MP
 # table, which lists one processor per package: give it two sockets.
 smp=2
-[[ "$vm_kernel" == debug ]] && smp=2,sockets=2,cores=1,threads=1
+((built)) && smp=2,sockets=2,cores=1,threads=1
 timeout -k 10 "$vm_timeout" qemu-system-x86_64 "${accel_args[@]}" -smp "$smp" -m 1024 \
 	-nographic -no-reboot -monitor none \
 	-serial "file:$raw_console" -serial "file:$raw_out" \
@@ -237,12 +259,16 @@ else
 	echo "not ok - vm $job$suffix: $why (see $log)" >>"$tap"
 fi
 
-# The debug kernel's reports start with BUG: (KASAN, sleeping in atomic
-# context), WARNING: (lockdep: circular or recursive locking, inconsistent
-# lock state, suspicious RCU usage), UBSAN: or "unreferenced object"
-# (kmemleak, in the report /init dumps after its scan); the names are also
-# listed on their own, in case a report's first line changes.
-bad_re='BUG:|kernel BUG at|BUG [^ ]+ \(|WARNING:|Oops|general protection|Call Trace|Kernel panic|UBSAN:|KASAN:|KFENCE:|soft lockup|hard LOCKUP|rcu: INFO:|self-detected stall|blocked for more than|list_(add|del) corruption|Unable to handle kernel|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|sleeping function called|unreferenced object|suspected memory leak'
+# The debug kernels' reports start with BUG: (KASAN, KCSAN's data races,
+# sleeping in atomic context, scheduling while atomic, lockdep's invalid
+# wait context), WARNING: (lockdep: circular or recursive locking,
+# inconsistent lock state, suspicious RCU usage), UBSAN: or "unreferenced
+# object" (kmemleak, in the report /init dumps after its scan); the names
+# are also listed on their own, in case a report's first line changes.
+# Debian's kernels (PREEMPT_RT included) lack DEBUG_ATOMIC_SLEEP: there a
+# sleep in atomic context shows only when it schedules ("scheduling while
+# atomic"); the kcsan kernel has it.
+bad_re='BUG:|kernel BUG at|BUG [^ ]+ \(|WARNING:|Oops|general protection|Call Trace|Kernel panic|UBSAN:|KASAN:|KCSAN:|KFENCE:|soft lockup|hard LOCKUP|rcu: INFO:|self-detected stall|blocked for more than|list_(add|del) corruption|Unable to handle kernel|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|sleeping function called|scheduling while atomic|Invalid wait context|data-race in|unreferenced object|suspected memory leak'
 nbad=$(grep -cE "$bad_re" "$log" || true)
 if ((nbad == 0)); then
 	echo "ok - vm $job$suffix: kernel log clean" >>"$tap"
