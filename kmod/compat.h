@@ -64,15 +64,19 @@ baton_genl_dump_attrs(const struct genl_dumpit_info *info)
 
 /*
  * A reference to the file *fp points at, under rcu_read_lock(), or NULL if
- * there is none or its count is zero. 6.7 made files SLAB_TYPESAFE_BY_RCU
- * and get_file_rcu() take the pointer's address, to re-read it after the
- * increment (the memory may be another file by then); before, it took the
- * file and the memory stayed that file's until the grace period ended.
+ * there is none or its count is zero. 6.7 made files SLAB_TYPESAFE_BY_RCU:
+ * get_file_active() re-reads *fp after the increment (the memory may be
+ * another file by then) and returns NULL on a zero count. Not
+ * get_file_rcu(): that one retries until *fp changes, and a socket's
+ * ->file keeps pointing at the dying file until __fput() reaches
+ * sock_close(), which may be queued behind us on this CPU: it spun for
+ * ever on 6.12. Before 6.7 the memory stayed that file's until the grace
+ * period ended, and get_file_rcu() was the increment-unless-zero.
  */
 static inline struct file *baton_get_file_rcu(struct file **fp)
 {
 #if KERNEL_VERSION(6, 7, 0) <= LINUX_VERSION_CODE
-	return get_file_rcu((struct file __rcu __force **)fp);
+	return get_file_active(fp);
 #else
 	struct file *file = READ_ONCE(*fp);
 
