@@ -515,8 +515,10 @@ static pid_t rk_spawn(const char *name, struct rk_shared *sh,
 
 /*
  * The killer, a process of its own: keeps RK_PRODS producers alive and
- * kills one at random every 0-3 ms, replacing it, @kills times or for
- * RK_SECS; then tells the rest to stop. 0, or what went wrong.
+ * kills one at random every 0-3 ms, replacing it, @kills times, for
+ * RK_SECS, or until a producer reaches the end of the ledger (a fast
+ * machine gets there first); then tells the rest to stop. 0, or what
+ * went wrong.
  */
 static int rk_killer(const char *name, struct rk_shared *sh,
 		     uint32_t kills, unsigned int seed,
@@ -541,8 +543,11 @@ static int rk_killer(const char *name, struct rk_shared *sh,
 		kill(live[v], SIGKILL);
 		rc = bt_wait(live[v]);
 		sh->gen[gen_of[v]].reaped_ns = bt_now_ns();
-		if (rc == 0)
-			break;		/* it reached the end of the ledger */
+		if (rc == 0) {
+			/* it reached the end of the ledger; already reaped */
+			live[v] = 0;
+			break;
+		}
 		if (rc != 128 + SIGKILL)
 			return 20 + (rc & 63);
 		/* reaped: every ticket it took is below this tail */
@@ -557,6 +562,8 @@ static int rk_killer(const char *name, struct rk_shared *sh,
 	}
 	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
 	for (i = 0; i < RK_PRODS; i++) {
+		if (!live[i])
+			continue;
 		rc = bt_wait_timeout(live[i], 30000);
 		if (rc && !(rc == 128 + SIGKILL && sh->gen[gen_of[i]].killed))
 			return 30 + (rc & 63);
