@@ -388,13 +388,23 @@ TEST_F(es, scribbled_words_never_free_early)
 	EXPECT_LT(st.bad_words, st0.bad_words);
 }
 
+/* Wait (bounded) until the domain's global epoch is past @e. */
+static void es_wait_global_past(struct baton_epoch *d, uint64_t e,
+				int64_t timeout_ns)
+{
+	int64_t end = bt_now_ns() + timeout_ns;
+
+	while (baton_epoch_global(d) <= e && bt_now_ns() < end)
+		bt_sleep_ms(1);
+}
+
 /*
  * Aliasing: a child collects in a tight loop while this process retires
  * and a reader holds epoch `held`. No entry with an epoch >= held may be
  * consumed, however the retirements interleave with the advances (the
  * seed's three buckets drained entries retired during the advance).
  */
-TEST_F(es, retire_racing_advance_never_drained_early)
+TEST_F_TIMEOUT(es, retire_racing_advance_never_drained_early, 120)
 {
 	struct baton_epoch *r;
 	uint64_t epochs[8], held, head, e;
@@ -414,13 +424,19 @@ TEST_F(es, retire_racing_advance_never_drained_early)
 		for (;;)
 			baton_epoch_collect(c, NULL, NULL);
 	}
-	/* Spread the retirements over many advances. */
+	/*
+	 * Spread the retirements over many advances: after each, wait for
+	 * the collector to move the global epoch on (not a fixed sleep: a
+	 * loaded debug kernel may not run the child for many milliseconds),
+	 * and at the end until it is past held + 2.
+	 */
 	while (n < 8 && spins++ < 100000) {
-		if (baton_epoch_retire(self->d, (uint64_t)n, 0, &e) == 0)
+		if (baton_epoch_retire(self->d, (uint64_t)n, 0, &e) == 0) {
 			epochs[n++] = e;
-		bt_sleep_ms(5);
+			es_wait_global_past(self->d, e, 5 * BT_NSEC);
+		}
 	}
-	bt_sleep_ms(200);
+	es_wait_global_past(self->d, held + 2, 30 * BT_NSEC);
 	kill(pid, SIGKILL);
 	bt_wait(pid);
 	head = __atomic_load_n(self->d->q_head, __ATOMIC_ACQUIRE);
