@@ -288,6 +288,22 @@ static int link_name(int fd, const char *path)
 	return -errno;
 }
 
+/*
+ * Back every page of a new object now. tmpfs allocates a page on first
+ * touch, and with /dev/shm full (16 MiB is not rare, Docker's default is
+ * 64 MiB) that touch is a SIGBUS in whichever process comes first, long
+ * after create returned 0. posix_fallocate() turns "no room" into
+ * create's -ENOSPC while the file is still unnamed, so nothing is left
+ * behind. The pages would all be used anyway: a ring cycles through every
+ * slot, a domain's queues fill before they wrap.
+ */
+int baton__shm_reserve(int fd, uint64_t size)
+{
+	int err = posix_fallocate(fd, 0, (off_t)size);
+
+	return err ? -err : 0;
+}
+
 static int memfd_create_ring(const char *name,
 			     const struct baton_ring_params *p, int role,
 			     struct baton_ring_desc *d)
@@ -326,6 +342,9 @@ static int memfd_create_ring(const char *name,
 		ret = -errno;
 		goto err;
 	}
+	ret = baton__shm_reserve(fd, total);
+	if (ret)
+		goto err;
 	memset(&hdr, 0, sizeof(hdr));
 	hdr.magic = BATON_RING_MAGIC;
 	hdr.abi_version = BATON_ABI_VERSION;

@@ -168,6 +168,9 @@ int baton__epoch_memfd_create(const char *name,
 	layout(p->max_participants, p->queue_len, &d->off, &total);
 	if (ftruncate(d->fd, (off_t)total))
 		return -errno;
+	ret = baton__shm_reserve(d->fd, total);
+	if (ret)
+		return ret;
 	memset(&hdr, 0, sizeof(hdr));
 	hdr.magic = BATON_EPOCH_MAGIC;
 	hdr.abi_version = BATON_ABI_VERSION;
