@@ -316,13 +316,7 @@ static int memfd_create_ring(const char *name,
 	ret = shm_path(path, sizeof(path), name);
 	if (ret)
 		return ret;
-	ret = baton__geometry_valid(p->kind, p->slot_count, p->slot_size);
-	if (ret)
-		return ret;
-	if (p->kind == BATON_RING_MPSC ?
-	    !p->max_producers || p->max_producers > BATON_MPSC_PRODUCERS_MAX :
-	    p->max_producers > 1)
-		return -EINVAL;
+	/* The parameters: ring.c, the same rules for both backends. */
 	ret = register_membarrier();
 	if (ret)
 		return ret;
@@ -332,7 +326,7 @@ static int memfd_create_ring(const char *name,
 		/* No tmpfs at /dev/shm is a missing backend, not a name. */
 		return errno == ENOENT ? -ENODEV : -errno;
 	/* O_TMPFILE's mode went through the umask; the kernel's does not. */
-	if (fchmod(fd, p->mode & 0777)) {
+	if (fchmod(fd, p->mode)) {
 		ret = -errno;
 		goto err;
 	}

@@ -240,10 +240,13 @@ int baton_epoch_create(const char *name, const struct baton_epoch_params *p,
 
 	if (!p || !out)
 		return -EINVAL;
+	/* The module's rules, for both backends (kmod/epoch.c). */
 	ret = baton__name_valid(name);
 	if (!ret)
 		ret = baton__epoch_params_valid(p->max_participants,
 						p->queue_len);
+	if (!ret && (p->mode & ~0777U))
+		ret = -EINVAL;		/* no setuid, setgid, sticky bits */
 	if (ret)
 		return ret;
 	backend = baton_backend_resolve(p->backend);

@@ -163,7 +163,7 @@ int baton__epoch_memfd_create(const char *name,
 	d->fd = open(SHM_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (d->fd < 0)
 		return errno == ENOENT ? -ENODEV : -errno;
-	if (fchmod(d->fd, p->mode & 0777))
+	if (fchmod(d->fd, p->mode))
 		return -errno;
 	layout(p->max_participants, p->queue_len, &d->off, &total);
 	if (ftruncate(d->fd, (off_t)total))

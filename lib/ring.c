@@ -115,6 +115,30 @@ int baton__geometry_valid(uint32_t kind, uint32_t slot_count,
 	return 0;
 }
 
+/*
+ * Everything a new ring's parameters must satisfy, on either backend, as
+ * the module checks it (kmod/ring.c): checked here before the backend is
+ * chosen, so code tested on memfd is refused the same way under kmod.
+ */
+static int ring_params_valid(const char *name,
+			     const struct baton_ring_params *p)
+{
+	int ret = baton__name_valid(name);
+
+	if (!ret)
+		ret = baton__geometry_valid(p->kind, p->slot_count,
+					    p->slot_size);
+	if (ret)
+		return ret;
+	if (p->mode & ~0777U)
+		return -EINVAL;		/* no setuid, setgid, sticky bits */
+	if (p->kind == BATON_RING_MPSC ?
+	    !p->max_producers || p->max_producers > BATON_MPSC_PRODUCERS_MAX :
+	    p->max_producers > 1)
+		return -EINVAL;
+	return 0;
+}
+
 struct span {
 	uint64_t start;
 	uint64_t len;
@@ -348,6 +372,9 @@ int baton_ring_create(const char *name, const struct baton_ring_params *p,
 
 	if (!name || !p || !out || !role_valid(role))
 		return -EINVAL;
+	ret = ring_params_valid(name, p);
+	if (ret)
+		return ret;
 	backend = baton_backend_resolve(p->backend);
 	if (backend < 0)
 		return backend;

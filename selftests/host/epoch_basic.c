@@ -70,6 +70,21 @@ TEST_F(ep, lifecycle_and_errnos)
 	baton_epoch_close(o);
 }
 
+/* As for rings: mode bits beyond 0777 are the module's EINVAL here too. */
+TEST_F(ep, mode_beyond_0777_einval)
+{
+	struct baton_epoch_params p = self->p;
+	char name[BATON_NAME_MAX];
+	struct baton_epoch *d;
+
+	ring_name(name, sizeof(name), "ep.mode");
+	p.mode = 01777;
+	EXPECT_EQ(-EINVAL, baton_epoch_create(name, &p, &d));
+	p.mode = 04600;
+	EXPECT_EQ(-EINVAL, baton_epoch_create(name, &p, &d));
+	EXPECT_EQ(-ENOENT, baton_epoch_open(name, BATON_BACKEND_AUTO, &d));
+}
+
 TEST_F(ep, table_full)
 {
 	struct baton_epoch *h[8];
