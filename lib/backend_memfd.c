@@ -627,6 +627,95 @@ static struct timespec abs_ts(uint64_t ns)
 typedef int (*still_fn)(struct baton_ring *r, uint64_t expected);
 
 /*
+ * Whether a live producer may hold ticket @c: producer k is live while an
+ * open file description holds its lock byte (or we cannot tell), and may
+ * hold @c while its claim covers it, or while it has no claim yet but a
+ * floor at or below @c (between its fetch_add and J). A dead producer's
+ * claim is ignored, whatever it says.
+ */
+static int live_holder_possible(const struct baton_ring *r, uint64_t c)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint32_t k;
+
+	for (k = 0; k < r->max_producers; k++) {
+		const struct baton_mpsc_claim *cl = (const void *)
+			((const uint8_t *)r->claim + (uint64_t)k * page);
+		uint64_t count, first, floor;
+
+		if (!held_by_other(r->fd, LOCK_PRODUCER0 + k, 1))
+			continue;
+		/* J: acquire, so a publication made before these is seen. */
+		count = __atomic_load_n(&cl->count, __ATOMIC_ACQUIRE);
+		first = __atomic_load_n(&cl->first, __ATOMIC_ACQUIRE);
+		floor = __atomic_load_n(&cl->floor, __ATOMIC_ACQUIRE);
+		if (count ? c - first < count :
+			    floor != BATON_MPSC_NONE && (int64_t)(c - floor) >= 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Add 1 to a counter of the read-only MPSC header; only the consumer does. */
+static void mpsc_hdr_count(const struct baton_ring *r, size_t field)
+{
+	uint64_t v;
+
+	if (pread(r->fd, &v, sizeof(v), (off_t)(r->mpsc_hdr + field)) ==
+	    (ssize_t)sizeof(v)) {
+		v++;
+		(void)!pwrite(r->fd, &v, sizeof(v),
+			      (off_t)(r->mpsc_hdr + field));
+	}
+}
+
+/*
+ * The MPSC consumer has waited a slice at ticket @c: if @c was handed out
+ * (below the tail) and no live producer can hold it, its producer died
+ * mid-push; tombstone it, as the module does (kmod/mpsc.c,
+ * baton_mpsc_attribute(); Documentation/mpsc.rst has the argument). The
+ * tail first, with acquire: every ticket below it was handed out by a
+ * fetch_add (acq_rel) after its holder took its lock byte and stored its
+ * floor (I), so that holder is seen live, with a floor or claim covering
+ * @c, unless it has died. Then seq again: a holder that published and
+ * cleared its claim between our reads is seen there. The compare-and-swap
+ * leaves a publication racing with us intact. memfd cannot name the dead
+ * producer: the tombstone's pid is 0. 1 when tombstoned.
+ */
+static int mpsc_tombstone_dead(struct baton_ring *r, uint64_t c)
+{
+	uint64_t tail = __atomic_load_n(r->tail, __ATOMIC_ACQUIRE);
+	uint64_t *sp = &r->seq[c & r->mask];
+	uint64_t expect = c, zero = 0;
+	off_t slot;
+
+	if ((int64_t)(tail - c) <= 0 || live_holder_possible(r, c))
+		return 0;
+	if (__atomic_load_n(sp, __ATOMIC_ACQUIRE) != c)
+		return 0;
+	/* The pid word first (read after seq by the consumer, L). */
+	slot = (off_t)(r->hdr->off.slots_mmap + (c & r->mask) * r->slot_size);
+	if (pwrite(r->fd, &zero, sizeof(zero), slot) != (ssize_t)sizeof(zero))
+		return 0;
+	if (!__atomic_compare_exchange_n(sp, &expect, (c + 1) | BATON_MPSC_TOMB,
+					 0, __ATOMIC_RELEASE,
+					 __ATOMIC_RELAXED))
+		return 0;
+	mpsc_hdr_count(r, offsetof(struct baton_mpsc_hdr, tombstones_written));
+	mpsc_hdr_count(r, offsetof(struct baton_mpsc_hdr,
+				   tombstones_unattributed));
+	return 1;
+}
+
+/* After a slice (or the deadline) at @expected: a dead holder's ticket? */
+static int stalled_on_dead_ticket(struct baton_ring *r, uint64_t expected)
+{
+	return r->kind == BATON_RING_MPSC &&
+	       r->role == BATON_ROLE_CONSUMER && r->claim &&
+	       mpsc_tombstone_dead(r, expected);
+}
+
+/*
  * Sleep on the armed word in slices of at most DEATH_SLICE_NS: the
  * backstop that notices a peer dying (nothing wakes us then) within one
  * slice. Each slice that ends on its own re-checks the peer and the ring;
@@ -648,12 +737,17 @@ static int sleep_armed(struct baton_ring *r, uint32_t *word, uint32_t val,
 			return 0;
 		if (errno != ETIMEDOUT)
 			return -errno;	/* EINTR */
-		if (last)	/* a short deadline still learns of a death */
+		if (last) {	/* a short deadline still learns of a death */
+			if (stalled_on_dead_ticket(r, expected))
+				return 0;
 			return baton__memfd_peer_gone(r) &&
 			       still(r, expected) > 0 ? -EPIPE : -ETIMEDOUT;
+		}
 		ret = still(r, expected);
 		if (ret <= 0)
 			return ret;
+		if (stalled_on_dead_ticket(r, expected))
+			return 0;
 		if (baton__memfd_peer_gone(r))
 			return still(r, expected) > 0 ? -EPIPE : 0;
 	}

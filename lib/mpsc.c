@@ -8,8 +8,8 @@
  * Both backends come through here; each supplies mpsc_park/mpsc_wake. On
  * kmod the kernel parks producers on their slot and the consumer on its
  * ticket, and tombstones the tickets of producers that died. On memfd
- * there is no death detection: a producer that dies holding a ticket
- * stalls the consumer at that ticket until its timeout.
+ * the parked consumer does that itself (lib/backend_memfd.c,
+ * mpsc_tombstone_dead()).
  *
  * Nothing here adds a barrier to the protocol (I..N, E in <linux/baton.h>);
  * a park returning 0 means only "look again".

@@ -184,6 +184,68 @@ TEST_F(mpsc, batch_reserve)
 }
 
 /* A sequence word in no valid state is -EPROTO, never a hang. */
+/*
+ * A producer that dies holding a ticket it never published: on memfd the
+ * consumer used to stop at that ticket for as long as another producer
+ * lived (-ETIMEDOUT, the messages after the hole never delivered). Now the
+ * parked consumer tombstones it (pid 0: memfd cannot name the dead one)
+ * and goes on to the live producer's message.
+ */
+TEST_F(mpsc, dead_holder_tombstoned_while_others_live)
+{
+	struct baton_ring *c, *p;
+	struct baton_mpsc_loss loss;
+	struct baton_mpsc_stats st;
+	uint64_t m[2], got[2];
+	int go[2], ret;
+	pid_t dead, live;
+
+	ASSERT_EQ(0, baton_ring_create(self->name, &self->p,
+				       BATON_ROLE_CONSUMER, &c));
+	dead = fork();
+	ASSERT_LE(0, dead);
+	if (!dead) {
+		if (baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+				    BATON_BACKEND_AUTO, &p))
+			_exit(1);
+		baton_mpsc_prod_reserve(p, 1);	/* ticket 0, never published */
+		_exit(0);			/* its role lock goes with it */
+	}
+	ASSERT_EQ(0, wait_child(dead));
+	ASSERT_EQ(0, pipe(go));
+	live = fork();
+	ASSERT_LE(0, live);
+	if (!live) {
+		char x;
+
+		close(go[1]);
+		if (baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+				    BATON_BACKEND_AUTO, &p))
+			_exit(1);
+		mk_msg(m, 1, 0);
+		if (baton_mpsc_push(p, m, sizeof(m)))
+			_exit(2);
+		(void)!read(go[0], &x, 1);	/* alive until the parent is done */
+		_exit(0);
+	}
+	close(go[0]);
+
+	ret = baton_mpsc_pop(c, got, sizeof(got), 5000000000LL, &loss);
+	EXPECT_EQ(BATON_MPSC_LOST, ret);
+	EXPECT_EQ(0U, loss.ticket);
+	EXPECT_EQ(0U, loss.pid);
+	ret = baton_mpsc_pop(c, got, sizeof(got), 5000000000LL, &loss);
+	EXPECT_EQ(1, ret);
+	mk_msg(m, 1, 0);
+	EXPECT_EQ(0, memcmp(m, got, sizeof(m)));
+	ASSERT_EQ(0, baton_mpsc_stats(c, &st));
+	EXPECT_EQ(1U, st.tombstones_written);
+	EXPECT_EQ(1U, st.tombstones_unattributed);
+	close(go[1]);
+	EXPECT_EQ(0, wait_child(live));
+	baton_ring_close(c);
+}
+
 TEST_F(mpsc, corrupt_seq)
 {
 	struct baton_ring *c, *a;

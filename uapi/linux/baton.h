@@ -507,7 +507,8 @@ struct baton_mpsc_claim {
  * struct baton_mpsc_hdr - at offset @mpsc_hdr of the header region
  * @max_producers: producer fds the ring admits
  * @producers: producer fds attached now
- * @tombstones_written: tickets the kernel turned into tombstones
+ * @tombstones_written: tickets the kernel (memfd: the consumer) turned
+ *                      into tombstones
  * @tombstones_unattributed: of those, tombstones whose dead producer the
  *                           kernel could not name (pid 0 in the slot)
  * @prod_waiting: the producers' waiting word (BATON_WAIT_*), kernel-written;
