@@ -413,10 +413,15 @@ static int nw_two_namespaces_round(int round)
 	ns1 = open("/proc/self/ns/ipc", O_RDONLY | O_CLOEXEC);
 	if (dev < 0 || ns1 < 0 || bt_sync_init(&s))
 		return 10;
+	/*
+	 * The WATCH first, then the tiny buffer: an event delivered between
+	 * the subscription and its ack would fill a tiny buffer, and the ack
+	 * would then be dropped (ENOBUFS), failing the setup.
+	 */
 	for (i = 0; i < NW_BUSY_WATCHERS; i++)
-		if (nlt_open(&busy[i]) ||
+		if (nlt_open(&busy[i]) || nlt_watch(&busy[i], &e) ||
 		    setsockopt(busy[i].fd, SOL_SOCKET, SO_RCVBUF, &tiny,
-			       sizeof(tiny)) || nlt_watch(&busy[i], &e))
+			       sizeof(tiny)))
 			return 11;
 	/* ring A and its watcher in the first namespace */
 	if (nlt_open(&w1) || nw_roomy(&w1) || nlt_watch(&w1, &e) ||
