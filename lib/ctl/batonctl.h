@@ -2,8 +2,8 @@
 /*
  * lib/ctl/batonctl.h: what batonctl's files share. batonctl shows what the
  * generic netlink family "baton" (uapi/linux/baton_nl.h) says about rings
- * and epoch domains, the way ss and ip -s show sockets, and reads
- * memfd-backend objects from /dev/shm.
+ * and epoch domains, the way ss and ip -s show sockets, reads memfd-backend
+ * objects from /dev/shm, and unlinks objects through /dev/baton.
  *
  * Everything batonctl knows about an object is a struct rec: the values of
  * the netlink attributes it carries, by attribute number, whichever
@@ -25,6 +25,7 @@
  *   memfd.c    read-only views of memfd-backend objects in /dev/shm
  *   list.c     list, show and epoch
  *   watch.c    watch: events as they come
+ *   unlink.c   unlink, in the caller's or another IPC namespace
  *
  * Exit status: 0 fine; 1 an error (the message says which); 2 the module
  * is not loaded and no memfd object answered the question; 3 watch -c N
@@ -114,6 +115,10 @@ struct options {
 	bool pretty;
 	long count;		/* watch: stop after this many events */
 	long timeout_s;		/* watch: stop after this many seconds */
+	bool all_ns;		/* list: every IPC namespace (admin) */
+	bool have_ns;		/* unlink: in IPC namespace ns */
+	uint64_t ns;
+	enum obj_kind unlink_obj;	/* unlink: a ring or a domain */
 };
 
 extern struct options opt;
@@ -155,6 +160,7 @@ struct nl {
 
 /* Request flags of bt_nl_request(). */
 #define REQ_ACK		(1U << 0)	/* ask for an ACK (WATCH) */
+#define REQ_ALL_NS	(1U << 1)	/* a dump of every IPC namespace */
 
 int bt_nl_open(struct nl *nl);
 void bt_nl_close(struct nl *nl);
@@ -177,6 +183,7 @@ void memfd_scan(enum obj_kind obj, struct reply *rp);
 int cmd_list(void);
 int cmd_get(enum obj_kind obj, const char *name);
 int cmd_watch(void);
+int cmd_unlink(const char *name);
 /* watch: one event, as it arrives (netlink.c calls it) */
 void print_event(const struct rec *ev);
 

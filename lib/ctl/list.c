@@ -13,6 +13,20 @@
 
 #include "batonctl.h"
 
+static int ns_attr(const struct rec *r)
+{
+	return r->obj == OBJ_RING ? BATON_A_RING_IPC_NS : BATON_A_EPOCH_IPC_NS;
+}
+
+/* --all-ns: the IPC namespace column, "-" on memfd (no such thing). */
+static void list_text_ns(const struct rec *r)
+{
+	char ns[24];
+
+	if (opt.all_ns)
+		printf("%-10s ", num_or_dash(r, ns_attr(r), ns, sizeof(ns)));
+}
+
 static int cmp_rec(const void *a, const void *b)
 {
 	const struct rec *x = a, *y = b;
@@ -20,7 +34,11 @@ static int cmp_rec(const void *a, const void *b)
 
 	if (c)
 		return c;
-	return (int)x->backend - (int)y->backend;
+	if (x->backend != y->backend)
+		return (int)x->backend - (int)y->backend;
+	/* --all-ns: one name in several IPC namespaces, by namespace */
+	return x->val[ns_attr(x)] < y->val[ns_attr(y)] ? -1 :
+	       x->val[ns_attr(x)] > y->val[ns_attr(y)];
 }
 
 static void sort_recs(struct reply *rp)
@@ -39,6 +57,7 @@ static void list_text_ring(const struct rec *r)
 		snprintf(park, sizeof(park), "%" PRIu64 "/%" PRIu64,
 			 rec_get(r, BATON_A_RING_PARKED_PRODUCERS),
 			 rec_get(r, BATON_A_RING_PARKED_CONSUMERS));
+	list_text_ns(r);
 	printf("%-5s %-5s %-4s %-28s %9s %6s %9s %4s %4s %5s %6s %04" PRIo64 "%s\n",
 	       "ring", backend_names[r->backend],
 	       enum_str(FS_KIND, rec_get(r, BATON_A_RING_KIND), kind,
@@ -58,6 +77,7 @@ static void list_text_epoch(const struct rec *r)
 {
 	char b[6][24];
 
+	list_text_ns(r);
 	printf("%-5s %-5s %-4s %-28s global %s frontier %s participants %s active %s pending %s uid %s mode %04" PRIo64 "%s\n",
 	       "epoch", backend_names[r->backend], "-", r->name,
 	       num_or_dash(r, BATON_A_EPOCH_GLOBAL, b[0], sizeof(b[0])),
@@ -84,6 +104,8 @@ static void print_list(const struct reply *rings, const struct reply *doms)
 		jw_end_array();
 		return;
 	}
+	if (opt.all_ns)
+		printf("%-10s ", "IpcNs");
 	printf("%-5s %-5s %-4s %-28s %9s %6s %9s %4s %4s %5s %6s %s\n",
 	       "Type", "Back", "Kind", "Name", "Slots", "Size", "Occupancy",
 	       "Prod", "Cons", "Park", "Uid", "Mode");
@@ -104,7 +126,7 @@ static int dump(struct nl *nl, int nl_ret, int cmd, const char *what,
 
 	if (nl_ret)
 		return nl_ret;
-	ret = bt_nl_request(nl, cmd, 0, NULL, 0, rp);
+	ret = bt_nl_request(nl, cmd, 0, NULL, opt.all_ns ? REQ_ALL_NS : 0, rp);
 	if (ret)
 		say_kernel_error(what, ret, rp);
 	return ret;
@@ -198,7 +220,8 @@ int cmd_get(enum obj_kind obj, const char *name)
 		fprintf(stderr, "batonctl: generic netlink: %s\n",
 			strerror(-nl_ret));
 	if (!nl_ret) {
-		kret = bt_nl_request(&nl, cmd, attr, name, 0, &rp);
+		kret = bt_nl_request(&nl, cmd, attr, name,
+				     !name && opt.all_ns ? REQ_ALL_NS : 0, &rp);
 		/* ENOENT by name: maybe a memfd object; say so only then */
 		if (kret && !(name && kret == -ENOENT)) {
 			say_kernel_error(name ? name : "dumping epoch domains",

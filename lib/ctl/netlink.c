@@ -286,9 +286,17 @@ void reply_free(struct reply *rp)
 	rp->nrecs = 0;
 }
 
+/* The flag that makes a dump of @cmd cover every IPC namespace. */
+static int all_ns_attr(int cmd)
+{
+	return cmd == BATON_CMD_RING_GET ? BATON_A_RING_ALL_NS :
+					   BATON_A_EPOCH_ALL_NS;
+}
+
 /*
  * Send @cmd (a dump when @name is NULL, with @name_attr otherwise; with
- * an ACK requested when @req has REQ_ACK) and collect the answer in @rp.
+ * an ACK requested when @req has REQ_ACK, and a dump of every IPC
+ * namespace when it has REQ_ALL_NS) and collect the answer in @rp.
  * Returns 0 or a negative errno; the kernel's own errno and message are
  * in @rp.
  */
@@ -306,7 +314,8 @@ int bt_nl_request(struct nl *nl, int cmd, int name_attr, const char *name,
 		flags |= NLM_F_ACK;
 	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, nl->family, 0, flags,
 			 (uint8_t)cmd, BATON_FAMILY_VERSION) ||
-	    (name && nla_put_string(msg, name_attr, name))) {
+	    (name && nla_put_string(msg, name_attr, name)) ||
+	    ((req & REQ_ALL_NS) && nla_put_flag(msg, all_ns_attr(cmd)))) {
 		nlmsg_free(msg);
 		return -ENOMEM;
 	}

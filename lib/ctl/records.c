@@ -80,6 +80,7 @@ static const struct field ring_fields[] = {
 	{ BATON_A_RING_MSGS_RESERVED, FT_U64, FS_NUM, "msgs_reserved" },
 	{ BATON_A_RING_SCRIBBLES, FT_U64, FS_NUM, "scribbles" },
 	{ BATON_A_RING_PEERS_PARTIAL, FT_FLAG, FS_NUM, "peers_partial" },
+	{ BATON_A_RING_IPC_NS, FT_U32, FS_NUM, "ipc_ns" },
 	{ BATON_A_RING_PEERS, FT_PEERS, FS_NUM, "peers" },
 	{ BATON_A_RING_PEER, FT_PEER, FS_NUM, "peers" },
 };
@@ -104,6 +105,7 @@ static const struct field epoch_fields[] = {
 	{ BATON_A_EPOCH_SYNC_TIMEOUTS, FT_U64, FS_NUM, "sync_timeouts" },
 	{ BATON_A_EPOCH_ORPHANS, FT_U32, FS_NUM, "orphans" },
 	{ BATON_A_EPOCH_PEERS_PARTIAL, FT_FLAG, FS_NUM, "peers_partial" },
+	{ BATON_A_EPOCH_IPC_NS, FT_U32, FS_NUM, "ipc_ns" },
 	{ BATON_A_EPOCH_PEERS, FT_PEERS, FS_NUM, "peers" },
 	{ BATON_A_EPOCH_PEER, FT_PEER, FS_NUM, "peers" },
 };
