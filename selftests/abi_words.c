@@ -12,12 +12,12 @@
  */
 #include "mpsc_common.h"
 
-FIXTURE(aw) {
+FIXTURE(abi_words) {
 	int dev;
 	char name[BATON_NAME_MAX];
 };
 
-FIXTURE_SETUP(aw)
+FIXTURE_SETUP(abi_words)
 {
 	BT_REQUIRE_DEV();
 	self->dev = bt_dev_open();
@@ -25,7 +25,7 @@ FIXTURE_SETUP(aw)
 	bt_make_name(self->name, sizeof(self->name), "aw");
 }
 
-FIXTURE_TEARDOWN(aw)
+FIXTURE_TEARDOWN(abi_words)
 {
 	if (self->dev > 0) {
 		_test_unlink(self->dev, self->name);
@@ -42,7 +42,7 @@ static bool fd_open_cloexec(int fd)
 }
 
 /* Success: the ioctl returns 0, the new fd is in out_fd and only there. */
-TEST_F(aw, create_and_open_return_0_and_the_fd_in_out_fd)
+TEST_F(abi_words, create_and_open_return_0_and_the_fd_in_out_fd)
 {
 	struct baton_ring_create c;
 	struct baton_ring_open o;
@@ -104,7 +104,7 @@ TEST_F(aw, create_and_open_return_0_and_the_fd_in_out_fd)
 }
 
 /* SPSC: tail and head are 0 at create, at their documented offsets. */
-TEST_F(aw, spsc_indices_start_at_0)
+TEST_F(abi_words, spsc_indices_start_at_0)
 {
 	struct baton_ring_create c;
 	struct baton_ring_info info;
@@ -148,7 +148,7 @@ static uint64_t seq_word(const struct mp_raw *r, size_t off)
  * t + 1 once published, t + slot_count once freed, (t + 1) | TOMB when
  * the kernel tombstoned it (the pid in the slot's first 8 bytes).
  */
-TEST_F(aw, mpsc_sequence_words_at_documented_offsets)
+TEST_F(abi_words, mpsc_sequence_words_at_documented_offsets)
 {
 	const uint32_t n = 4;
 	struct baton_ring_create cr;
@@ -213,7 +213,7 @@ TEST_F(aw, mpsc_sequence_words_at_documented_offsets)
 }
 
 /* The tombstone word itself, before the consumer frees it. */
-TEST_F(aw, mpsc_tombstone_word)
+TEST_F(abi_words, mpsc_tombstone_word)
 {
 	struct baton_ring_create cr;
 	struct mp_raw c;
@@ -268,24 +268,24 @@ static short poll_now(int fd, short events)
  * says writable, no ERR. "Gone" (EPIPE, EPOLLHUP, EPOLLERR) comes only
  * once a peer that did attach has left.
  */
-FIXTURE(pv) {
+FIXTURE(before_peer_attached) {
 	int dev;
 	char name[BATON_NAME_MAX];
 };
 
-FIXTURE_VARIANT(pv) {
+FIXTURE_VARIANT(before_peer_attached) {
 	uint32_t kind;
 };
 
-FIXTURE_VARIANT_ADD(pv, spsc) {
+FIXTURE_VARIANT_ADD(before_peer_attached, spsc) {
 	.kind = BATON_RING_SPSC,
 };
 
-FIXTURE_VARIANT_ADD(pv, mpsc) {
+FIXTURE_VARIANT_ADD(before_peer_attached, mpsc) {
 	.kind = BATON_RING_MPSC,
 };
 
-FIXTURE_SETUP(pv)
+FIXTURE_SETUP(before_peer_attached)
 {
 	BT_REQUIRE_DEV();
 	self->dev = bt_dev_open();
@@ -293,7 +293,7 @@ FIXTURE_SETUP(pv)
 	bt_make_name(self->name, sizeof(self->name), "pv");
 }
 
-FIXTURE_TEARDOWN(pv)
+FIXTURE_TEARDOWN(before_peer_attached)
 {
 	if (self->dev > 0) {
 		_test_unlink(self->dev, self->name);
@@ -310,7 +310,7 @@ static int aw_create(int dev, const char *name, uint32_t kind, uint32_t role,
 	return bt_ioctl(dev, BATON_IOC_RING_CREATE, c);
 }
 
-TEST_F(pv, consumer_before_any_producer_waits)
+TEST_F(before_peer_attached, consumer_before_any_producer_waits)
 {
 	struct baton_ring_create c;
 	struct baton_ring_open o;
@@ -340,7 +340,7 @@ TEST_F(pv, consumer_before_any_producer_waits)
 	close(c.out_fd);
 }
 
-TEST_F(pv, producer_before_any_consumer_has_room)
+TEST_F(before_peer_attached, producer_before_any_consumer_has_room)
 {
 	struct baton_ring_create c;
 	struct baton_ring_open o;

@@ -107,14 +107,14 @@ static void reset_zero(void *buf, const void *ctx)
 	memset(buf, 0, 8192);
 }
 
-FIXTURE(eabi) {
+FIXTURE(epoch_abi) {
 	int dev;
 	char name[BATON_NAME_MAX];
 	struct baton_epoch_create c;
 	int fd;
 };
 
-FIXTURE_SETUP(eabi)
+FIXTURE_SETUP(epoch_abi)
 {
 	BT_REQUIRE_DEV();
 	self->dev = bt_dev_open();
@@ -124,7 +124,7 @@ FIXTURE_SETUP(eabi)
 	self->fd = self->c.out_fd;
 }
 
-FIXTURE_TEARDOWN(eabi)
+FIXTURE_TEARDOWN(epoch_abi)
 {
 	if (self->fd >= 0)
 		close(self->fd);
@@ -132,7 +132,7 @@ FIXTURE_TEARDOWN(eabi)
 	close(self->dev);
 }
 
-TEST_F(eabi, feature_bit_and_layout)
+TEST_F(epoch_abi, feature_bit_and_layout)
 {
 	struct baton_version v = { .size = sizeof(v) };
 	struct baton_epoch_offsets *o = &self->c.out_off;
@@ -158,7 +158,7 @@ TEST_F(eabi, feature_bit_and_layout)
 	munmap(h, o->hdr_size);
 }
 
-TEST_F(eabi, size_rules_dev_ioctls)
+TEST_F(epoch_abi, size_rules_dev_ioctls)
 {
 	static uint8_t buf[8192];
 	struct name_ctx ctx = { self->name };
@@ -193,7 +193,7 @@ TEST_F(eabi, size_rules_dev_ioctls)
 	EXPECT_EQ(ENOENT, _test_epoch_unlink(self->dev, other));
 }
 
-TEST_F(eabi, size_rules_domain_ioctls)
+TEST_F(epoch_abi, size_rules_domain_ioctls)
 {
 	static uint8_t buf[8192];
 	struct {
@@ -216,7 +216,7 @@ TEST_F(eabi, size_rules_domain_ioctls)
 	EXPECT_EQ(EBUSY, ep_register(self->fd, NULL));
 }
 
-TEST_F(eabi, flags_reserved_params)
+TEST_F(epoch_abi, flags_reserved_params)
 {
 	struct baton_epoch_create c;
 	struct baton_epoch_sync s;
@@ -284,7 +284,7 @@ TEST_F(eabi, flags_reserved_params)
 	EXPECT_EQ(ENOTTY, bt_ioctl(self->fd, _IO(BATON_IOC_MAGIC, 0x8f), &s));
 }
 
-TEST_F(eabi, register_busy_and_table_full)
+TEST_F(epoch_abi, register_busy_and_table_full)
 {
 	int fds[4], i;
 	uint32_t idx;
@@ -316,7 +316,7 @@ TEST_F(eabi, register_busy_and_table_full)
 	close(fds[3]);
 }
 
-TEST_F(eabi, mmap_rules)
+TEST_F(epoch_abi, mmap_rules)
 {
 	struct baton_epoch_offsets *o = &self->c.out_off;
 	void *p;
@@ -375,7 +375,7 @@ TEST_F(eabi, mmap_rules)
 }
 
 /* A participant needs read and write permission; unlink needs the owner. */
-TEST_F(eabi, permissions)
+TEST_F(epoch_abi, permissions)
 {
 	char n[BATON_NAME_MAX];
 	pid_t pid;
@@ -419,7 +419,7 @@ TEST_F(eabi, permissions)
 }
 
 /* Domains have their own registry: a ring of the same name is another. */
-TEST_F(eabi, ring_and_domain_share_a_name)
+TEST_F(epoch_abi, ring_and_domain_share_a_name)
 {
 	EXPECT_EQ(0, _test_ring_create(self->dev, self->name,
 				       BATON_ROLE_PRODUCER, 4, 64, 0600, NULL));

@@ -47,12 +47,12 @@ static int wait_u32(const volatile uint32_t *w, uint32_t want, long ms)
 	return 0;
 }
 
-FIXTURE(es) {
+FIXTURE(epoch_sync) {
 	char name[BATON_NAME_MAX];
 	struct baton_epoch *d;
 };
 
-FIXTURE_SETUP(es)
+FIXTURE_SETUP(epoch_sync)
 {
 	struct baton_epoch_params p;
 
@@ -63,13 +63,13 @@ FIXTURE_SETUP(es)
 	ASSERT_LE(0, baton_epoch_register(self->d));
 }
 
-FIXTURE_TEARDOWN(es)
+FIXTURE_TEARDOWN(epoch_sync)
 {
 	baton_epoch_close(self->d);
 	baton_epoch_unlink(self->name, BATON_BACKEND_KMOD);
 }
 
-TEST_F(es, quiescent_destroy_is_one_cycle)
+TEST_F(epoch_sync, quiescent_destroy_is_one_cycle)
 {
 	struct baton_epoch_stats st0, st;
 	uint64_t e;
@@ -90,7 +90,7 @@ TEST_F(es, quiescent_destroy_is_one_cycle)
 }
 
 /* The destroyer parks; the reader's exit sees sync_waiters and kicks. */
-TEST_F(es, reader_exit_kicks_parked_destroyer)
+TEST_F(epoch_sync, reader_exit_kicks_parked_destroyer)
 {
 	const volatile struct baton_epoch_hdr *h = self->d->hdr;
 	struct baton_epoch_stats st;
@@ -158,7 +158,7 @@ static int ks_busy_reader(const char *name,
 	return r->kick_calls ? 23 : 0;
 }
 
-TEST_F(es, busy_readers_do_not_kick_for_a_straggler)
+TEST_F(epoch_sync, busy_readers_do_not_kick_for_a_straggler)
 {
 	const volatile struct baton_epoch_hdr *h = self->d->hdr;
 	struct baton_epoch_stats st0, st;
@@ -215,7 +215,7 @@ TEST_F(es, busy_readers_do_not_kick_for_a_straggler)
  * kill -9 inside a read section: the deadline names the holder, then its
  * death releases the frontier.
  */
-TEST_F(es, deadline_names_holder_then_kill9_releases)
+TEST_F(epoch_sync, deadline_names_holder_then_kill9_releases)
 {
 	struct baton_epoch_stats st;
 	struct bt_sync in;
@@ -258,7 +258,7 @@ TEST_F(es, deadline_names_holder_then_kill9_releases)
  * stay pending while a reader holds their epoch, and are consumed once
  * it is gone. Nothing early, nothing lost.
  */
-TEST_F(es, kill9_parked_destroyer_orphans)
+TEST_F(epoch_sync, kill9_parked_destroyer_orphans)
 {
 	const volatile struct baton_epoch_hdr *h = self->d->hdr;
 	struct baton_epoch_stats st;
@@ -316,7 +316,7 @@ TEST_F(es, kill9_parked_destroyer_orphans)
 	bt_sync_close(&in);
 }
 
-TEST_F(es, full_queue_enospc_nothing_early)
+TEST_F(epoch_sync, full_queue_enospc_nothing_early)
 {
 	struct baton_epoch *r;
 	uint64_t e, done;
@@ -348,7 +348,7 @@ TEST_F(es, full_queue_enospc_nothing_early)
  * queue is ignored; both are counted, and the domain recovers once the
  * words are sane again.
  */
-TEST_F(es, scribbled_words_never_free_early)
+TEST_F(epoch_sync, scribbled_words_never_free_early)
 {
 	struct baton_epoch_stats st0, st;
 	struct baton_epoch *r;
@@ -404,7 +404,7 @@ static void es_wait_global_past(struct baton_epoch *d, uint64_t e,
  * consumed, however the retirements interleave with the advances (the
  * seed's three buckets drained entries retired during the advance).
  */
-TEST_F_TIMEOUT(es, retire_racing_advance_never_drained_early, 120)
+TEST_F_TIMEOUT(epoch_sync, retire_racing_advance_never_drained_early, 120)
 {
 	struct baton_epoch *r;
 	uint64_t epochs[8], held, head, e;
@@ -476,7 +476,7 @@ struct rp_shared {
 	uint64_t missing;
 };
 
-TEST_F(es, ring_consumer_snapshot_of_destroyed_buffers)
+TEST_F(epoch_sync, ring_consumer_snapshot_of_destroyed_buffers)
 {
 	struct rp_shared *s;
 	struct baton_ring_params rp = bt_params(16, 8);

@@ -19,13 +19,13 @@ static long torture_ms(void)
 	return e && *e ? atol(e) : 8000;
 }
 
-FIXTURE(etort) {
+FIXTURE(epoch_torture) {
 	char name[BATON_NAME_MAX];
 	struct baton_epoch *d;
 	struct et_shared *s;
 };
 
-FIXTURE_SETUP(etort)
+FIXTURE_SETUP(epoch_torture)
 {
 	struct baton_epoch_params p = { 16, 16, 0600, BATON_BACKEND_KMOD };
 
@@ -36,14 +36,14 @@ FIXTURE_SETUP(etort)
 	ASSERT_NE(NULL, self->s);
 }
 
-FIXTURE_TEARDOWN(etort)
+FIXTURE_TEARDOWN(epoch_torture)
 {
 	baton_epoch_close(self->d);
 	baton_epoch_unlink(self->name, BATON_BACKEND_KMOD);
 	munmap(self->s, sizeof(*self->s));
 }
 
-TEST_F_TIMEOUT(etort, readers_writers, 120)
+TEST_F_TIMEOUT(epoch_torture, readers_writers, 120)
 {
 	struct baton_epoch_stats st;
 
@@ -71,7 +71,7 @@ TEST_F_TIMEOUT(etort, readers_writers, 120)
  * writers must keep making progress, with no violation among the
  * readers that live long enough to report.
  */
-TEST_F_TIMEOUT(etort, kill9_readers, 120)
+TEST_F_TIMEOUT(epoch_torture, kill9_readers, 120)
 {
 	struct et_shared *s = self->s;
 	struct baton_epoch_stats st;

@@ -822,18 +822,18 @@ static void fi_teardown_obj(struct fi_obj *o)
 		fi_unlink(o, BATON_IOC_EPOCH_UNLINK);
 }
 
-FIXTURE(fi) {
+FIXTURE(fault_point) {
 	int dev;
 	int nth_fd;
 	long refcnt0;
 	struct fi_knobs knobs;
 };
 
-FIXTURE_VARIANT(fi) {
+FIXTURE_VARIANT(fault_point) {
 	const struct fi_path *path;
 };
 
-FIXTURE_SETUP(fi)
+FIXTURE_SETUP(fault_point)
 {
 	int bad;
 
@@ -859,7 +859,7 @@ FIXTURE_SETUP(fi)
 	ASSERT_LE(0, self->refcnt0);
 }
 
-FIXTURE_TEARDOWN(fi)
+FIXTURE_TEARDOWN(fault_point)
 {
 	if (self->nth_fd >= 0) {
 		fi_arm(self->nth_fd, 0);
@@ -870,7 +870,7 @@ FIXTURE_TEARDOWN(fi)
 		close(self->dev);
 }
 
-#define FI_VARIANT(id, p) FIXTURE_VARIANT_ADD(fi, id) { .path = p }
+#define FI_VARIANT(id, p) FIXTURE_VARIANT_ADD(fault_point, id) { .path = p }
 
 FI_VARIANT(version, &fi_version);
 FI_VARIANT(ring_create_spsc, &fi_ring_create_spsc);
@@ -919,7 +919,7 @@ FI_VARIANT(mmap_epoch_table, &fi_mmaps[21]);
  * injected failure is ENOMEM (or absorbed), leaves nothing behind, and
  * the first n the call does not reach gives the fault-free result.
  */
-TEST_F_TIMEOUT(fi, every_fault_point, 300)
+TEST_F_TIMEOUT(fault_point, every_fault_point, 300)
 {
 	const struct fi_path *p = variant->path;
 	unsigned int n, points = 0, absorbed = 0;

@@ -308,14 +308,14 @@ static int he_destroyer(const char *name, struct he_shared *sh,
 
 /* ---- the test ---- */
 
-FIXTURE(he) {
+FIXTURE(hostile_epoch) {
 	char name[64];
 	int dev;
 	uint64_t seed;
 	struct he_shared *sh;
 };
 
-FIXTURE_SETUP(he)
+FIXTURE_SETUP(hostile_epoch)
 {
 	BT_REQUIRE_DEV();
 	bt_make_name(self->name, sizeof(self->name), "he");
@@ -330,7 +330,7 @@ FIXTURE_SETUP(he)
 	       (unsigned long long)self->seed);
 }
 
-FIXTURE_TEARDOWN(he)
+FIXTURE_TEARDOWN(hostile_epoch)
 {
 	struct baton_unlink u;
 
@@ -356,7 +356,7 @@ static void he_log(struct __test_metadata *_metadata, const char *who,
 	       call_names[c->bad_call], (unsigned long long)c->hung);
 }
 
-TEST_F_TIMEOUT(he, participant_scribbles, 120)
+TEST_F_TIMEOUT(hostile_epoch, participant_scribbles, 120)
 {
 	struct he_shared *sh = self->sh;
 	struct baton_epoch *fresh[PARTS];

@@ -386,14 +386,14 @@ static int hr_victim_mpsc_prod(const char *name, struct hr_shared *sh,
 
 enum hr_victim { V_SPSC, V_MPSC_CONS, V_MPSC_PROD };
 
-FIXTURE(hr) {
+FIXTURE(hostile_ring) {
 	char name[64];
 	int dev;
 	uint64_t seed;
 	struct hr_shared *sh;
 };
 
-FIXTURE_SETUP(hr)
+FIXTURE_SETUP(hostile_ring)
 {
 	BT_REQUIRE_DEV();
 	bt_make_name(self->name, sizeof(self->name), "hr");
@@ -408,7 +408,7 @@ FIXTURE_SETUP(hr)
 	       (unsigned long long)self->seed);
 }
 
-FIXTURE_TEARDOWN(hr)
+FIXTURE_TEARDOWN(hostile_ring)
 {
 	bt_unlink_quiet(self->name);
 	if (self->dev >= 0)
@@ -478,9 +478,9 @@ static void hr_log_counts(struct __test_metadata *_metadata,
  * garbage, then AFTER_MS with the garbage left behind by the attacker's
  * exit. Every process must report documented results only, none hung.
  */
-static void hr_run(struct __test_metadata *_metadata, FIXTURE_DATA(hr) *self,
-		   uint32_t role, const enum hr_victim *v,
-		   const uint32_t *vrole, int nv)
+static void hr_run(struct __test_metadata *_metadata,
+		   FIXTURE_DATA(hostile_ring) *self, uint32_t role,
+		   const enum hr_victim *v, const uint32_t *vrole, int nv)
 {
 	struct hr_shared *sh = self->sh;
 	pid_t pids[MAX_PROCS];
@@ -545,7 +545,7 @@ static void hr_run(struct __test_metadata *_metadata, FIXTURE_DATA(hr) *self,
 	close(o.out_fd);
 }
 
-TEST_F_TIMEOUT(hr, spsc_producer_scribbles, 120)
+TEST_F_TIMEOUT(hostile_ring, spsc_producer_scribbles, 120)
 {
 	const enum hr_victim v[] = { V_SPSC };
 	const uint32_t vr[] = { BATON_ROLE_CONSUMER };
@@ -554,7 +554,7 @@ TEST_F_TIMEOUT(hr, spsc_producer_scribbles, 120)
 	hr_run(_metadata, self, BATON_ROLE_PRODUCER, v, vr, 1);
 }
 
-TEST_F_TIMEOUT(hr, spsc_consumer_scribbles, 120)
+TEST_F_TIMEOUT(hostile_ring, spsc_consumer_scribbles, 120)
 {
 	const enum hr_victim v[] = { V_SPSC };
 	const uint32_t vr[] = { BATON_ROLE_PRODUCER };
@@ -563,7 +563,7 @@ TEST_F_TIMEOUT(hr, spsc_consumer_scribbles, 120)
 	hr_run(_metadata, self, BATON_ROLE_CONSUMER, v, vr, 1);
 }
 
-TEST_F_TIMEOUT(hr, mpsc_producer_scribbles, 120)
+TEST_F_TIMEOUT(hostile_ring, mpsc_producer_scribbles, 120)
 {
 	const enum hr_victim v[] = { V_MPSC_CONS, V_MPSC_PROD };
 	const uint32_t vr[] = { BATON_ROLE_CONSUMER, BATON_ROLE_PRODUCER };
@@ -572,7 +572,7 @@ TEST_F_TIMEOUT(hr, mpsc_producer_scribbles, 120)
 	hr_run(_metadata, self, BATON_ROLE_PRODUCER, v, vr, 2);
 }
 
-TEST_F_TIMEOUT(hr, mpsc_consumer_scribbles, 120)
+TEST_F_TIMEOUT(hostile_ring, mpsc_consumer_scribbles, 120)
 {
 	const enum hr_victim v[] = { V_MPSC_PROD, V_MPSC_PROD };
 	const uint32_t vr[] = { BATON_ROLE_PRODUCER, BATON_ROLE_PRODUCER };

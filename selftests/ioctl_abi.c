@@ -25,7 +25,7 @@ _Static_assert(sizeof(struct baton_ring_info) == BATON_RING_INFO_SIZE_VER0, "");
 #define ABI_SLOTS	4
 #define ABI_SLOT_SIZE	64
 
-FIXTURE(abi) {
+FIXTURE(ioctl_abi) {
 	int dev;
 	int prod;			/* producer fd of @name */
 	char name[BATON_NAME_MAX];
@@ -33,7 +33,7 @@ FIXTURE(abi) {
 	uint8_t buf[8192] __attribute__((aligned(8)));
 };
 
-FIXTURE_VARIANT(abi) {
+FIXTURE_VARIANT(ioctl_abi) {
 	unsigned long cmd;
 	bool on_ring;		/* issued on a ring fd, not /dev/baton */
 	size_t size;		/* this program's sizeof */
@@ -44,13 +44,13 @@ FIXTURE_VARIANT(abi) {
 	uint32_t valid_flags;
 };
 
-FIXTURE_VARIANT_ADD(abi, version) {
+FIXTURE_VARIANT_ADD(ioctl_abi, version) {
 	.cmd = BATON_IOC_VERSION,
 	.size = sizeof(struct baton_version),
 	.ver0 = BATON_VERSION_SIZE_VER0,
 };
 
-FIXTURE_VARIANT_ADD(abi, ring_create) {
+FIXTURE_VARIANT_ADD(ioctl_abi, ring_create) {
 	.cmd = BATON_IOC_RING_CREATE,
 	.size = sizeof(struct baton_ring_create),
 	.ver0 = BATON_RING_CREATE_SIZE_VER0,
@@ -60,7 +60,7 @@ FIXTURE_VARIANT_ADD(abi, ring_create) {
 	.resv_len = { 8, 8 },
 };
 
-FIXTURE_VARIANT_ADD(abi, ring_open) {
+FIXTURE_VARIANT_ADD(ioctl_abi, ring_open) {
 	.cmd = BATON_IOC_RING_OPEN,
 	.size = sizeof(struct baton_ring_open),
 	.ver0 = BATON_RING_OPEN_SIZE_VER0,
@@ -71,7 +71,7 @@ FIXTURE_VARIANT_ADD(abi, ring_open) {
 	.resv_len = { 4, 8, 8 },
 };
 
-FIXTURE_VARIANT_ADD(abi, unlink) {
+FIXTURE_VARIANT_ADD(ioctl_abi, unlink) {
 	.cmd = BATON_IOC_UNLINK,
 	.size = sizeof(struct baton_unlink),
 	.ver0 = BATON_UNLINK_SIZE_VER0,
@@ -82,7 +82,7 @@ FIXTURE_VARIANT_ADD(abi, unlink) {
 	.resv_len = { 8, 8 },
 };
 
-FIXTURE_VARIANT_ADD(abi, park) {
+FIXTURE_VARIANT_ADD(ioctl_abi, park) {
 	.cmd = BATON_RING_IOC_PARK,
 	.on_ring = true,
 	.size = sizeof(struct baton_park),
@@ -94,14 +94,14 @@ FIXTURE_VARIANT_ADD(abi, park) {
 	.valid_flags = BATON_PARK_DEADLINE,
 };
 
-FIXTURE_VARIANT_ADD(abi, ring_info) {
+FIXTURE_VARIANT_ADD(ioctl_abi, ring_info) {
 	.cmd = BATON_RING_IOC_INFO,
 	.on_ring = true,
 	.size = sizeof(struct baton_ring_info),
 	.ver0 = BATON_RING_INFO_SIZE_VER0,
 };
 
-FIXTURE_SETUP(abi)
+FIXTURE_SETUP(ioctl_abi)
 {
 	BT_REQUIRE_DEV();
 	self->dev = bt_dev_open();
@@ -112,7 +112,7 @@ FIXTURE_SETUP(abi)
 				      ABI_SLOT_SIZE, 0600, NULL);
 }
 
-FIXTURE_TEARDOWN(abi)
+FIXTURE_TEARDOWN(ioctl_abi)
 {
 	if (self->prod > 0)
 		close(self->prod);
@@ -131,8 +131,8 @@ FIXTURE_TEARDOWN(abi)
  * state (a new name to create, a new ring to unlink).
  */
 static void abi_prep(struct __test_metadata *_metadata,
-		     FIXTURE_DATA(abi) *self,
-		     const FIXTURE_VARIANT(abi) *variant, uint32_t size)
+		     FIXTURE_DATA(ioctl_abi) *self,
+		     const FIXTURE_VARIANT(ioctl_abi) *variant, uint32_t size)
 {
 	memset(self->buf, 0, sizeof(self->buf));
 
@@ -179,16 +179,16 @@ static void abi_prep(struct __test_metadata *_metadata,
 	*(uint32_t *)self->buf = size;
 }
 
-static int abi_call(FIXTURE_DATA(abi) *self,
-		    const FIXTURE_VARIANT(abi) *variant)
+static int abi_call(FIXTURE_DATA(ioctl_abi) *self,
+		    const FIXTURE_VARIANT(ioctl_abi) *variant)
 {
 	return bt_ioctl(variant->on_ring ? self->prod : self->dev,
 			variant->cmd, self->buf);
 }
 
 /* Undo what an accepted call did; report whether it had its effect. */
-static bool abi_post(FIXTURE_DATA(abi) *self,
-		     const FIXTURE_VARIANT(abi) *variant, int rc)
+static bool abi_post(FIXTURE_DATA(ioctl_abi) *self,
+		     const FIXTURE_VARIANT(ioctl_abi) *variant, int rc)
 {
 	bool effect = true;
 
@@ -266,7 +266,7 @@ static bool tail_is_zero(const uint8_t *p, size_t from, size_t to)
 	return true;
 }
 
-TEST_F(abi, size_ver0_accepted)
+TEST_F(ioctl_abi, size_ver0_accepted)
 {
 	int rc;
 
@@ -276,7 +276,7 @@ TEST_F(abi, size_ver0_accepted)
 	ASSERT_TRUE(abi_post(self, variant, rc));
 }
 
-TEST_F(abi, size_below_ver0_einval)
+TEST_F(ioctl_abi, size_below_ver0_einval)
 {
 	const uint32_t sizes[] = { variant->ver0 - 1, variant->ver0 - 8, 8, 4 };
 	size_t i;
@@ -290,7 +290,7 @@ TEST_F(abi, size_below_ver0_einval)
 	}
 }
 
-TEST_F(abi, size_zero_einval)
+TEST_F(ioctl_abi, size_zero_einval)
 {
 	int rc;
 
@@ -301,7 +301,7 @@ TEST_F(abi, size_zero_einval)
 }
 
 /* A newer userspace with a zero tail: accepted, tail not written. */
-TEST_F(abi, size_larger_zero_tail_accepted)
+TEST_F(ioctl_abi, size_larger_zero_tail_accepted)
 {
 	/* up to a whole page, the most any kernel copy_struct user takes */
 	const size_t extra[] = { 8, 256, BT_PAGE - variant->size };
@@ -319,7 +319,7 @@ TEST_F(abi, size_larger_zero_tail_accepted)
 	}
 }
 
-TEST_F(abi, size_larger_nonzero_tail_e2big)
+TEST_F(ioctl_abi, size_larger_nonzero_tail_e2big)
 {
 	const size_t where[] = { 0, 7, 255 };
 	size_t i;
@@ -340,7 +340,7 @@ TEST_F(abi, size_larger_nonzero_tail_e2big)
  * width. Structs without one (version, ring_info) instead must ignore
  * what the caller left in their out_* fields and overwrite it.
  */
-TEST_F(abi, reserved_nonzero_einval)
+TEST_F(ioctl_abi, reserved_nonzero_einval)
 {
 	int i, b, rc;
 
@@ -367,7 +367,7 @@ TEST_F(abi, reserved_nonzero_einval)
 	}
 }
 
-TEST_F(abi, unknown_flags_einval)
+TEST_F(ioctl_abi, unknown_flags_einval)
 {
 	int bit, rc;
 
@@ -384,7 +384,7 @@ TEST_F(abi, unknown_flags_einval)
 	}
 }
 
-TEST_F(abi, bad_pointer_efault)
+TEST_F(ioctl_abi, bad_pointer_efault)
 {
 	int fd = variant->on_ring ? self->prod : self->dev;
 

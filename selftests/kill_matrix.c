@@ -127,7 +127,7 @@ static const char *km_kind(uint32_t kind)
 
 /* ---- fixture: one ring, one survivor ---- */
 
-FIXTURE(kr) {
+FIXTURE(kill_ring) {
 	char name[BATON_NAME_MAX];
 	struct km_shared *sh;
 	struct bt_sync attached;
@@ -135,19 +135,19 @@ FIXTURE(kr) {
 	long objects;
 };
 
-FIXTURE_VARIANT(kr) {
+FIXTURE_VARIANT(kill_ring) {
 	uint32_t kind;
 };
 
-FIXTURE_VARIANT_ADD(kr, spsc) {
+FIXTURE_VARIANT_ADD(kill_ring, spsc) {
 	.kind = BATON_RING_SPSC,
 };
 
-FIXTURE_VARIANT_ADD(kr, mpsc) {
+FIXTURE_VARIANT_ADD(kill_ring, mpsc) {
 	.kind = BATON_RING_MPSC,
 };
 
-FIXTURE_SETUP(kr)
+FIXTURE_SETUP(kill_ring)
 {
 	BT_REQUIRE_DEV();
 	bt_make_name(self->name, sizeof(self->name), "km");
@@ -161,7 +161,7 @@ FIXTURE_SETUP(kr)
 	self->t.start_ns = bt_now_ns();
 }
 
-FIXTURE_TEARDOWN(kr)
+FIXTURE_TEARDOWN(kill_ring)
 {
 	baton_ring_unlink(self->name, BATON_BACKEND_KMOD);
 	bt_sync_close(&self->attached);
@@ -547,7 +547,7 @@ enum km_producer_point {
  * iteration produces and is killed at @point.
  */
 static void km_run_producer_point(struct __test_metadata *_metadata,
-				  FIXTURE_DATA(kr) *self, uint32_t kind,
+				  FIXTURE_DATA(kill_ring) *self, uint32_t kind,
 				  enum km_producer_point point,
 				  const char *pname)
 {
@@ -630,25 +630,25 @@ static void km_run_producer_point(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, km_objects_gone(self->name, kind, self->objects));
 }
 
-TEST_F_TIMEOUT(kr, producer_mid_reserve, KM_TEST_SECS)
+TEST_F_TIMEOUT(kill_ring, producer_mid_reserve, KM_TEST_SECS)
 {
 	km_run_producer_point(_metadata, self, variant->kind, KM_MID_RESERVE,
 			      "producer_mid_reserve");
 }
 
-TEST_F_TIMEOUT(kr, producer_mid_batch, KM_TEST_SECS)
+TEST_F_TIMEOUT(kill_ring, producer_mid_batch, KM_TEST_SECS)
 {
 	km_run_producer_point(_metadata, self, variant->kind, KM_MID_BATCH,
 			      "producer_mid_batch");
 }
 
-TEST_F_TIMEOUT(kr, producer_parked, KM_TEST_SECS)
+TEST_F_TIMEOUT(kill_ring, producer_parked, KM_TEST_SECS)
 {
 	km_run_producer_point(_metadata, self, variant->kind, KM_PARKED,
 			      "producer_parked");
 }
 
-TEST_F_TIMEOUT(kr, mapping_only, KM_TEST_SECS)
+TEST_F_TIMEOUT(kill_ring, mapping_only, KM_TEST_SECS)
 {
 	km_run_producer_point(_metadata, self, variant->kind, KM_MAPPING_ONLY,
 			      "mapping_only");
@@ -900,7 +900,7 @@ enum km_consumer_point {
 };
 
 static void km_run_consumer_point(struct __test_metadata *_metadata,
-				  FIXTURE_DATA(kr) *self, uint32_t kind,
+				  FIXTURE_DATA(kill_ring) *self, uint32_t kind,
 				  enum km_consumer_point point,
 				  const char *pname)
 {
@@ -984,13 +984,13 @@ static void km_run_consumer_point(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, km_objects_gone(self->name, kind, self->objects));
 }
 
-TEST_F_TIMEOUT(kr, consumer_mid_batch, KM_TEST_SECS)
+TEST_F_TIMEOUT(kill_ring, consumer_mid_batch, KM_TEST_SECS)
 {
 	km_run_consumer_point(_metadata, self, variant->kind,
 			      KM_CONS_MID_BATCH, "consumer_mid_batch");
 }
 
-TEST_F_TIMEOUT(kr, consumer_parked, KM_TEST_SECS)
+TEST_F_TIMEOUT(kill_ring, consumer_parked, KM_TEST_SECS)
 {
 	km_run_consumer_point(_metadata, self, variant->kind, KM_CONS_PARKED,
 			      "consumer_parked");
@@ -998,7 +998,7 @@ TEST_F_TIMEOUT(kr, consumer_parked, KM_TEST_SECS)
 
 /* ---- epoch domains ---- */
 
-FIXTURE(ke) {
+FIXTURE(kill_epoch) {
 	char name[BATON_NAME_MAX];
 	struct km_shared *sh;
 	struct bt_sync ready;
@@ -1007,7 +1007,7 @@ FIXTURE(ke) {
 	long objects;
 };
 
-FIXTURE_SETUP(ke)
+FIXTURE_SETUP(kill_epoch)
 {
 	struct baton_epoch_params p = {
 		.max_participants = 4,
@@ -1030,7 +1030,7 @@ FIXTURE_SETUP(ke)
 	ASSERT_LE(0, baton_epoch_register(self->d));
 }
 
-FIXTURE_TEARDOWN(ke)
+FIXTURE_TEARDOWN(kill_epoch)
 {
 	if (self->d)
 		baton_epoch_close(self->d);
@@ -1090,7 +1090,7 @@ static struct baton_epoch *km_epoch_join(const char *name)
  * must return 0 once the reader is dead, and never before it was dying;
  * every retirement completes exactly once.
  */
-TEST_F_TIMEOUT(ke, reader_in_section, KM_TEST_SECS)
+TEST_F_TIMEOUT(kill_epoch, reader_in_section, KM_TEST_SECS)
 {
 	volatile struct km_shared *sh = self->sh;
 	const volatile struct baton_epoch_hdr *h = self->d->hdr;
@@ -1159,7 +1159,7 @@ TEST_F_TIMEOUT(ke, reader_in_section, KM_TEST_SECS)
  * completes while the test is still inside, and all of them complete
  * once it leaves: the figure is the time from leaving to that.
  */
-TEST_F_TIMEOUT(ke, destroyer_parked, KM_TEST_SECS)
+TEST_F_TIMEOUT(kill_epoch, destroyer_parked, KM_TEST_SECS)
 {
 	volatile struct km_shared *sh = self->sh;
 	const volatile struct baton_epoch_hdr *h = self->d->hdr;
@@ -1236,20 +1236,20 @@ TEST_F_TIMEOUT(ke, destroyer_parked, KM_TEST_SECS)
  * Last: the harness runs fixtures in the order they are defined, and
  * global TEST()s first, so this needs a fixture of its own.
  */
-FIXTURE(zz) {
+FIXTURE(leftovers) {
 	int unused;
 };
 
-FIXTURE_SETUP(zz)
+FIXTURE_SETUP(leftovers)
 {
 }
 
-FIXTURE_TEARDOWN(zz)
+FIXTURE_TEARDOWN(leftovers)
 {
 }
 
 /* The whole program left nothing behind. */
-TEST_F(zz, objects_back_to_baseline)
+TEST_F(leftovers, objects_back_to_baseline)
 {
 	int64_t t0;
 	long now;

@@ -28,13 +28,13 @@
 
 #define MA_WAIT		(5 * BT_NSEC)	/* bound of every wait for progress */
 
-FIXTURE(ma) {
+FIXTURE(mpsc_attribution) {
 	int dev;
 	char name[BATON_NAME_MAX];
 	struct mp_raw c;		/* the consumer, the test itself */
 };
 
-FIXTURE_SETUP(ma)
+FIXTURE_SETUP(mpsc_attribution)
 {
 	BT_REQUIRE_DEV();
 	self->dev = bt_dev_open();
@@ -43,7 +43,7 @@ FIXTURE_SETUP(ma)
 	bt_make_name(self->name, sizeof(self->name), "ma");
 }
 
-FIXTURE_TEARDOWN(ma)
+FIXTURE_TEARDOWN(mpsc_attribution)
 {
 	if (self->c.fd >= 0)
 		mp_raw_unmap(&self->c);
@@ -237,7 +237,7 @@ static uint64_t ma_tomb(struct __test_metadata *_metadata, struct mp_raw *c)
  * writes floor 2; Q takes ticket 2 and dies before its claim; P takes 3,
  * claims {3, 1} and dies. P held exactly ticket 3: ticket 2 is Q's.
  */
-TEST_F(ma, complete_claim_is_not_matched_by_its_floor)
+TEST_F(mpsc_attribution, complete_claim_is_not_matched_by_its_floor)
 {
 	struct agent h, q, p;
 
@@ -269,7 +269,7 @@ TEST_F(ma, complete_claim_is_not_matched_by_its_floor)
  * complete claim: 17 deaths, so Q's record (the oldest) is forgotten.
  * No remembered record can account for ticket 2: pid 0, counted.
  */
-TEST_F(ma, forgotten_holder_gives_pid_0)
+TEST_F(mpsc_attribution, forgotten_holder_gives_pid_0)
 {
 	struct agent h, q, p, o[15];
 	unsigned int i;
@@ -311,7 +311,7 @@ TEST_F(ma, forgotten_holder_gives_pid_0)
  * at or below Q's ticket died holding nothing: R's floor must not stand
  * in for the record the kernel no longer has. Ticket 2: pid 0.
  */
-TEST_F(ma, forgotten_holder_is_not_replaced_by_a_floor)
+TEST_F(mpsc_attribution, forgotten_holder_is_not_replaced_by_a_floor)
 {
 	struct agent h, q, r, o[15];
 	unsigned int i;
@@ -351,7 +351,7 @@ TEST_F(ma, forgotten_holder_is_not_replaced_by_a_floor)
  * ticket 1. The records cannot tell which holds which; the highest floor
  * would blame B for both. Each tombstone names its holder or 0.
  */
-TEST_F(ma, two_floors_reaching_one_ticket_blame_nobody_wrongly)
+TEST_F(mpsc_attribution, two_floors_reaching_one_ticket_blame_nobody_wrongly)
 {
 	struct agent h, a, b;
 	uint64_t pid1, pid2;
@@ -387,7 +387,7 @@ TEST_F(ma, two_floors_reaching_one_ticket_blame_nobody_wrongly)
  * One producer dead mid-reserve next to a dead one with a complete claim,
  * both remembered: both are named (the rule is not "always 0").
  */
-TEST_F(ma, each_dead_holder_named)
+TEST_F(mpsc_attribution, each_dead_holder_named)
 {
 	struct agent h, q, p;
 
@@ -634,7 +634,7 @@ static void rk_stalls(struct __test_metadata *_metadata,
 	free(last);
 }
 
-TEST_F_TIMEOUT(ma, random_kills_blame_only_holders, 600)
+TEST_F_TIMEOUT(mpsc_attribution, random_kills_blame_only_holders, 600)
 {
 	const char *env = getenv("BATON_ATTR_KILLS");
 	uint32_t kills = env ? (uint32_t)strtoul(env, NULL, 0) : RK_KILLS;

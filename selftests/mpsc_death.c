@@ -15,12 +15,12 @@
  */
 #include "mpsc_common.h"
 
-FIXTURE(md) {
+FIXTURE(mpsc_death) {
 	int dev;
 	char name[BATON_NAME_MAX];
 };
 
-FIXTURE_SETUP(md)
+FIXTURE_SETUP(mpsc_death)
 {
 	BT_REQUIRE_DEV();
 	self->dev = bt_dev_open();
@@ -28,7 +28,7 @@ FIXTURE_SETUP(md)
 	bt_make_name(self->name, sizeof(self->name), "md");
 }
 
-FIXTURE_TEARDOWN(md)
+FIXTURE_TEARDOWN(mpsc_death)
 {
 	if (self->dev > 0) {
 		_test_unlink(self->dev, self->name);
@@ -72,7 +72,7 @@ static void kill_and_reap(struct __test_metadata *_metadata, pid_t pid)
 	EXPECT_EQ(128 + SIGKILL, bt_wait_timeout(pid, 20000));
 }
 
-TEST_F_TIMEOUT(md, dead_after_reserve_is_tombstoned, 60)
+TEST_F_TIMEOUT(mpsc_death, dead_after_reserve_is_tombstoned, 60)
 {
 	struct baton_ring_params p = mp_params(4, 2);
 	struct baton_mpsc_loss loss = { 0, 0 };
@@ -117,7 +117,7 @@ TEST_F_TIMEOUT(md, dead_after_reserve_is_tombstoned, 60)
 }
 
 /* Killed between its fetch_add and its claim: the floor names it. */
-TEST_F_TIMEOUT(md, dead_between_fetch_add_and_claim, 60)
+TEST_F_TIMEOUT(mpsc_death, dead_between_fetch_add_and_claim, 60)
 {
 	struct baton_ring_params p = mp_params(4, 2);
 	struct baton_mpsc_loss loss = { 7, 7 };
@@ -151,7 +151,7 @@ TEST_F_TIMEOUT(md, dead_between_fetch_add_and_claim, 60)
  * one: the dead one's ticket waits while the live floor could cover it,
  * and the live ticket is never tombstoned.
  */
-TEST_F_TIMEOUT(md, live_mid_reserve_never_tombstoned, 60)
+TEST_F_TIMEOUT(mpsc_death, live_mid_reserve_never_tombstoned, 60)
 {
 	struct baton_ring_params p = mp_params(4, 3);
 	struct baton_mpsc_loss loss = { 0, 0 };
@@ -235,7 +235,7 @@ static int kill_producer(const char *name, uint32_t id,
 	return 0;
 }
 
-TEST_F_TIMEOUT(md, kill9_random_producer_200_times, 300)
+TEST_F_TIMEOUT(mpsc_death, kill9_random_producer_200_times, 300)
 {
 	struct kill_shared *sh;
 	struct bt_sync up;
@@ -346,7 +346,7 @@ TEST_F_TIMEOUT(md, kill9_random_producer_200_times, 300)
 /* ---- scribbles ---- */
 
 /* A sequence word in no valid state: EPROTO from both roles' parks. */
-TEST_F(md, scribbled_seq_eproto)
+TEST_F(mpsc_death, scribbled_seq_eproto)
 {
 	struct baton_ring_params p = mp_params(8, 2);
 	struct baton_ring *c, *pr;
@@ -381,7 +381,7 @@ TEST_F(md, scribbled_seq_eproto)
  * After a death, scribbled tail and claim words: the kernel reads them
  * once, validates, and either decides or times out; no oops, no hang.
  */
-TEST_F_TIMEOUT(md, scribbled_tail_and_claims_after_death, 60)
+TEST_F_TIMEOUT(mpsc_death, scribbled_tail_and_claims_after_death, 60)
 {
 	struct baton_ring_params p = mp_params(8, 3);
 	static const uint64_t tails[] = {
@@ -437,7 +437,7 @@ TEST_F_TIMEOUT(md, scribbled_tail_and_claims_after_death, 60)
 }
 
 /* poll: the consumer sees a tombstone as readable; producers see room. */
-TEST_F_TIMEOUT(md, poll_reports_tombstone, 60)
+TEST_F_TIMEOUT(mpsc_death, poll_reports_tombstone, 60)
 {
 	struct baton_ring_params p = mp_params(2, 2);
 	struct baton_ring *c, *pr;

@@ -16,12 +16,12 @@
  */
 #include "mpsc_common.h"
 
-FIXTURE(mp) {
+FIXTURE(mpsc_ring) {
 	int dev;
 	char name[BATON_NAME_MAX];
 };
 
-FIXTURE_SETUP(mp)
+FIXTURE_SETUP(mpsc_ring)
 {
 	BT_REQUIRE_DEV();
 	self->dev = bt_dev_open();
@@ -29,7 +29,7 @@ FIXTURE_SETUP(mp)
 	bt_make_name(self->name, sizeof(self->name), "mp");
 }
 
-FIXTURE_TEARDOWN(mp)
+FIXTURE_TEARDOWN(mpsc_ring)
 {
 	if (self->dev > 0) {
 		_test_unlink(self->dev, self->name);
@@ -37,7 +37,7 @@ FIXTURE_TEARDOWN(mp)
 	}
 }
 
-TEST_F(mp, feature_bit)
+TEST_F(mpsc_ring, feature_bit)
 {
 	uint64_t feat = 0;
 
@@ -45,7 +45,7 @@ TEST_F(mp, feature_bit)
 	EXPECT_TRUE(feat & BATON_FEAT_RING_MPSC);
 }
 
-TEST_F(mp, create_rules)
+TEST_F(mpsc_ring, create_rules)
 {
 	struct baton_ring_create c;
 
@@ -68,7 +68,7 @@ TEST_F(mp, create_rules)
 }
 
 /* max_producers producer fds, then EBUSY; the lowest index comes back. */
-TEST_F(mp, producer_limit_and_reuse)
+TEST_F(mpsc_ring, producer_limit_and_reuse)
 {
 	struct baton_ring_create c;
 	struct baton_ring_info info;
@@ -104,7 +104,7 @@ TEST_F(mp, producer_limit_and_reuse)
 	close(cons);
 }
 
-TEST_F(mp, layout_and_header)
+TEST_F(mpsc_ring, layout_and_header)
 {
 	const struct baton_ring_hdr *h;
 	const struct baton_mpsc_hdr *mh;
@@ -144,7 +144,7 @@ TEST_F(mp, layout_and_header)
 }
 
 /* Who may map what (uapi table): seq rw for both, claim: own page only. */
-TEST_F(mp, mappings_by_role)
+TEST_F(mpsc_ring, mappings_by_role)
 {
 	struct baton_ring_create c;
 	struct baton_ring_offsets o;
@@ -266,48 +266,48 @@ static int run_producer(const char *name, uint32_t id, uint64_t count,
 	return 0;
 }
 
-FIXTURE(fan) {
+FIXTURE(mpsc_fan_in) {
 	char name[BATON_NAME_MAX];
 };
 
-FIXTURE_VARIANT(fan) {
+FIXTURE_VARIANT(mpsc_fan_in) {
 	uint32_t producers;
 	uint32_t slots;
 	uint64_t msgs;		/* per producer */
 	int mode;		/* 0 push, 1 try-push, 2 batch of 4 */
 };
 
-FIXTURE_VARIANT_ADD(fan, p1) {
+FIXTURE_VARIANT_ADD(mpsc_fan_in, p1) {
 	.producers = 1, .slots = 16, .msgs = 1500,
 };
 
-FIXTURE_VARIANT_ADD(fan, p2) {
+FIXTURE_VARIANT_ADD(mpsc_fan_in, p2) {
 	.producers = 2, .slots = 16, .msgs = 1500,
 };
 
-FIXTURE_VARIANT_ADD(fan, p4_tiny) {
+FIXTURE_VARIANT_ADD(mpsc_fan_in, p4_tiny) {
 	.producers = 4, .slots = 2, .msgs = 800,
 };
 
-FIXTURE_VARIANT_ADD(fan, p8) {
+FIXTURE_VARIANT_ADD(mpsc_fan_in, p8) {
 	.producers = 8, .slots = 8, .msgs = 500,
 };
 
-FIXTURE_VARIANT_ADD(fan, p4_try_push) {
+FIXTURE_VARIANT_ADD(mpsc_fan_in, p4_try_push) {
 	.producers = 4, .slots = 8, .msgs = 500, .mode = 1,
 };
 
-FIXTURE_VARIANT_ADD(fan, p4_batch) {
+FIXTURE_VARIANT_ADD(mpsc_fan_in, p4_batch) {
 	.producers = 4, .slots = 8, .msgs = 500, .mode = 2,
 };
 
-FIXTURE_SETUP(fan)
+FIXTURE_SETUP(mpsc_fan_in)
 {
 	BT_REQUIRE_DEV();
 	bt_make_name(self->name, sizeof(self->name), "fan");
 }
 
-FIXTURE_TEARDOWN(fan)
+FIXTURE_TEARDOWN(mpsc_fan_in)
 {
 	baton_ring_unlink(self->name, BATON_BACKEND_KMOD);
 }
@@ -317,7 +317,7 @@ FIXTURE_TEARDOWN(fan)
  * (EPIPE) once all have gone and the ring is drained. Small rings keep
  * producers parked on their slots; a lost wakeup hangs into the timeout.
  */
-TEST_F_TIMEOUT(fan, exactly_once_in_order, 180)
+TEST_F_TIMEOUT(mpsc_fan_in, exactly_once_in_order, 180)
 {
 	struct baton_ring_params p = mp_params(variant->slots,
 					       variant->producers);
@@ -379,7 +379,7 @@ TEST_F_TIMEOUT(fan, exactly_once_in_order, 180)
  * and then, so producers park on occupied slots and the consumer on
  * unpublished ones, over and over. Every message arrives, nothing hangs.
  */
-TEST_F_TIMEOUT(mp, full_ring_parked_producers, 120)
+TEST_F_TIMEOUT(mpsc_ring, full_ring_parked_producers, 120)
 {
 	struct baton_ring_params p = mp_params(2, 3);
 	struct baton_mpsc_stats st;
@@ -423,7 +423,7 @@ TEST_F_TIMEOUT(mp, full_ring_parked_producers, 120)
 }
 
 /* try-push on a full ring: -EAGAIN, and the tail did not move. */
-TEST_F(mp, try_push_full_takes_no_ticket)
+TEST_F(mpsc_ring, try_push_full_takes_no_ticket)
 {
 	struct baton_ring_params p = mp_params(4, 2);
 	struct baton_ring *c, *a, *b;
@@ -461,7 +461,7 @@ TEST_F(mp, try_push_full_takes_no_ticket)
 }
 
 /* A producer parked on its slot gets EPIPE when the consumer goes. */
-TEST_F_TIMEOUT(mp, consumer_gone_parked_producer_epipe, 60)
+TEST_F_TIMEOUT(mpsc_ring, consumer_gone_parked_producer_epipe, 60)
 {
 	struct baton_ring_params p = mp_params(2, 2);
 	struct baton_ring *pr;
@@ -509,7 +509,7 @@ TEST_F_TIMEOUT(mp, consumer_gone_parked_producer_epipe, 60)
  * a full 4-slot ring, a batch of 4 parked on its first slot, the consumer
  * pops 2 and leaves; exactly those 2 are published, then EPIPE.
  */
-TEST_F_TIMEOUT(mp, batch_cut_short_reports_published, 60)
+TEST_F_TIMEOUT(mpsc_ring, batch_cut_short_reports_published, 60)
 {
 	struct baton_ring_params p = mp_params(4, 2);
 	uint64_t m[4] = { 1, 2, 3, 4 };

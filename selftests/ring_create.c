@@ -9,13 +9,13 @@
  */
 #include "common.h"
 
-FIXTURE(reg) {
+FIXTURE(ring_create) {
 	int dev;
 	char name[BATON_NAME_MAX];
 	char name2[BATON_NAME_MAX];
 };
 
-FIXTURE_SETUP(reg)
+FIXTURE_SETUP(ring_create)
 {
 	BT_REQUIRE_DEV();
 	self->dev = bt_dev_open();
@@ -24,7 +24,7 @@ FIXTURE_SETUP(reg)
 	bt_make_name(self->name2, sizeof(self->name2), "reg");
 }
 
-FIXTURE_TEARDOWN(reg)
+FIXTURE_TEARDOWN(ring_create)
 {
 	if (self->dev > 0) {
 		_test_unlink(self->dev, self->name);
@@ -33,7 +33,7 @@ FIXTURE_TEARDOWN(reg)
 	}
 }
 
-TEST_F(reg, create_reports_geometry)
+TEST_F(ring_create, create_reports_geometry)
 {
 	struct baton_ring_create c;
 	struct baton_ring_info info;
@@ -60,7 +60,7 @@ struct geom {
 	uint32_t slots, slot_size;
 };
 
-TEST_F(reg, bad_geometry_einval)
+TEST_F(ring_create, bad_geometry_einval)
 {
 	const struct geom bad[] = {
 		{ 0, 64 }, { 1, 64 }, { 3, 64 }, { 6, 64 }, { 1000, 64 },
@@ -90,7 +90,7 @@ TEST_F(reg, bad_geometry_einval)
 	}
 }
 
-TEST_F(reg, geometry_limits_accepted)
+TEST_F(ring_create, geometry_limits_accepted)
 {
 	const struct geom good[] = {
 		{ BATON_SLOTS_MIN, BATON_SLOT_SIZE_MIN },
@@ -117,7 +117,7 @@ TEST_F(reg, geometry_limits_accepted)
 	}
 }
 
-TEST_F(reg, bad_kind_role_producers_einval)
+TEST_F(ring_create, bad_kind_role_producers_einval)
 {
 	const uint32_t kinds[] = { 0, 2, 0x100, 0xffffffffU };
 	const uint32_t roles[] = { 0, 3, 4, 0xffffffffU };
@@ -160,7 +160,7 @@ TEST_F(reg, bad_kind_role_producers_einval)
 	}
 }
 
-TEST_F(reg, bad_names_einval)
+TEST_F(ring_create, bad_names_einval)
 {
 	static const char *const bad[] = {
 		"", "a/b", "/", "a b", " ", "tab\there", "nl\n", "x*y",
@@ -198,7 +198,7 @@ TEST_F(reg, bad_names_einval)
 	EXPECT_EQ(EINVAL, bt_ioctl(self->dev, BATON_IOC_UNLINK, &u));
 }
 
-TEST_F(reg, name_charset_and_length_accepted)
+TEST_F(ring_create, name_charset_and_length_accepted)
 {
 	char name[BATON_NAME_MAX];
 	int fd;
@@ -221,7 +221,7 @@ TEST_F(reg, name_charset_and_length_accepted)
 	test_unlink(self->dev, name);
 }
 
-TEST_F(reg, eexist_until_unlink)
+TEST_F(ring_create, eexist_until_unlink)
 {
 	int fd, fd2;
 
@@ -244,7 +244,7 @@ TEST_F(reg, eexist_until_unlink)
 	close(fd2);
 }
 
-TEST_F(reg, unknown_name_enoent)
+TEST_F(ring_create, unknown_name_enoent)
 {
 	EXPECT_EQ(ENOENT, _test_ring_open(self->dev, self->name,
 					  BATON_ROLE_PRODUCER, NULL));
@@ -260,7 +260,7 @@ TEST_F(reg, unknown_name_enoent)
 					  BATON_ROLE_CONSUMER, NULL));
 }
 
-TEST_F(reg, ring_fds_are_cloexec)
+TEST_F(ring_create, ring_fds_are_cloexec)
 {
 	struct baton_ring_create c;
 	struct baton_ring_open o;
@@ -281,7 +281,7 @@ TEST_F(reg, ring_fds_are_cloexec)
 }
 
 /* The flag is not just reported: an exec'd program must not get the fd. */
-TEST_F(reg, ring_fd_closed_across_exec)
+TEST_F(ring_create, ring_fd_closed_across_exec)
 {
 	char path[PATH_MAX], arg[16];
 	int fd, hold;
@@ -315,7 +315,7 @@ TEST_F(reg, ring_fd_closed_across_exec)
 	close(fd);
 }
 
-TEST_F(reg, second_role_ebusy_until_close)
+TEST_F(ring_create, second_role_ebusy_until_close)
 {
 	struct baton_ring_info info;
 	int prod, cons, prod2, cons2;
@@ -356,7 +356,7 @@ TEST_F(reg, second_role_ebusy_until_close)
 }
 
 /* A dup'd or inherited fd is the same attachment, not a second one. */
-TEST_F(reg, dup_and_fork_share_one_role)
+TEST_F(ring_create, dup_and_fork_share_one_role)
 {
 	struct baton_ring_info info;
 	int prod, cons, dupfd;
@@ -398,7 +398,7 @@ TEST_F(reg, dup_and_fork_share_one_role)
 	bt_sync_close(&s);
 }
 
-TEST_F(reg, unlink_keeps_open_ring_working)
+TEST_F(ring_create, unlink_keeps_open_ring_working)
 {
 	struct baton_ring_params p = bt_params(8, 16);
 	struct baton_ring *prod = NULL, *cons = NULL, *other = NULL;
@@ -438,7 +438,7 @@ TEST_F(reg, unlink_keeps_open_ring_working)
 	baton_ring_close(prod);
 }
 
-TEST_F(reg, library_returns_negative_errno)
+TEST_F(ring_create, library_returns_negative_errno)
 {
 	struct baton_ring_params p = bt_params(4, 8);
 	struct baton_ring *r = NULL, *r2 = NULL;
@@ -490,7 +490,7 @@ static void *readonly_copy(const void *src, size_t len)
 }
 
 /* Output copy fails: EFAULT, and no name, no fd, no role left behind. */
-TEST_F(reg, failed_copy_out_leaves_nothing)
+TEST_F(ring_create, failed_copy_out_leaves_nothing)
 {
 	const struct baton_ring_hdr *hdr;
 	struct baton_ring_create c;
@@ -540,8 +540,8 @@ TEST_F(reg, failed_copy_out_leaves_nothing)
  * RACERS processes released at once by closing a pipe: each reports the
  * errno of its attempt on @res, then holds what it got until @hold closes.
  */
-static void race(struct __test_metadata *_metadata, FIXTURE_DATA(reg) *self,
-		 bool create, int *results)
+static void race(struct __test_metadata *_metadata,
+		 FIXTURE_DATA(ring_create) *self, bool create, int *results)
 {
 	int start[2], res[2], hold[2], i, n;
 	pid_t pids[RACERS];
@@ -596,7 +596,7 @@ static int count_rc(const int *results, int rc)
 	return n;
 }
 
-TEST_F(reg, create_race_has_one_winner)
+TEST_F(ring_create, create_race_has_one_winner)
 {
 	int results[RACERS], round;
 
@@ -609,7 +609,7 @@ TEST_F(reg, create_race_has_one_winner)
 	}
 }
 
-TEST_F(reg, open_race_has_one_winner)
+TEST_F(ring_create, open_race_has_one_winner)
 {
 	int results[RACERS], round, fd;
 

@@ -17,7 +17,7 @@
 #define MM_SLOTS	16
 #define MM_SLOT_SIZE	512	/* 8 KiB of slots: a region of two pages */
 
-FIXTURE(mm) {
+FIXTURE(ring_mmap) {
 	int dev;
 	int fd;		/* the role under test */
 	int peer;	/* the other role */
@@ -26,19 +26,19 @@ FIXTURE(mm) {
 	struct baton_ring_create c;
 };
 
-FIXTURE_VARIANT(mm) {
+FIXTURE_VARIANT(ring_mmap) {
 	uint32_t role;
 };
 
-FIXTURE_VARIANT_ADD(mm, producer) {
+FIXTURE_VARIANT_ADD(ring_mmap, producer) {
 	.role = BATON_ROLE_PRODUCER,
 };
 
-FIXTURE_VARIANT_ADD(mm, consumer) {
+FIXTURE_VARIANT_ADD(ring_mmap, consumer) {
 	.role = BATON_ROLE_CONSUMER,
 };
 
-FIXTURE_SETUP(mm)
+FIXTURE_SETUP(ring_mmap)
 {
 	int prod, cons;
 
@@ -60,7 +60,7 @@ FIXTURE_SETUP(mm)
 	}
 }
 
-FIXTURE_TEARDOWN(mm)
+FIXTURE_TEARDOWN(ring_mmap)
 {
 	if (self->fd > 0)
 		close(self->fd);
@@ -90,7 +90,7 @@ static bool no_overlap(const struct baton_ring_offsets *o)
 	return true;
 }
 
-TEST_F(mm, offsets_are_consistent)
+TEST_F(ring_mmap, offsets_are_consistent)
 {
 	const struct baton_ring_offsets *o = &self->off;
 	struct baton_ring_open op;
@@ -152,7 +152,7 @@ TEST_F(mm, offsets_are_consistent)
 	bt_unmap(o, BT_HDR, (void *)hdr);
 }
 
-TEST_F(mm, header_contents)
+TEST_F(ring_mmap, header_contents)
 {
 	const struct baton_ring_hdr *hdr;
 
@@ -172,7 +172,7 @@ TEST_F(mm, header_contents)
 	bt_unmap(&self->off, BT_HDR, (void *)hdr);
 }
 
-TEST_F(mm, region_prot_by_role)
+TEST_F(ring_mmap, region_prot_by_role)
 {
 	int r;
 
@@ -215,7 +215,7 @@ TEST_F(mm, region_prot_by_role)
 	}
 }
 
-TEST_F(mm, mprotect_cannot_upgrade)
+TEST_F(ring_mmap, mprotect_cannot_upgrade)
 {
 	int r;
 
@@ -243,7 +243,7 @@ TEST_F(mm, mprotect_cannot_upgrade)
 	}
 }
 
-TEST_F(mm, store_to_readonly_region_segfaults)
+TEST_F(ring_mmap, store_to_readonly_region_segfaults)
 {
 	int r;
 
@@ -278,7 +278,7 @@ TEST_F(mm, store_to_readonly_region_segfaults)
  * store into a region the role maps read-only: a shared mapping without
  * VM_MAYWRITE has no private copy to write to.
  */
-TEST_F(mm, proc_mem_cannot_write_readonly_region)
+TEST_F(ring_mmap, proc_mem_cannot_write_readonly_region)
 {
 	int memfd, r;
 
@@ -315,7 +315,7 @@ static bool is_region_start(const struct baton_ring_offsets *o, uint64_t x)
 	return false;
 }
 
-TEST_F(mm, offset_not_region_start_einval)
+TEST_F(ring_mmap, offset_not_region_start_einval)
 {
 	const struct baton_ring_offsets *o = &self->off;
 	uint64_t end = 0, x;
@@ -347,7 +347,7 @@ TEST_F(mm, offset_not_region_start_einval)
 	EXPECT_EQ(EINVAL, errno);
 }
 
-TEST_F(mm, length_past_region_einval)
+TEST_F(ring_mmap, length_past_region_einval)
 {
 	int r;
 
@@ -366,7 +366,7 @@ TEST_F(mm, length_past_region_einval)
 	}
 }
 
-TEST_F(mm, shorter_length_accepted)
+TEST_F(ring_mmap, shorter_length_accepted)
 {
 	volatile uint8_t *p;
 
@@ -378,7 +378,7 @@ TEST_F(mm, shorter_length_accepted)
 	munmap((void *)p, BT_PAGE);
 }
 
-TEST_F(mm, map_private_einval)
+TEST_F(ring_mmap, map_private_einval)
 {
 	int r;
 
@@ -397,7 +397,7 @@ TEST_F(mm, map_private_einval)
 	}
 }
 
-TEST_F(mm, mremap_cannot_grow)
+TEST_F(ring_mmap, mremap_cannot_grow)
 {
 	size_t len = self->off.hdr_size;
 	void *p, *q;

@@ -27,7 +27,7 @@
 #define BT_POLL_ARMS_CONS(st)	((st).poll_arms_of_consumer)
 #endif
 
-FIXTURE(pl) {
+FIXTURE(ring_poll) {
 	int dev;
 	char name[BATON_NAME_MAX];
 	struct baton_ring *prod;
@@ -36,7 +36,7 @@ FIXTURE(pl) {
 	volatile uint8_t *conspg;	/* read-only view of the cons page */
 };
 
-FIXTURE_SETUP(pl)
+FIXTURE_SETUP(ring_poll)
 {
 	struct baton_ring_params p = bt_params(4, 8);
 
@@ -51,7 +51,7 @@ FIXTURE_SETUP(pl)
 	ASSERT_NE(NULL, self->conspg);
 }
 
-FIXTURE_TEARDOWN(pl)
+FIXTURE_TEARDOWN(ring_poll)
 {
 	if (self->conspg)
 		munmap((void *)self->conspg, self->off.cons_size);
@@ -68,7 +68,7 @@ FIXTURE_TEARDOWN(pl)
 #define CWAIT(s)	BT_WORD((s)->conspg, (s)->off.cons_waiting, uint32_t)
 
 static void attach_producer(struct __test_metadata *_metadata,
-			    FIXTURE_DATA(pl) *self)
+			    FIXTURE_DATA(ring_poll) *self)
 {
 	ASSERT_EQ(0, baton_ring_open(self->name, BATON_ROLE_PRODUCER,
 				     BATON_BACKEND_KMOD, &self->prod));
@@ -85,7 +85,7 @@ static int revents(int fd, short events, int timeout)
 	return n ? pfd.revents : 0;
 }
 
-TEST_F(pl, consumer_readable_only_with_data)
+TEST_F(ring_poll, consumer_readable_only_with_data)
 {
 	int cfd = baton_ring_fd(self->cons);
 	uint64_t v = 7;
@@ -103,7 +103,7 @@ TEST_F(pl, consumer_readable_only_with_data)
 	EXPECT_EQ(0, revents(cfd, POLLOUT, 0));
 }
 
-TEST_F(pl, producer_writable_until_full)
+TEST_F(ring_poll, producer_writable_until_full)
 {
 	int pfd, i;
 	uint64_t v = 1;
@@ -122,7 +122,7 @@ TEST_F(pl, producer_writable_until_full)
 	EXPECT_EQ(POLLOUT | POLLWRNORM, revents(pfd, POLLOUT | POLLWRNORM, 0));
 }
 
-TEST_F(pl, poll_times_out)
+TEST_F(ring_poll, poll_times_out)
 {
 	int64_t t0;
 
@@ -139,7 +139,7 @@ TEST_F(pl, poll_times_out)
  * time while the fd is ready, so an arm made only when not ready would
  * lose the next wakeup); disarming drops it and stops the wakes.
  */
-TEST_F(pl, poll_sets_flag_and_disarm_clears_it)
+TEST_F(ring_poll, poll_sets_flag_and_disarm_clears_it)
 {
 	int cfd = baton_ring_fd(self->cons);
 	struct baton_ring_stats st;
@@ -162,7 +162,7 @@ TEST_F(pl, poll_sets_flag_and_disarm_clears_it)
 	EXPECT_EQ(1, st.wake_calls) TH_LOG("push woke a disarmed consumer");
 }
 
-TEST_F(pl, epoll_woken_by_push_in_other_process)
+TEST_F(ring_poll, epoll_woken_by_push_in_other_process)
 {
 	struct epoll_event ev = { .events = EPOLLIN }, out[2];
 	struct baton_ring_stats st;
@@ -211,7 +211,7 @@ TEST_F(pl, epoll_woken_by_push_in_other_process)
 	close(ep);
 }
 
-TEST_F(pl, consumer_hup_only_when_drained)
+TEST_F(ring_poll, consumer_hup_only_when_drained)
 {
 	int cfd = baton_ring_fd(self->cons);
 	uint64_t v = 5;
@@ -233,7 +233,7 @@ TEST_F(pl, consumer_hup_only_when_drained)
 	EXPECT_EQ(0, revents(cfd, POLLIN, 0));
 }
 
-TEST_F(pl, producer_err_when_consumer_gone)
+TEST_F(ring_poll, producer_err_when_consumer_gone)
 {
 	int pfd, re;
 
@@ -257,7 +257,7 @@ static void on_usr1(int sig)
 }
 
 /* Child: wait until the parent is parked, signal it, optionally push. */
-static void signal_parked_parent(FIXTURE_DATA(pl) *self, bool push_later)
+static void signal_parked_parent(FIXTURE_DATA(ring_poll) *self, bool push_later)
 {
 	struct baton_ring *pr = NULL;
 	uint64_t v = 11;
@@ -280,7 +280,7 @@ static void signal_parked_parent(FIXTURE_DATA(pl) *self, bool push_later)
 	_exit(0);
 }
 
-TEST_F(pl, signal_interrupts_park_eintr)
+TEST_F(ring_poll, signal_interrupts_park_eintr)
 {
 	struct sigaction sa = { .sa_handler = on_usr1 };
 	pid_t pid;
@@ -312,7 +312,7 @@ TEST_F(pl, signal_interrupts_park_eintr)
 	EXPECT_EQ(0, bt_wait_timeout(pid, 20000));
 }
 
-TEST_F(pl, sa_restart_park_restarts)
+TEST_F(ring_poll, sa_restart_park_restarts)
 {
 	struct sigaction sa = { .sa_handler = on_usr1 };
 	struct baton_ring_info info;
@@ -339,26 +339,26 @@ TEST_F(pl, sa_restart_park_restarts)
 	EXPECT_EQ(0, bt_wait_timeout(pid, 20000));
 }
 
-FIXTURE_VARIANT(et) {
+FIXTURE_VARIANT(ring_epoll) {
 	uint32_t trigger;	/* 0 (level) or EPOLLET */
 };
 
-FIXTURE(et) {
+FIXTURE(ring_epoll) {
 	char name[BATON_NAME_MAX];
 	struct baton_ring *prod;
 	struct baton_ring *cons;
 	int ep;
 };
 
-FIXTURE_VARIANT_ADD(et, level) {
+FIXTURE_VARIANT_ADD(ring_epoll, level) {
 	.trigger = 0,
 };
 
-FIXTURE_VARIANT_ADD(et, edge) {
+FIXTURE_VARIANT_ADD(ring_epoll, edge) {
 	.trigger = EPOLLET,
 };
 
-FIXTURE_SETUP(et)
+FIXTURE_SETUP(ring_epoll)
 {
 	struct baton_ring_params p = bt_params(4, 8);
 
@@ -372,7 +372,7 @@ FIXTURE_SETUP(et)
 	ASSERT_LE(0, self->ep);
 }
 
-FIXTURE_TEARDOWN(et)
+FIXTURE_TEARDOWN(ring_epoll)
 {
 	if (self->ep > 0)
 		close(self->ep);
@@ -388,7 +388,7 @@ FIXTURE_TEARDOWN(et)
  * the library's fast path and tells the kernel nothing, yet the next
  * message must still produce an event, edge-triggered as well as level.
  */
-TEST_F(et, consumer_event_after_drain)
+TEST_F(ring_epoll, consumer_event_after_drain)
 {
 	struct epoll_event ev = { .events = EPOLLIN | variant->trigger }, out;
 	uint64_t v = 1;
@@ -406,7 +406,7 @@ TEST_F(et, consumer_event_after_drain)
 	}
 }
 
-TEST_F(et, producer_event_after_fill)
+TEST_F(ring_epoll, producer_event_after_fill)
 {
 	struct epoll_event ev = { .events = EPOLLOUT | variant->trigger }, out;
 	uint64_t v = 1;
@@ -433,7 +433,7 @@ TEST_F(et, producer_event_after_fill)
  * one waiting flag, the push saw 0 and made no wake, and epoll_wait timed
  * out with the message in the ring.
  */
-TEST_F(et, consumer_epoll_after_timed_out_park)
+TEST_F(ring_epoll, consumer_epoll_after_timed_out_park)
 {
 	struct epoll_event ev = { .events = EPOLLIN | variant->trigger }, out;
 	uint64_t v = 0;
@@ -463,7 +463,7 @@ TEST_F(et, consumer_epoll_after_timed_out_park)
 }
 
 /* The mirror image: a producer's timed-out park and its EPOLLOUT arm. */
-TEST_F(et, producer_epoll_after_timed_out_park)
+TEST_F(ring_epoll, producer_epoll_after_timed_out_park)
 {
 	struct epoll_event ev = { .events = EPOLLOUT | variant->trigger }, out;
 	uint64_t v = 1;
@@ -500,7 +500,7 @@ TEST_F(et, producer_epoll_after_timed_out_park)
  * messages. Before: the flag stayed up from registration on and every
  * publication made a WAKE.
  */
-TEST_F_TIMEOUT(et, keeping_up_wakes_per_arm, 240)
+TEST_F_TIMEOUT(ring_epoll, keeping_up_wakes_per_arm, 240)
 {
 	struct epoll_event ev = { .events = EPOLLIN | variant->trigger }, out;
 	struct baton_ring_params p = bt_params(64, 8);

@@ -14,13 +14,13 @@
 
 #include <pthread.h>
 
-FIXTURE(ep) {
+FIXTURE(epoch_basic) {
 	char name[BATON_NAME_MAX];
 	struct baton_epoch_params p;
 	struct baton_epoch *d;
 };
 
-FIXTURE_SETUP(ep)
+FIXTURE_SETUP(epoch_basic)
 {
 	force_memfd();
 	ring_name(self->name, sizeof(self->name), "ep");
@@ -32,13 +32,13 @@ FIXTURE_SETUP(ep)
 	ASSERT_EQ(0, baton_epoch_create(self->name, &self->p, &self->d));
 }
 
-FIXTURE_TEARDOWN(ep)
+FIXTURE_TEARDOWN(epoch_basic)
 {
 	baton_epoch_close(self->d);
 	baton_epoch_unlink(self->name, BATON_BACKEND_AUTO);
 }
 
-TEST_F(ep, lifecycle_and_errnos)
+TEST_F(epoch_basic, lifecycle_and_errnos)
 {
 	struct baton_epoch *o, *x;
 	struct baton_epoch_params bad = self->p;
@@ -71,7 +71,7 @@ TEST_F(ep, lifecycle_and_errnos)
 }
 
 /* As for rings: mode bits beyond 0777 are the module's EINVAL here too. */
-TEST_F(ep, mode_beyond_0777_einval)
+TEST_F(epoch_basic, mode_beyond_0777_einval)
 {
 	struct baton_epoch_params p = self->p;
 	char name[BATON_NAME_MAX];
@@ -85,7 +85,7 @@ TEST_F(ep, mode_beyond_0777_einval)
 	EXPECT_EQ(-ENOENT, baton_epoch_open(name, BATON_BACKEND_AUTO, &d));
 }
 
-TEST_F(ep, table_full)
+TEST_F(epoch_basic, table_full)
 {
 	struct baton_epoch *h[8];
 	int i;
@@ -104,7 +104,7 @@ TEST_F(ep, table_full)
 			baton_epoch_close(h[i]);
 }
 
-TEST_F(ep, synchronize_quiescent_and_reader_held)
+TEST_F(epoch_basic, synchronize_quiescent_and_reader_held)
 {
 	struct baton_epoch *r;
 	uint64_t e, held;
@@ -216,7 +216,7 @@ static void *ks_reader(void *p)
 	return NULL;
 }
 
-TEST_F(ep, busy_readers_do_not_kick_for_a_straggler)
+TEST_F(epoch_basic, busy_readers_do_not_kick_for_a_straggler)
 {
 	struct ks_shared s = { .name = self->name, .hdr = self->d->hdr };
 	struct ks_reader ra[KS_READERS];
@@ -254,7 +254,7 @@ TEST_F(ep, busy_readers_do_not_kick_for_a_straggler)
 }
 
 /* The queue never frees early: a full one says -ENOSPC and keeps all. */
-TEST_F(ep, full_queue_enospc)
+TEST_F(epoch_basic, full_queue_enospc)
 {
 	struct baton_epoch *r;
 	uint64_t e, done;

@@ -339,53 +339,53 @@ static int consume_all(struct baton_ring *c, uint32_t nprod, uint64_t count)
 								      -E2BIG;
 }
 
-FIXTURE(fan) {
+FIXTURE(mpsc_fan_in) {
 	char name[BATON_NAME_MAX];
 };
 
-FIXTURE_VARIANT(fan) {
+FIXTURE_VARIANT(mpsc_fan_in) {
 	uint32_t producers;
 	uint32_t slots;
 	uint64_t msgs;	/* per producer */
 	int mode;
 };
 
-FIXTURE_VARIANT_ADD(fan, p1_push) {
+FIXTURE_VARIANT_ADD(mpsc_fan_in, p1_push) {
 	.producers = 1, .slots = 4, .msgs = 20000, .mode = 0,
 };
 
-FIXTURE_VARIANT_ADD(fan, p2_push_tiny) {
+FIXTURE_VARIANT_ADD(mpsc_fan_in, p2_push_tiny) {
 	.producers = 2, .slots = 2, .msgs = 20000, .mode = 0,
 };
 
-FIXTURE_VARIANT_ADD(fan, p4_push) {
+FIXTURE_VARIANT_ADD(mpsc_fan_in, p4_push) {
 	.producers = 4, .slots = 8, .msgs = 20000, .mode = 0,
 };
 
-FIXTURE_VARIANT_ADD(fan, p8_push) {
+FIXTURE_VARIANT_ADD(mpsc_fan_in, p8_push) {
 	.producers = 8, .slots = 16, .msgs = 10000, .mode = 0,
 };
 
-FIXTURE_VARIANT_ADD(fan, p4_try_push) {
+FIXTURE_VARIANT_ADD(mpsc_fan_in, p4_try_push) {
 	.producers = 4, .slots = 8, .msgs = 10000, .mode = 1,
 };
 
-FIXTURE_VARIANT_ADD(fan, p4_batch) {
+FIXTURE_VARIANT_ADD(mpsc_fan_in, p4_batch) {
 	.producers = 4, .slots = 8, .msgs = 9000, .mode = 2,
 };
 
-FIXTURE_SETUP(fan)
+FIXTURE_SETUP(mpsc_fan_in)
 {
 	force_memfd();
 	ring_name(self->name, sizeof(self->name), "fan");
 }
 
-FIXTURE_TEARDOWN(fan)
+FIXTURE_TEARDOWN(mpsc_fan_in)
 {
 	baton_ring_unlink(self->name, BATON_BACKEND_AUTO);
 }
 
-TEST_F_TIMEOUT(fan, threads, 120)
+TEST_F_TIMEOUT(mpsc_fan_in, threads, 120)
 {
 	struct baton_ring_params p;
 	struct prod_arg a[8];
@@ -415,7 +415,7 @@ TEST_F_TIMEOUT(fan, threads, 120)
 	baton_ring_close(c);
 }
 
-TEST_F_TIMEOUT(fan, processes, 120)
+TEST_F_TIMEOUT(mpsc_fan_in, processes, 120)
 {
 	struct baton_ring_params p;
 	struct baton_ring *c;

@@ -33,6 +33,9 @@
 #                job, where the kernel has kmemleak (any leak reported fails).
 # BATON_SELFTESTS: the selftests job runs only the programs whose names match
 # one of these space-separated shell patterns (default: all).
+# BATON_VM_MODULE: the baton.ko to load instead of the one for the chosen
+# kernel (it must be built for that kernel): e.g. a module built from an
+# older commit, to show that today's test fails on the code before a fix.
 #
 # Exit status: 0 only if the end marker arrived, the kernel log is clean, the
 # job succeeded and no TAP line says "not ok".
@@ -130,6 +133,12 @@ debian612|debian612rt)
 	rebuild="make clean kmod"
 	;;
 esac
+
+# An older module, to run today's tests against the code before a fix.
+if [[ -n "${BATON_VM_MODULE:-}" ]]; then
+	ko=$BATON_VM_MODULE
+	rebuild="rebuild $ko for $kver"
+fi
 
 mk_args=(-o "$work/initramfs.cpio.gz" -j "$here/job-$job.sh" -e "$work/job.env")
 

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: MIT
+/*
+ * lib/ctl/main.c: batonctl's command line: options, usage, and which
+ * command runs. What batonctl is, and which file owns what, is in
+ * batonctl.h.
+ *
+ *   batonctl [-j [-p]] list            rings and domains, one line each
+ *   batonctl [-j [-p]] show NAME       one ring: every counter, its peers
+ *   batonctl [-j [-p]] epoch [NAME]    epoch domains
+ *   batonctl [-j] [-c N] [-t SECS] watch   events until SIGINT, N, SECS
+ *   batonctl [-a] list, [-a] epoch     the same, of every IPC namespace
+ *   batonctl [-n NS] unlink [ring|epoch] NAME   remove a name (in NS)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batonctl.h"
+
+struct options opt;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: batonctl [-j [-p]] [-a] list\n"
+		"       batonctl [-j [-p]] show NAME\n"
+		"       batonctl [-j [-p]] [-a] epoch [NAME]\n"
+		"       batonctl [-j] [-c COUNT] [-t SECONDS] watch\n"
+		"       batonctl [-n NS] unlink [ring|epoch] NAME\n"
+		"  -j, --json           JSON output (an array of objects; watch: one object a line)\n"
+		"  -p, --pretty         pretty JSON\n"
+		"  -a, --all-ns         list, epoch: objects of every IPC namespace, with its\n"
+		"                       number (needs CAP_SYS_ADMIN in the initial user namespace)\n"
+		"  -n, --ns NS          unlink: in the IPC namespace numbered NS (as --all-ns and\n"
+		"                       /proc/PID/ns/ipc show it; same capability)\n"
+		"  -c, --count COUNT    watch: stop after COUNT events\n"
+		"  -t, --timeout SECS   watch: stop after SECS (exit 3 if -c events had not come)\n"
+		"exit: 0 fine, 1 error, 2 module not loaded and nothing on memfd, 3 timed out\n");
+}
+
+static bool parse_long(const char *s, long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtol(s, &end, 10);
+	return !errno && *s && !*end && *out >= 0;
+}
+
+/* An IPC namespace number: an inode number, never 0. */
+static bool parse_ns(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || !v)
+		return false;
+	*out = v;
+	return true;
+}
+
+static const struct option long_opts[] = {
+	{ "json", no_argument, NULL, 'j' },
+	{ "pretty", no_argument, NULL, 'p' },
+	{ "all-ns", no_argument, NULL, 'a' },
+	{ "ns", required_argument, NULL, 'n' },
+	{ "count", required_argument, NULL, 'c' },
+	{ "timeout", required_argument, NULL, 't' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* 0 if the options parsed, else the exit status (-h: 0 after usage). */
+static int parse_options(int argc, char **argv, bool *done)
+{
+	int c;
+
+	*done = false;
+	while ((c = getopt_long(argc, argv, "jpan:c:t:h", long_opts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			opt.json = true;
+			break;
+		case 'p':
+			opt.pretty = true;
+			break;
+		case 'a':
+			opt.all_ns = true;
+			break;
+		case 'n':
+			if (!parse_ns(optarg, &opt.ns)) {
+				fprintf(stderr, "batonctl: --ns wants an IPC namespace number\n");
+				return 1;
+			}
+			opt.have_ns = true;
+			break;
+		case 'c':
+			if (!parse_long(optarg, &opt.count)) {
+				fprintf(stderr, "batonctl: -c wants a count\n");
+				return 1;
+			}
+			break;
+		case 't':
+			if (!parse_long(optarg, &opt.timeout_s)) {
+				fprintf(stderr, "batonctl: -t wants seconds\n");
+				return 1;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			*done = true;
+			return 0;
+		default:
+			usage(stderr);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* unlink [ring|epoch] NAME; -1 if the words do not fit. */
+static int run_unlink(int nargs, char **args)
+{
+	opt.unlink_obj = OBJ_RING;
+	if (nargs == 1)
+		return cmd_unlink(args[0]);
+	if (nargs != 2)
+		return -1;
+	if (!strcmp(args[0], "epoch"))
+		opt.unlink_obj = OBJ_EPOCH;
+	else if (strcmp(args[0], "ring"))
+		return -1;
+	return cmd_unlink(args[1]);
+}
+
+/* The command in @cmd with @nargs words after it; -1: a usage error. */
+static int run(const char *cmd, int nargs, char **args)
+{
+	/* --all-ns is for dumps, --ns for unlink */
+	if (opt.all_ns && strcmp(cmd, "list") && strcmp(cmd, "ls") &&
+	    (strcmp(cmd, "epoch") || nargs))
+		return -1;
+	if (opt.have_ns && strcmp(cmd, "unlink"))
+		return -1;
+	if (!strcmp(cmd, "list") || !strcmp(cmd, "ls")) {
+		if (!nargs)
+			return cmd_list();
+	} else if (!strcmp(cmd, "show")) {
+		if (nargs == 1)
+			return cmd_get(OBJ_RING, args[0]);
+	} else if (!strcmp(cmd, "epoch")) {
+		if (nargs <= 1)
+			return cmd_get(OBJ_EPOCH, args[0]);
+	} else if (!strcmp(cmd, "watch")) {
+		if (!nargs)
+			return cmd_watch();
+	} else if (!strcmp(cmd, "unlink")) {
+		return run_unlink(nargs, args);
+	} else if (!strcmp(cmd, "help")) {
+		usage(stdout);
+		return 0;
+	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd;
+	bool done;
+	int ret;
+
+	ret = parse_options(argc, argv, &done);
+	if (ret || done)
+		return ret;
+	if (optind >= argc) {
+		usage(stderr);
+		return 1;
+	}
+	cmd = argv[optind++];
+	ret = run(cmd, argc - optind, argv + optind);
+	if (ret < 0) {
+		usage(stderr);
+		return 1;
+	}
+	return ret;
+}

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+/*
+ * lib/ctl/unlink.c: batonctl unlink: removes the name of a ring or an
+ * epoch domain of the module (BATON_IOC_UNLINK, BATON_IOC_EPOCH_UNLINK on
+ * /dev/baton), in the caller's IPC namespace or, with --ns, in the one
+ * whose inode number `list --all-ns` showed: how an administrator cleans
+ * up objects left in a namespace whose processes are gone. The module
+ * decides who may (uapi/linux/baton.h, struct baton_unlink); batonctl
+ * only asks and says what it answered.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "batonctl.h"
+
+_Static_assert(sizeof(struct baton_unlink) >= BATON_UNLINK_SIZE_VER0,
+	       "baton_unlink");
+
+/* What the errno means here, beyond strerror(). */
+static const char *unlink_hint(int err)
+{
+	switch (err) {
+	case EPERM:
+		return " (--ns needs CAP_SYS_ADMIN in the initial user namespace)";
+	case EACCES:
+		return " (only the owner or CAP_SYS_ADMIN may unlink)";
+	case ENOENT:
+		return opt.have_ns ? " (no such name in that IPC namespace)" :
+				     " (no such name in this IPC namespace)";
+	default:
+		return "";
+	}
+}
+
+int cmd_unlink(const char *name)
+{
+	const char *what = opt.unlink_obj == OBJ_RING ? "ring" :
+							"epoch domain";
+	unsigned long cmd = opt.unlink_obj == OBJ_RING ?
+			    BATON_IOC_UNLINK : BATON_IOC_EPOCH_UNLINK;
+	struct baton_unlink u;
+	int dev, ret;
+
+	if (!name_valid(name)) {
+		fprintf(stderr, "batonctl: %s: not a valid name\n", name);
+		return 1;
+	}
+	memset(&u, 0, sizeof(u));
+	u.size = sizeof(u);
+	snprintf(u.name, sizeof(u.name), "%s", name);
+	if (opt.have_ns) {
+		u.flags = BATON_UNLINK_IPC_NS;
+		u.ipc_ns = opt.ns;
+	}
+	dev = open(BATON_DEVICE, O_RDWR | O_CLOEXEC);
+	if (dev < 0 && errno == ENOENT) {
+		fprintf(stderr,
+			"batonctl: the baton module is not loaded (no %s); unlink removes the module's objects only\n",
+			BATON_DEVICE);
+		return EXIT_NOMODULE;
+	}
+	if (dev < 0) {
+		fprintf(stderr, "batonctl: %s: %s\n", BATON_DEVICE,
+			strerror(errno));
+		return 1;
+	}
+	ret = ioctl(dev, cmd, &u) ? errno : 0;
+	close(dev);
+	if (ret) {
+		fprintf(stderr, "batonctl: unlinking %s %s: %s%s\n", what,
+			name, strerror(ret), unlink_hint(ret));
+		return 1;
+	}
+	return 0;
+}
