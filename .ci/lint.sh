@@ -1,7 +1,8 @@
 #!/bin/bash
 # .ci/lint.sh: owns `make lint`: checkpatch.pl --strict on the kernel module's
 # sources, one TAP result per file, and one that no file but kmod/compat.h
-# tests the kernel version. checkpatch.pl (with spelling.txt and
+# tests the kernel version, and one that uapi/linux/baton_nl.h matches the
+# netlink spec (.ci/ynl.sh check). checkpatch.pl (with spelling.txt and
 # const_structs.checkpatch, which it looks for next to itself) comes from the
 # linux-source-6.1 tarball into build/tools/, once.
 #
@@ -40,7 +41,7 @@ if ((${#files[@]} == 0)); then
 	echo "not ok 1 - checkpatch: no kernel sources in kmod/"
 	exit 1
 fi
-echo "1..$((${#files[@]} + 1))"
+echo "1..$((${#files[@]} + 2))"
 n=0 failed=0
 for f in "${files[@]}"; do
 	n=$((n + 1))
@@ -67,4 +68,15 @@ if vers=$(grep -n -E 'LINUX_VERSION_CODE|KERNEL_VERSION\(' "${files[@]}" | grep 
 else
 	echo "ok $n - kernel version tests only in kmod/compat.h"
 fi
+
+# The netlink spec and the uapi header it describes (.ci/ynl.sh: the
+# kernel's own generator, ynl-gen-c.py --mode uapi).
+n=$((n + 1))
+if out=$(.ci/ynl.sh check 2>&1); then
+	echo "ok $n - uapi/linux/baton_nl.h matches the netlink spec (ynl-gen-c)"
+else
+	echo "not ok $n - uapi/linux/baton_nl.h drifted from the netlink spec (ynl-gen-c)"
+	failed=$((failed + 1))
+fi
+printf '%s\n' "$out" | sed 's/^/# /'
 ((failed == 0))

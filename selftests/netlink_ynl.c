@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * selftests/netlink_ynl.c: the "baton" generic netlink family through its
+ * spec alone (issue 15, item 4).
+ *
+ * The client code here is generated: ynl-gen-c.py --mode user turns
+ * Documentation/netlink/specs/baton.yaml into build/ynl/gen/baton-user.[ch]
+ * (.ci/ynl.sh user), linked statically with the kernel's YNL library
+ * (tools/net/ynl/lib of linux-source-6.12); selftests/Makefile builds it.
+ * No baton header describes the messages to this program: if the spec and
+ * the module disagree on an attribute's number, type or nesting, the
+ * generated parser misreads or rejects what the real module sends, and
+ * these tests fail. They dump rings and domains, get one by name, and
+ * receive the events of a watching socket.
+ */
+#include "common.h"
+
+/* ynl_dump_foreach() uses the GNU spelling, absent from -std=c11 */
+#define typeof __typeof__
+#include <ynl.h>
+#include "baton-user.h"
+
+FIXTURE(ynl)
+{
+	int dev;
+	struct ynl_sock *ys;
+	struct ynl_error yerr;
+	char ring[BATON_NAME_MAX];
+	char domain[BATON_NAME_MAX];
+};
+
+FIXTURE_SETUP(ynl)
+{
+	struct baton_ring_create c;
+	struct baton_epoch_create e;
+
+	BT_REQUIRE_DEV();
+	self->dev = bt_dev_open();
+	ASSERT_LE(0, self->dev);
+	self->ys = ynl_sock_create(&ynl_baton_family, &self->yerr);
+	ASSERT_NE(NULL, self->ys) TH_LOG("ynl_sock_create: %s", self->yerr.msg);
+	bt_make_name(self->ring, sizeof(self->ring), "ynl.ring");
+	bt_make_name(self->domain, sizeof(self->domain), "ynl.dom");
+	ASSERT_EQ(0, _test_ring_create(self->dev, self->ring,
+				       BATON_ROLE_PRODUCER, 128, 32, 0600, &c));
+	close(c.out_fd);
+	ASSERT_EQ(0, _test_epoch_create(self->dev, self->domain, 8, 16, 0600,
+					&e));
+	close(e.out_fd);
+}
+
+FIXTURE_TEARDOWN(ynl)
+{
+	_test_unlink(self->dev, self->ring);
+	_test_epoch_unlink(self->dev, self->domain);
+	if (self->ys)
+		ynl_sock_destroy(self->ys);
+	close(self->dev);
+}
+
+TEST_F(ynl, dump_rings_and_domains)
+{
+	struct baton_epoch_get_req_dump *dreq = baton_epoch_get_req_dump_alloc();
+	struct baton_ring_get_req_dump *rreq = baton_ring_get_req_dump_alloc();
+	struct baton_epoch_get_list *domains;
+	struct baton_ring_get_list *rings;
+	int found = 0;
+
+	ASSERT_NE(NULL, rreq);
+	ASSERT_NE(NULL, dreq);
+	rings = baton_ring_get_dump(self->ys, rreq);
+	baton_ring_get_req_dump_free(rreq);
+	ASSERT_NE(NULL, rings) TH_LOG("ring dump: %s", self->ys->err.msg);
+	ynl_dump_foreach(rings, r) {
+		if (!r->_present.name_len || strcmp(r->name, self->ring))
+			continue;
+		found++;
+		ASSERT_TRUE(!!r->_present.slot_count);
+		EXPECT_EQ(128, r->slot_count);
+		ASSERT_TRUE(!!r->_present.slot_size);
+		EXPECT_EQ(32, r->slot_size);
+		ASSERT_TRUE(!!r->_present.kind);
+		EXPECT_EQ(BATON_RING_SPSC, r->kind);
+		ASSERT_TRUE(!!r->_present.mode);
+		EXPECT_EQ(0600, r->mode);
+	}
+	baton_ring_get_list_free(rings);
+	EXPECT_EQ(1, found);
+
+	found = 0;
+	domains = baton_epoch_get_dump(self->ys, dreq);
+	baton_epoch_get_req_dump_free(dreq);
+	ASSERT_NE(NULL, domains) TH_LOG("epoch dump: %s", self->ys->err.msg);
+	ynl_dump_foreach(domains, d) {
+		if (!d->_present.name_len || strcmp(d->name, self->domain))
+			continue;
+		found++;
+		ASSERT_TRUE(!!d->_present.max_participants);
+		EXPECT_EQ(8, d->max_participants);
+		ASSERT_TRUE(!!d->_present.queue_len);
+		EXPECT_EQ(16, d->queue_len);
+	}
+	baton_epoch_get_list_free(domains);
+	EXPECT_EQ(1, found);
+}
+
+TEST_F(ynl, get_one_ring_by_name)
+{
+	struct baton_ring_get_req *req = baton_ring_get_req_alloc();
+	struct baton_ring_get_rsp *rsp;
+
+	ASSERT_NE(NULL, req);
+	baton_ring_get_req_set_name(req, self->ring);
+	rsp = baton_ring_get(self->ys, req);
+	baton_ring_get_req_free(req);
+	ASSERT_NE(NULL, rsp) TH_LOG("ring get: %s", self->ys->err.msg);
+	ASSERT_TRUE(!!rsp->_present.name_len);
+	EXPECT_STREQ(self->ring, rsp->name);
+	EXPECT_EQ(128, rsp->slot_count);
+	baton_ring_get_rsp_free(rsp);
+
+	/* An unknown name: the module's ENOENT, through the library. */
+	req = baton_ring_get_req_alloc();
+	ASSERT_NE(NULL, req);
+	baton_ring_get_req_set_name(req, "st.ynl.nosuchring");
+	rsp = baton_ring_get(self->ys, req);
+	baton_ring_get_req_free(req);
+	EXPECT_EQ(NULL, rsp);
+	EXPECT_EQ(ENOENT, errno);
+}
+
+/* The next event of @type naming @name, within @ms; 0 or -1. */
+static int ynl_wait_event(struct ynl_sock *ys, uint32_t type,
+			  const char *name, int ms)
+{
+	int64_t end = bt_now_ns() + ms * BT_MSEC;
+	struct pollfd pfd = { .fd = ynl_socket_get_fd(ys), .events = POLLIN };
+
+	while (bt_now_ns() < end) {
+		struct ynl_ntf_base_type *ntf;
+
+		if (ynl_ntf_check(ys) < 0)
+			return -1;
+		while ((ntf = ynl_ntf_dequeue(ys))) {
+			struct baton_event *ev = (struct baton_event *)ntf;
+			bool hit = ntf->cmd == BATON_CMD_EVENT &&
+				   ev->obj._present.type &&
+				   ev->obj.type == type &&
+				   ev->obj._present.name_len &&
+				   !strcmp(ev->obj.name, name);
+
+			ynl_ntf_free(ntf);
+			if (hit)
+				return 0;
+		}
+		poll(&pfd, 1, 100);
+	}
+	return -1;
+}
+
+TEST_F(ynl, watch_receives_events)
+{
+	char name[BATON_NAME_MAX];
+	struct baton_ring_create c;
+
+	ASSERT_EQ(0, baton_watch(self->ys)) TH_LOG("watch: %s",
+						  self->ys->err.msg);
+	bt_make_name(name, sizeof(name), "ynl.ev");
+	ASSERT_EQ(0, _test_ring_create(self->dev, name, BATON_ROLE_CONSUMER,
+				       16, 16, 0600, &c));
+	EXPECT_EQ(0, ynl_wait_event(self->ys, BATON_EVENT_RING_CREATED, name,
+				    10000));
+	ASSERT_EQ(0, _test_unlink(self->dev, name));
+	EXPECT_EQ(0, ynl_wait_event(self->ys, BATON_EVENT_RING_UNLINKED, name,
+				    10000));
+	close(c.out_fd);
+	EXPECT_EQ(0, ynl_wait_event(self->ys, BATON_EVENT_RING_DESTROYED,
+				    name, 10000));
+	EXPECT_EQ(0, baton_unwatch(self->ys));
+}
+
+TEST_HARNESS_MAIN
