@@ -21,17 +21,10 @@
 
 /*
  * The waiting word (prod_waiting, cons_waiting, and on memfd each MPSC
- * producer's own word): bit 0 parked, bit 1 poll-armed, bits 2..31 the
- * parker's generation. The inline fast path wakes iff either low bit is
- * set. <linux/baton.h> defines these once the kmod side lands; the same
- * names and values here until then.
+ * producer's own word): BATON_WAIT_PARKED and BATON_WAIT_POLL from
+ * <linux/baton.h> in bits 0 and 1, the memfd parker's generation in
+ * bits 2..31.
  */
-#ifndef BATON_WAIT_PARKED
-#define BATON_WAIT_PARKED	(1U << 0)
-#endif
-#ifndef BATON_WAIT_POLL
-#define BATON_WAIT_POLL		(1U << 1)
-#endif
 #define BATON__WAIT_GEN_SHIFT	2
 
 /* Region indices into struct baton_ring.map[]. */
