@@ -111,6 +111,8 @@ BATON_HIDDEN int baton__mpsc_slot_state(uint64_t seq, uint64_t ticket,
 BATON_HIDDEN uint32_t baton__spin_budget(const struct baton_ring *r);
 BATON_HIDDEN void baton__spin_learn(struct baton_ring *r, uint32_t polls,
 				    uint64_t wait_ns);
+BATON_HIDDEN uint32_t baton__spin_next(uint32_t budget, uint32_t limit,
+				       uint32_t polls, uint64_t wait_ns);
 BATON_HIDDEN uint64_t baton__spin_need(uint64_t wait_ns, uint32_t wake,
 				       uint32_t poll);
 BATON_HIDDEN uint32_t baton__spin_policy(uint32_t budget, uint32_t limit,

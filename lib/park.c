@@ -126,11 +126,12 @@ static uint32_t wake_ns(void)
 	static uint32_t cached;
 	uint32_t ns = __atomic_load_n(&cached, __ATOMIC_RELAXED), word = 0;
 	uint64_t best = UINT64_MAX, t, late;
-	int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0), run;
 	struct timespec ts;
+	int slack, run;
 
 	if (ns)
 		return ns;
+	slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
 	if (slack > 0)
 		prctl(PR_SET_TIMERSLACK, 1, 0, 0, 0);
 	for (run = 0; run < MEASURE_RUNS; run++) {
@@ -185,25 +186,32 @@ uint32_t baton__spin_policy(uint32_t budget, uint32_t limit, uint64_t need)
 }
 
 /*
- * Learn from one wait: it ended after @polls polls (spinning), or it
- * spun @polls, parked, and took @wait_ns in all.
+ * The budget after one wait, from @budget under @limit: the wait ended
+ * after @polls polls (spinning), or it spun @polls, parked, and took
+ * @wait_ns in all. For the blocking calls and the waitsets alike.
  */
-void baton__spin_learn(struct baton_ring *r, uint32_t polls,
-		       uint64_t wait_ns)
+uint32_t baton__spin_next(uint32_t budget, uint32_t limit, uint32_t polls,
+			  uint64_t wait_ns)
 {
-	uint64_t need;
+	uint64_t need = polls;
 
-	if (!r->spin_limit)
-		return;
-	need = polls;
+	if (!limit)
+		return 0;
 	if (wait_ns) {
 		/* It spun @polls in vain: it needed more than that. */
 		need = baton__spin_need(wait_ns, wake_ns(), poll_ns());
 		if (need <= polls)
 			need = (uint64_t)polls + 1;
 	}
-	r->spin_budget = baton__spin_policy(r->spin_budget, r->spin_limit,
-					    need);
+	return baton__spin_policy(budget, limit, need);
+}
+
+void baton__spin_learn(struct baton_ring *r, uint32_t polls,
+		       uint64_t wait_ns)
+{
+	if (r->spin_limit)
+		r->spin_budget = baton__spin_next(r->spin_budget, r->spin_limit,
+						  polls, wait_ns);
 }
 
 static int park_once(struct baton_ring *r, int has_deadline,
