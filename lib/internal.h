@@ -21,17 +21,10 @@
 
 /*
  * The waiting word (prod_waiting, cons_waiting, and on memfd each MPSC
- * producer's own word): bit 0 parked, bit 1 poll-armed, bits 2..31 the
- * parker's generation. The inline fast path wakes iff either low bit is
- * set. <linux/baton.h> defines these once the kmod side lands; the same
- * names and values here until then.
+ * producer's own word): BATON_WAIT_PARKED and BATON_WAIT_POLL from
+ * <linux/baton.h> in bits 0 and 1, the memfd parker's generation in
+ * bits 2..31.
  */
-#ifndef BATON_WAIT_PARKED
-#define BATON_WAIT_PARKED	(1U << 0)
-#endif
-#ifndef BATON_WAIT_POLL
-#define BATON_WAIT_POLL		(1U << 1)
-#endif
 #define BATON__WAIT_GEN_SHIFT	2
 
 /* Region indices into struct baton_ring.map[]. */
@@ -118,6 +111,12 @@ BATON_HIDDEN int baton__mpsc_slot_state(uint64_t seq, uint64_t ticket,
 BATON_HIDDEN uint32_t baton__spin_budget(const struct baton_ring *r);
 BATON_HIDDEN void baton__spin_learn(struct baton_ring *r, uint32_t polls,
 				    uint64_t wait_ns);
+BATON_HIDDEN uint32_t baton__spin_next(uint32_t budget, uint32_t limit,
+				       uint32_t polls, uint64_t wait_ns);
+BATON_HIDDEN uint64_t baton__spin_need(uint64_t wait_ns, uint32_t wake,
+				       uint32_t poll);
+BATON_HIDDEN uint32_t baton__spin_policy(uint32_t budget, uint32_t limit,
+					 uint64_t need);
 
 /* backend_memfd.c: waiting words and deaths, for park.c and waitset.c */
 BATON_HIDDEN int baton__memfd_arm(uint32_t *word, uint32_t val);

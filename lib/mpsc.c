@@ -437,6 +437,59 @@ int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
 	}
 }
 
+/*
+ * A push with a deadline. A ticket cannot be handed back, so the deadline
+ * covers the wait for room and no ticket is taken until there is some:
+ * baton_mpsc_try_push() takes the free slot's ticket with a
+ * compare-and-swap or none. Between tries the producer spins its spin
+ * limit, then parks holding no ticket, at the tail it read: its claim
+ * names nothing (count 0), so on memfd the consumer's release of any slot
+ * wakes it, and on kmod the module's WAKE re-checks the slot of that tail.
+ * A park at a tail that another producer has since taken and published
+ * says -EPROTO (that ticket's slot is a lap ahead of it); the tail having
+ * moved tells that race from a corrupt ring, and the push looks again.
+ */
+int baton_mpsc_push_timeout(struct baton_ring *r, const void *msg, size_t len,
+			    int64_t timeout_ns)
+{
+	const struct baton_backend_ops *ops;
+	uint64_t deadline = 0, tail;
+	uint32_t polls;
+	int has, ret, pk;
+
+	if (!r || r->kind != BATON_RING_MPSC ||
+	    r->role != BATON_ROLE_PRODUCER || len > r->slot_size ||
+	    (!msg && len))
+		return -EINVAL;
+	ret = baton_mpsc_try_push(r, msg, len);
+	if (ret != -EAGAIN || timeout_ns == 0)
+		return ret == -EAGAIN ? -ETIMEDOUT : ret;
+	for (polls = 1; polls <= r->spin_limit; polls++) {
+		prod_poll_pause(polls);
+		ret = baton_mpsc_try_push(r, msg, len);
+		if (ret != -EAGAIN)
+			return ret;
+	}
+	ops = baton__ops(r->backend);
+	has = deadline_from(timeout_ns, &deadline);
+	for (;;) {
+		pk = 0;
+		if (!baton_mpsc_prod_room(r, &tail)) {
+			r->park_calls++;
+			pk = ops->mpsc_park(r, tail, has, deadline);
+			if (pk == -EPROTO &&
+			    __atomic_load_n(r->tail, __ATOMIC_RELAXED) != tail)
+				pk = 0;
+		}
+		/* Room that raced with a timeout or EPIPE still counts. */
+		ret = baton_mpsc_try_push(r, msg, len);
+		if (ret != -EAGAIN)
+			return ret;
+		if (pk < 0 && pk != -EAGAIN)
+			return pk;
+	}
+}
+
 int baton_mpsc_stats(const struct baton_ring *r, struct baton_mpsc_stats *st)
 {
 	const struct baton_ring_hdr *h;

@@ -14,16 +14,18 @@
  * Adaptive spinning (Documentation/memfd-backend.rst, "Spinning"): the
  * budget follows the handle's observed waits, as adaptive mutexes do.
  * After each wait that did not find work at once, the library works out
- * how many polls would have covered it (the polls it took, or for a wait
- * that parked, its duration over the cost of one poll, measured once per
- * process) and moves the budget a quarter of the way towards twice that,
- * plus SPIN_FLOOR, at most the limit. A parked wait up to SPIN_NEAR times
- * what the limit covers moves it towards the limit (the park's own
- * wake-up latency is part of that wait); a longer one (an idle peer)
- * moves it towards SPIN_FLOOR.
+ * how many polls would have covered it: the polls it took, or for a wait
+ * that parked, its duration less the park's own wake-up latency (which a
+ * spin does not pay), over the cost of one poll; both figures are
+ * measured once per process. If the limit would have covered that, the
+ * budget moves a quarter of the way towards twice it plus SPIN_FLOOR, at
+ * most the limit; if not (spinning the whole limit would only have been
+ * paid on top of the park), towards SPIN_FLOOR. baton__spin_policy() is
+ * that rule alone, with no clock in it.
  * So a streaming peer, whose gaps are short, earns a budget that rides
- * them out without parking, and an idle one decays the budget in a few
- * waits, so it does not cost a long spin each time. The budget stays in
+ * them out without parking, and a peer whose gaps outlast the limit
+ * decays the budget in a few dozen waits, so it costs no long spin each
+ * time. The budget stays in
  * [min(SPIN_FLOOR, spin_limit), spin_limit]: r->spin_limit (default
  * BATON_SPIN_DEFAULT, $BATON_SPIN_LIMIT, or set on the handle) is the
  * upper bound and the knob; 0 disables spinning. A new handle starts at
@@ -34,8 +36,14 @@
  * only "look again": spurious returns are allowed, so every park is
  * followed by a fresh look at the ring.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <linux/futex.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -65,8 +73,8 @@ static int deadline_from(int64_t timeout_ns, uint64_t *deadline)
 
 /* Polls every budget keeps, unless spin_limit itself is smaller. */
 #define SPIN_FLOOR	16
-/* A parked wait up to this many times the limit's polls still counts near. */
-#define SPIN_NEAR	8
+/* Timed runs behind each once-per-process figure: the fastest counts. */
+#define MEASURE_RUNS	4
 
 uint32_t baton__spin_budget(const struct baton_ring *r)
 {
@@ -90,7 +98,7 @@ static uint32_t poll_ns(void)
 
 	if (ns)
 		return ns;
-	for (run = 0; run < 4; run++) {
+	for (run = 0; run < MEASURE_RUNS; run++) {
 		t = baton__now_ns();
 		for (i = 0; i < 256; i++)
 			cpu_relax();
@@ -105,32 +113,105 @@ static uint32_t poll_ns(void)
 }
 
 /*
- * Learn from one wait: it ended after @polls polls (spinning), or it
- * parked and took @wait_ns in all. See the file comment for the policy.
+ * A park's own wake-up latency here, in ns (at least 1): how late a
+ * futex sleep of 1 us returns past its deadline, the fastest of a few
+ * runs with the timer slack at 1 ns, measured once per process. That is
+ * the path a woken parker takes (out of the futex, often out of an idle
+ * CPU, back on it), without a second thread to do the waking; a wake
+ * from another CPU adds an IPI, so the figure errs short, and a short
+ * figure only makes the budget decay sooner.
  */
+static uint32_t wake_ns(void)
+{
+	static uint32_t cached;
+	uint32_t ns = __atomic_load_n(&cached, __ATOMIC_RELAXED), word = 0;
+	uint64_t best = UINT64_MAX, t, late;
+	struct timespec ts;
+	int slack, run;
+
+	if (ns)
+		return ns;
+	slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+	if (slack > 0)
+		prctl(PR_SET_TIMERSLACK, 1, 0, 0, 0);
+	for (run = 0; run < MEASURE_RUNS; run++) {
+		t = baton__now_ns() + 1000;
+		ts.tv_sec = (time_t)(t / 1000000000ULL);
+		ts.tv_nsec = (long)(t % 1000000000ULL);
+		syscall(SYS_futex, &word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG,
+			0, &ts, NULL, FUTEX_BITSET_MATCH_ANY);
+		late = baton__now_ns() - t;
+		if (late < best)
+			best = late;
+	}
+	if (slack > 0)
+		prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
+	ns = best > UINT32_MAX ? UINT32_MAX : best ? (uint32_t)best : 1;
+	__atomic_store_n(&cached, ns, __ATOMIC_RELAXED);
+	return ns;
+}
+
+/*
+ * The polls a parked wait of @wait_ns in all would have needed had the
+ * spin gone on: the wait less the park's own wake-up latency @wake,
+ * which a spin does not pay, over the cost of one poll @poll.
+ */
+uint64_t baton__spin_need(uint64_t wait_ns, uint32_t wake, uint32_t poll)
+{
+	return wait_ns > wake ? (wait_ns - wake) / (poll ? poll : 1) : 0;
+}
+
+/*
+ * The policy (file comment), deterministic: the budget after a wait that
+ * needed @need polls, from @budget (0: the limit) under @limit. A wait
+ * the limit covers moves the budget a quarter of the way towards twice
+ * its need plus the floor, at most the limit; any longer one (spinning
+ * the whole limit would not have spared the park) towards the floor.
+ */
+uint32_t baton__spin_policy(uint32_t budget, uint32_t limit, uint64_t need)
+{
+	uint32_t floor = limit < SPIN_FLOOR ? limit : SPIN_FLOOR;
+	uint64_t b = !budget || budget > limit ? limit : budget, target;
+
+	if (!limit)
+		return 0;
+	target = need <= limit ? 2 * need + floor : floor;
+	if (target > limit)
+		target = limit;
+	if (target > b)
+		b += (target - b + 3) / 4;
+	else
+		b -= (b - target + 3) / 4;
+	return b < floor ? floor : (uint32_t)b;
+}
+
+/*
+ * The budget after one wait, from @budget under @limit: the wait ended
+ * after @polls polls (spinning), or it spun @polls, parked, and took
+ * @wait_ns in all. For the blocking calls and the waitsets alike.
+ */
+uint32_t baton__spin_next(uint32_t budget, uint32_t limit, uint32_t polls,
+			  uint64_t wait_ns)
+{
+	uint64_t need = polls;
+
+	if (!limit)
+		return 0;
+	if (wait_ns) {
+		/* It spun @polls in vain: it needed more than that. */
+		need = baton__spin_need(wait_ns, wake_ns(), poll_ns());
+		if (need <= polls)
+			need = (uint64_t)polls + 1;
+	}
+	return baton__spin_policy(budget, limit, need);
+}
+
 void baton__spin_learn(struct baton_ring *r, uint32_t polls,
 		       uint64_t wait_ns)
 {
-	uint32_t floor = r->spin_limit < SPIN_FLOOR ? r->spin_limit :
-						      SPIN_FLOOR;
-	uint64_t budget = baton__spin_budget(r), need, target;
-
-	if (!r->spin_limit)
-		return;
-	need = wait_ns ? wait_ns / poll_ns() : polls;
-	if (need <= r->spin_limit)
-		target = 2 * need + floor;
-	else if (need <= (uint64_t)SPIN_NEAR * r->spin_limit)
-		target = r->spin_limit;	/* a park's own wake-up is in it */
-	else
-		target = floor;		/* an idle peer: spinning won't help */
-	if (target > r->spin_limit)
-		target = r->spin_limit;
-	if (target > budget)
-		budget += (target - budget + 3) / 4;
-	else
-		budget -= (budget - target + 3) / 4;
-	r->spin_budget = budget < floor ? floor : (uint32_t)budget;
+	if (r->spin_limit)
+		r->spin_budget = baton__spin_next(r->spin_budget, r->spin_limit,
+						  polls, wait_ns);
 }
 
 static int park_once(struct baton_ring *r, int has_deadline,

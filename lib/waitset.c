@@ -9,7 +9,9 @@
  * producer has room; an epoch entry when its target epoch is quiescent
  * (baton_epoch_poll()); gone when the ring's peer has gone (the consumer:
  * and nothing is left to read); error when the ring is corrupt. A wait
- * looks first, and sleeps only when nothing is ready:
+ * looks first, then looks again up to the set's adaptive spin budget
+ * (lib/park.c's rule; the limit is the smallest spin_limit of its rings),
+ * and sleeps only when nothing is ready:
  *
  *  - kmod: poll(2) on the ring fds (POLLIN for a consumer, POLLOUT for a
  *    producer): the module arms each ring with the park barriers, and
@@ -27,6 +29,15 @@
  *    death wakes nobody. On kernels without futex_waitv (before 5.16,
  *    ENOSYS) the set sleeps on the first word alone in slices of
  *    FALLBACK_SLICE_NS.
+ *
+ * Wake calls: each sleep arms every ring, and each arm admits one wake
+ * call from that ring's peer (the compare-and-swap that takes the episode
+ * on memfd, the kernel's POLL bit on kmod), so a sleep costs the peers
+ * at most one wake call per ring, and in practice as many as rings get a
+ * message before the woken set disarms them: the rings share no word a
+ * peer could take down for all (the peers of different rings need not
+ * share any memory). The spin is what keeps a streaming set from
+ * sleeping, and so from arming, at all.
  *
  * A waitset is used by one thread at a time, and an object must not be
  * waited on elsewhere (blocking pop, park, another set) while it is in
@@ -65,6 +76,7 @@ struct ws_entry {
 struct baton_waitset {
 	int backend;			/* of the first object; 0 while empty */
 	uint32_t count;
+	uint32_t spin_budget;		/* looks before arming (lib/park.c) */
 	int no_waitv;			/* futex_waitv said ENOSYS */
 	struct ws_entry e[BATON_WAITSET_MAX];
 };
@@ -370,6 +382,59 @@ static int wait_memfd(struct baton_waitset *ws, struct baton_waitset_event *ev,
 	return ret == 1 ? 0 : ret;
 }
 
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+/*
+ * The set's spin limit: the smallest of its rings' (a handle that says
+ * "never spin" is obeyed); a set of epoch entries alone does not spin.
+ */
+static uint32_t spin_limit(const struct baton_waitset *ws)
+{
+	uint32_t i, limit = UINT32_MAX;
+
+	for (i = 0; i < ws->count; i++)
+		if (ws->e[i].ring && ws->e[i].ring->spin_limit < limit)
+			limit = ws->e[i].ring->spin_limit;
+	return limit == UINT32_MAX ? 0 : limit;
+}
+
+/*
+ * Look again up to the set's budget, a pause between looks, before
+ * arming anything: a peer that is streaming answers within a few
+ * microseconds, and a look that finds work costs no arm, no barrier, no
+ * sleep, and the peers no wake call (each armed ring can cost one). The
+ * budget adapts as a blocking call's does (lib/park.c, the same rule):
+ * *polls says how many looks were made.
+ */
+static int spin(struct baton_waitset *ws, struct baton_waitset_event *ev,
+		uint32_t max, uint32_t limit, uint64_t deadline,
+		uint32_t *polls)
+{
+	uint32_t budget = !ws->spin_budget || ws->spin_budget > limit ?
+			  limit : ws->spin_budget;
+	int n;
+
+	for (*polls = 1; *polls <= budget; ++*polls) {
+		cpu_relax();
+		n = collect(ws, ev, max, 0);
+		if (n)
+			return n;
+		if (!(*polls % 64) && baton__now_ns() >= deadline)
+			break;
+	}
+	*polls = budget;
+	return 0;
+}
+
 /*
  * memfd asks the peers' role locks (a syscall per ring) only when a
  * slice ran out: a death wakes nobody, and the slice bounds the delay.
@@ -379,8 +444,9 @@ int baton_waitset_wait(struct baton_waitset *ws,
 		       struct baton_waitset_event *ev, uint32_t max_events,
 		       int64_t timeout_ns)
 {
+	uint32_t limit, polls = 0;
+	uint64_t deadline, t0;
 	int memfd, deaths, n;
-	uint64_t deadline;
 
 	if (!ws || !ev || !max_events || !ws->count)
 		return -EINVAL;
@@ -389,13 +455,24 @@ int baton_waitset_wait(struct baton_waitset *ws,
 	if (n || timeout_ns == 0)
 		return n ? n : -ETIMEDOUT;
 	deadline = deadline_of(timeout_ns);
+	limit = spin_limit(ws);
+	t0 = baton__now_ns();
+	n = limit ? spin(ws, ev, max_events, limit, deadline, &polls) : 0;
+	if (n) {
+		ws->spin_budget = baton__spin_next(ws->spin_budget, limit,
+						   polls, 0);
+		return n;
+	}
 	for (;;) {
 		deaths = !memfd;
 		n = memfd ? wait_memfd(ws, ev, max_events, deadline, &deaths) :
 			    wait_kmod(ws, deadline);
-		if (n)
-			return n;
-		n = collect(ws, ev, max_events, deaths);
+		if (!n)
+			n = collect(ws, ev, max_events, deaths);
+		if (n > 0 && limit)
+			ws->spin_budget = baton__spin_next(ws->spin_budget,
+							   limit, polls,
+							   baton__now_ns() - t0 + 1);
 		if (n)
 			return n;
 		if (baton__now_ns() >= deadline)

@@ -8,7 +8,10 @@
  * zeroes the old shared word in the producer page cannot make the
  * consumer skip the wake another, parked, producer needs; a producer
  * that polled once costs the consumer at most one wake per arm, not a
- * wake on every release until it closes.
+ * wake on every release until it closes. On both backends a push given a
+ * deadline (baton_mpsc_push_timeout) on a full ring returns -ETIMEDOUT
+ * holding no ticket, and is woken by the consumer's release when it
+ * frees a slot.
  */
 #include "mpsc_common.h"
 
@@ -146,6 +149,89 @@ TEST_F(mpk, polled_producer_costs_one_wake)
 		       (unsigned long long)c->wake_calls);
 	baton_ring_close(a);
 	baton_ring_close(c);
+}
+
+/* The consumer process: after @go, waits 100 ms, takes one message. */
+static int slow_consumer(const char *name, int backend, struct bt_sync *go,
+			 struct bt_sync *done)
+{
+	struct baton_ring *c;
+	uint64_t m[2];
+
+	if (baton_ring_open(name, BATON_ROLE_CONSUMER, backend, &c))
+		return 2;
+	if (bt_sync_post(done) || bt_sync_wait(go, 10000))
+		return 3;
+	bt_sleep_ms(100);
+	if (baton_mpsc_pop(c, m, sizeof(m), 5 * BT_NSEC, NULL) != 1)
+		return 4;
+	/* Stay attached until told: our exit would be an EPIPE. */
+	if (bt_sync_wait(go, 10000))
+		return 5;
+	baton_ring_close(c);
+	return 0;
+}
+
+static void push_deadline(struct __test_metadata *_metadata, int backend)
+{
+	struct baton_ring_params p = mp_params(2, 2);
+	char name[BATON_NAME_MAX];
+	struct baton_mpsc_stats st;
+	struct bt_sync go, done;
+	struct baton_ring *pr;
+	uint64_t m[2];
+	int64_t t0;
+	pid_t pid;
+
+	p.backend = backend;
+	bt_make_name(name, sizeof(name), "mpt");
+	ASSERT_EQ(0, baton_ring_create(name, &p, BATON_ROLE_PRODUCER, &pr));
+	ASSERT_EQ(0, bt_sync_init(&go));
+	ASSERT_EQ(0, bt_sync_init(&done));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(slow_consumer(name, backend, &go, &done));
+	ASSERT_EQ(0, bt_sync_wait(&done, 10000));
+	mp_msg(m, 0, 0);
+	ASSERT_EQ(0, baton_mpsc_try_push(pr, m, sizeof(m)));
+	ASSERT_EQ(0, baton_mpsc_try_push(pr, m, sizeof(m)));
+	/* Full, nobody pops: the deadline ends it, and no ticket is held. */
+	t0 = bt_now_ns();
+	EXPECT_EQ(-ETIMEDOUT, baton_mpsc_push_timeout(pr, m, sizeof(m),
+						      50 * BT_MSEC));
+	TH_LOG("full ring: -ETIMEDOUT after %.1f ms (deadline 50 ms)",
+	       (double)(bt_now_ns() - t0) / 1e6);
+	ASSERT_EQ(0, baton_mpsc_stats(pr, &st));
+	EXPECT_EQ(2U, st.tail);
+	EXPECT_EQ(-ETIMEDOUT, baton_mpsc_push_timeout(pr, m, sizeof(m), 0));
+	/* The consumer frees a slot in 100 ms: the parked push goes in. */
+	ASSERT_EQ(0, bt_sync_post(&go));
+	t0 = bt_now_ns();
+	EXPECT_EQ(0, baton_mpsc_push_timeout(pr, m, sizeof(m), 5 * BT_NSEC));
+	ASSERT_EQ(0, baton_mpsc_stats(pr, &st));
+	EXPECT_EQ(3U, st.tail);
+	EXPECT_LE(1U, st.park_calls);
+	TH_LOG("%s: room after %.1f ms, %llu park calls",
+	       backend == BATON_BACKEND_KMOD ? "kmod" : "memfd",
+	       (double)(bt_now_ns() - t0) / 1e6,
+	       (unsigned long long)st.park_calls);
+	ASSERT_EQ(0, bt_sync_post(&go));
+	EXPECT_EQ(0, bt_wait_timeout(pid, 10000));
+	bt_sync_close(&go);
+	bt_sync_close(&done);
+	baton_ring_close(pr);
+	baton_ring_unlink(name, backend);
+}
+
+TEST_F_TIMEOUT(mpk, push_deadline_kmod, 60)
+{
+	push_deadline(_metadata, BATON_BACKEND_KMOD);
+}
+
+TEST_F_TIMEOUT(mpk, push_deadline_memfd, 60)
+{
+	push_deadline(_metadata, BATON_BACKEND_MEMFD);
 }
 
 TEST_HARNESS_MAIN

@@ -602,6 +602,16 @@ static inline int baton_mpsc_try_push(struct baton_ring *r, const void *msg,
 }
 
 /*
+ * Push with a deadline: 0, -ETIMEDOUT (the ring stayed full; nothing was
+ * published and no ticket taken), -EPIPE (the consumer has gone),
+ * -EPROTO, -EINTR, -EINVAL. Spins, then parks holding no ticket;
+ * timeout_ns < 0 waits for ever, 0 only tries. baton_mpsc_push() has no
+ * deadline: once it holds a ticket it must publish it.
+ */
+int baton_mpsc_push_timeout(struct baton_ring *r, const void *msg, size_t len,
+			    int64_t timeout_ns);
+
+/*
  * n messages of len bytes each, back to back in msgs: one fetch_add. On an
  * error part of the batch may already be out: baton_mpsc_push_batch_n()
  * says how much in *published (also on success: n), so a caller can resume

@@ -253,6 +253,76 @@ TEST(spin_budget_grows_for_streaming_peer)
 	EXPECT_LT(16U, budget);
 }
 
+/*
+ * The policy itself, fed synthetic waits (lib/park.c factors it out so
+ * that no timing enters these): 2000-poll limit, 40 ns a poll (the limit
+ * covers 80 us), a park that wakes 20 us late.
+ */
+uint64_t baton__spin_need(uint64_t wait_ns, uint32_t wake, uint32_t poll);
+uint32_t baton__spin_policy(uint32_t budget, uint32_t limit, uint64_t need);
+
+#define P_LIMIT	2000U
+#define P_POLL	40U
+#define P_WAKE	(20U * 1000)
+
+/* Budget after @waits parked waits of @wait_ns each, from @budget. */
+static uint32_t feed_parked(uint32_t budget, uint64_t wait_ns, int waits)
+{
+	while (waits--)
+		budget = baton__spin_policy(budget, P_LIMIT,
+					    baton__spin_need(wait_ns, P_WAKE,
+							     P_POLL));
+	return budget;
+}
+
+TEST(spin_need_leaves_out_the_wake_up)
+{
+	/* 100 us, 20 of them the wake-up: 80 us of spinning = 2000 polls. */
+	EXPECT_EQ(2000U, baton__spin_need(100 * 1000, P_WAKE, P_POLL));
+	EXPECT_EQ(0U, baton__spin_need(15 * 1000, P_WAKE, P_POLL));
+	EXPECT_EQ(100U, baton__spin_need(100, 0, 0));	/* poll 0 reads 1 */
+}
+
+/*
+ * 10 k msg/s: 100 us gaps, a parked wait of 100 us plus the wake-up.
+ * Spinning the whole limit (80 us) would not have spared the park, so
+ * the budget decays to the floor (in under 30 waits). The policy before this test moved it
+ * towards the limit (any wait up to 8 times the limit's cover), so a
+ * blocking pop spun its whole limit before every park.
+ */
+TEST(spin_policy_decays_when_the_limit_would_not_cover)
+{
+	uint32_t b = feed_parked(0, 100 * 1000 + P_WAKE, 30);
+
+	EXPECT_EQ(16U, b);
+	/* Just past the cover: decays too. */
+	EXPECT_EQ(16U, feed_parked(P_LIMIT, 81 * 1000 + P_WAKE, 30));
+	/* An idle peer: the same. */
+	EXPECT_EQ(16U, feed_parked(P_LIMIT, 3 * MS, 30));
+}
+
+/*
+ * Streaming: 10 us gaps that parked (budget at the floor, the wake-up
+ * included) need 250 polls; the budget climbs to 2 * 250 + 16 and stays.
+ * A spin that found work after 300 polls is learnt the same way.
+ */
+TEST(spin_policy_grows_when_the_limit_covers)
+{
+	uint32_t b = feed_parked(16, 10 * 1000 + P_WAKE, 40);
+	int i;
+
+	EXPECT_EQ(516U, b);
+	for (i = 0; i < 40; i++)
+		b = baton__spin_policy(b, P_LIMIT, 300);
+	EXPECT_EQ(616U, b);
+	/* Never past the limit, never below the floor. */
+	EXPECT_EQ(P_LIMIT, feed_parked(P_LIMIT, 79 * 1000 + P_WAKE, 40));
+	EXPECT_EQ(16U, baton__spin_policy(16, P_LIMIT, 1U << 30));
+	/* A limit under the floor is its own floor; 0 turns spinning off. */
+	EXPECT_EQ(4U, baton__spin_policy(0, 4, 1U << 30));
+	EXPECT_EQ(0U, baton__spin_policy(0, 0, 1));
+}
+
 /* ---- death while waiting ---- */
 
 /*
