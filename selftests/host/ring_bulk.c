@@ -292,8 +292,9 @@ TEST_F(bulk, mpsc_wrap_partial_args)
 /*
  * Write a tombstone for ticket t the way the kernel does for a dead
  * producer (kmod/mpsc.c): the pid into the slot, then the sequence word
- * with BATON_MPSC_TOMB. memfd has no death detection, so the test stands
- * in for the kernel; the VM test (selftests/ring_bulk.c) kills a producer.
+ * with BATON_MPSC_TOMB. The test writes it itself so that the tombstone
+ * sits exactly where the batch needs it; the VM test
+ * (selftests/ring_bulk.c) kills a producer and lets the kernel write it.
  */
 static void tombstone(struct baton_ring *pr, uint64_t t, uint64_t pid)
 {
