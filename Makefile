@@ -24,8 +24,9 @@
 #   make models      the spin models           make lint         checkpatch --strict
 #   make bench       the benchmark suite (host memfd + VM kmod, peers, plots):
 #                    bench/results/; `make bench-build` only builds bench/
-#   make perf-gate   callgrind instructions/op of the fast paths, HEAD~1 (BASE=)
-#                    vs the tree, fails above +2%; perf-gate-selftest proves it can fail
+#   make perf-gate   callgrind instructions/op of the fast paths against
+#                    bench/perf-gate.baseline, fails beyond +-2%; perf-gate-selftest
+#                    shows a 3% drift in three 1% commits failing it
 #   make install     module (extra/), library, udev rule, group, DKMS sources
 #   make clean
 #

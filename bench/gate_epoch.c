@@ -10,10 +10,8 @@
  *   epoch_exit    baton_epoch_exit(): the release store and the kick
  *                 decision
  *
- * -DBATON_GATE_INJECT_REGRESSION adds three instructions to each measured
- * operation (`make perf-gate-selftest`).
+ * GATE_INJECT(): bench/gate.h.
  *
- * gate-requires: baton_epoch_enter
  * gate-paths: epoch_enter epoch_exit
  */
 #define _GNU_SOURCE
@@ -24,13 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifdef BATON_GATE_INJECT_REGRESSION
-#define GATE_INJECT() __asm__ volatile("nop; nop; nop" ::: "memory")
-#else
-#define GATE_INJECT() do { } while (0)
-#endif
-
-#define GATE_NOINLINE __attribute__((noinline, noclone, used))
+#include "gate.h"
 
 GATE_NOINLINE uint64_t gate_op_epoch_enter(struct baton_epoch *d)
 {

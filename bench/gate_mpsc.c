@@ -12,12 +12,13 @@
  *   mpsc_pop    baton_mpsc_try_pop() of that message: peek the sequence,
  *               copy, release with its wake decision
  *
- * Push then pop in one loop: every push finds its slot free, every pop a
- * message. -DBATON_GATE_INJECT_REGRESSION adds three instructions to each
- * measured operation (`make perf-gate-selftest`).
+ *   mpsc_pop_wait  baton_mpsc_pop() (blocking, timeout -1) of a message
+ *               that is there: the blocking pop's fast exit
  *
- * gate-requires: baton_mpsc_push
- * gate-paths: mpsc_push mpsc_pop
+ * Push then pop in one loop: every push finds its slot free, every pop a
+ * message. GATE_INJECT(): bench/gate.h.
+ *
+ * gate-paths: mpsc_push mpsc_pop mpsc_pop_wait
  */
 #define _GNU_SOURCE
 #include <baton.h>
@@ -27,13 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifdef BATON_GATE_INJECT_REGRESSION
-#define GATE_INJECT() __asm__ volatile("nop; nop; nop" ::: "memory")
-#else
-#define GATE_INJECT() do { } while (0)
-#endif
-
-#define GATE_NOINLINE __attribute__((noinline, noclone, used))
+#include "gate.h"
 
 GATE_NOINLINE int gate_op_mpsc_push(struct baton_ring *p, uint64_t v)
 {
@@ -47,6 +42,16 @@ GATE_NOINLINE uint64_t gate_op_mpsc_pop(struct baton_ring *c)
 
 	GATE_INJECT();
 	if (baton_mpsc_try_pop(c, &v, sizeof(v), NULL) != 1)
+		abort();
+	return v;
+}
+
+GATE_NOINLINE uint64_t gate_op_mpsc_pop_wait(struct baton_ring *c)
+{
+	uint64_t v = ~0ull;
+
+	GATE_INJECT();
+	if (baton_mpsc_pop(c, &v, sizeof(v), -1, NULL) != 1)
 		abort();
 	return v;
 }
@@ -72,8 +77,9 @@ int main(int argc, char **argv)
 	uint64_t n, i;
 	int rc;
 
-	if (argc != 3 || (strcmp(argv[1], "mpsc_push") && strcmp(argv[1], "mpsc_pop"))) {
-		fprintf(stderr, "usage: gate_mpsc mpsc_push|mpsc_pop N\n");
+	if (argc != 3 || (strcmp(argv[1], "mpsc_push") && strcmp(argv[1], "mpsc_pop") &&
+			  strcmp(argv[1], "mpsc_pop_wait"))) {
+		fprintf(stderr, "usage: gate_mpsc mpsc_push|mpsc_pop|mpsc_pop_wait N\n");
 		return 2;
 	}
 	n = strtoull(argv[2], NULL, 0);
@@ -88,7 +94,8 @@ int main(int argc, char **argv)
 	for (i = 0; i < n; i++) {
 		if (gate_op_mpsc_push(p, i))
 			abort();
-		if (gate_op_mpsc_pop(c) != i)
+		if ((strcmp(argv[1], "mpsc_pop_wait") ? gate_op_mpsc_pop(c) :
+		     gate_op_mpsc_pop_wait(c)) != i)
 			abort();
 	}
 	baton_ring_close(p);

@@ -18,21 +18,22 @@
  *   wake_call    the same with the flag set: the decision taken and the
  *                library's wake call up to the syscall instruction (the
  *                kernel's side is not counted by callgrind)
+ *   spsc_push_wait  baton_spsc_push() (blocking, timeout -1) of 8 bytes
+ *                   into a ring with room: the blocking form's fast exit,
+ *                   the call, its checks and the first poll that succeeds
+ *   spsc_pop_wait   baton_spsc_pop() of that message, likewise
  *
  * The ring is drained in the same loop (push, then pop), so every push
  * finds room and every pop finds a message; the producer's refresh of its
  * cached head (once per slot_count pushes) is part of the average, as in a
  * real stream.
  *
- * Built from HEAD's bench/ against either revision's lib/ and headers, so
- * it uses only the API both have. -DBATON_GATE_INJECT_REGRESSION adds three
- * instructions to every measured operation: `make perf-gate-selftest`
- * builds that and checks that the gate fails.
+ * GATE_INJECT() (bench/gate.h) is the self-test's stand-in for a costlier
+ * commit; empty otherwise.
  *
- * Read by perf-gate.sh (a path is measured in a tree whose headers name
- * the required symbol, and skipped, saying so, in one that does not):
- * gate-requires: baton_spsc_prod_reserve
- * gate-paths: spsc_push spsc_pop wake_check wake_call
+ * Read by perf-gate.sh, which measures each path and compares it with its
+ * line in bench/perf-gate.baseline:
+ * gate-paths: spsc_push spsc_pop wake_check wake_call spsc_push_wait spsc_pop_wait
  */
 #define _GNU_SOURCE
 #include <baton.h>
@@ -42,14 +43,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifdef BATON_GATE_INJECT_REGRESSION
-/* Three extra instructions on the measured path: a stand-in regression. */
-#define GATE_INJECT() __asm__ volatile("nop; nop; nop" ::: "memory")
-#else
-#define GATE_INJECT() do { } while (0)
-#endif
-
-#define GATE_NOINLINE __attribute__((noinline, noclone, used))
+#include "gate.h"
 
 static uint64_t sink;
 
@@ -73,6 +67,22 @@ GATE_NOINLINE uint64_t gate_op_spsc_pop(struct baton_ring *c)
 		abort();
 	v = *(const uint64_t *)baton_ring_slot(c, idx);
 	baton_spsc_cons_release(c, 1);
+	return v;
+}
+
+GATE_NOINLINE int gate_op_spsc_push_wait(struct baton_ring *p, uint64_t v)
+{
+	GATE_INJECT();
+	return baton_spsc_push(p, &v, sizeof(v), -1);
+}
+
+GATE_NOINLINE uint64_t gate_op_spsc_pop_wait(struct baton_ring *c)
+{
+	uint64_t v = ~0ull;
+
+	GATE_INJECT();
+	if (baton_spsc_pop(c, &v, sizeof(v), -1) != 1)
+		abort();
 	return v;
 }
 
@@ -110,7 +120,7 @@ int main(int argc, char **argv)
 	int rc;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: gate_spsc spsc_push|spsc_pop|wake_check|wake_call N\n");
+		fprintf(stderr, "usage: gate_spsc PATH N (PATH: see gate-paths)\n");
 		return 2;
 	}
 	path = argv[1];
@@ -129,6 +139,14 @@ int main(int argc, char **argv)
 		for (i = 0; i < n; i++) {
 			gate_op_spsc_push(p, i);
 			if (gate_op_spsc_pop(c) != i)
+				abort();
+		}
+	} else if (!strcmp(path, "spsc_push_wait") ||
+		   !strcmp(path, "spsc_pop_wait")) {
+		for (i = 0; i < n; i++) {
+			if (gate_op_spsc_push_wait(p, i) != 1)
+				abort();
+			if (gate_op_spsc_pop_wait(c) != i)
 				abort();
 		}
 	} else if (!strcmp(path, "wake_check")) {

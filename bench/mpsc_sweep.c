@@ -28,8 +28,10 @@
  * ticket parks/op, and the ratio cas/ticket. Then instruction counts per
  * op from valgrind --tool=callgrind (deterministic: producers as threads,
  * which valgrind serialises, the ring large enough that nobody waits),
- * counted only inside the push functions. Points with more processes than
- * CPUs are labelled oversubscribed.
+ * counted only inside the push functions; beside them the bulk forms per
+ * message (baton_mpsc_push_bulk8 and the consumer's try_pop_bulk8, in
+ * batches of 32: what bench/peers' baton-mpsc uses at batch 32). Points
+ * with more processes than CPUs are labelled oversubscribed.
  *
  * Targets (issue 3): ticket ns/op at 2 producers <= 1.3x its 1-producer
  * cost; ticket beats CAS at 2 or more producers. The verdicts are printed,
@@ -361,6 +363,24 @@ static int run_point(int kind, int np, uint64_t total, uint32_t slots,
 
 /* ---- callgrind: instructions per push, deterministic ---- */
 
+#define CG_BATCH	32
+
+/* The bulk forms, counted per message: a batch of CG_BATCH 8-byte ones. */
+__attribute__((noinline)) int sweep_push_bulk(struct baton_ring *r,
+					      const uint64_t *m)
+{
+	return baton_mpsc_push_bulk8(r, m, CG_BATCH, NULL);
+}
+
+__attribute__((noinline)) int sweep_pop_bulk(struct baton_ring *r,
+					     uint64_t *m)
+{
+	return baton_mpsc_try_pop_bulk8(r, m, CG_BATCH, NULL);
+}
+
+/* cg_child's modes: what runs and what valgrind counts. */
+enum { CG_CAS, CG_TICKET, CG_PUSH_BULK, CG_POP_BULK };
+
 struct cg_arg {
 	int ticket;
 	int me;
@@ -381,7 +401,16 @@ static void *cg_producer(void *arg)
 		a->err = 1;
 		return NULL;
 	}
-	for (i = 0; i < a->n; i++) {
+	if (a->ticket == CG_PUSH_BULK || a->ticket == CG_POP_BULK) {
+		uint64_t m[CG_BATCH];
+
+		for (i = 0; i < a->n; i += CG_BATCH) {
+			for (int k = 0; k < CG_BATCH; k++)
+				m[k] = i + (uint64_t)k;
+			a->err |= sweep_push_bulk(r, m) != 0;
+		}
+	}
+	for (i = 0; a->ticket <= CG_TICKET && i < a->n; i++) {
 		if (a->ticket)
 			a->err |= sweep_ticket_push(r, i);
 		else
@@ -426,6 +455,17 @@ static int cg_child(int ticket, int np, uint64_t n)
 		pthread_join(th[i], NULL);
 		err |= a[i].err;
 	}
+	if (cons && ticket == CG_POP_BULK) {
+		uint64_t m[CG_BATCH], got = 0;
+
+		while (got < n * (uint64_t)np) {
+			int k = sweep_pop_bulk(cons, m);
+
+			if (k <= 0)
+				return 6;
+			got += (uint64_t)k;
+		}
+	}
 	if (cons) {
 		baton_ring_close(cons);
 		baton_ring_unlink(name, BATON_BACKEND_AUTO);
@@ -443,7 +483,9 @@ static double cg_count(const char *self, int ticket, int np, uint64_t n)
 	snprintf(out, sizeof(out), "/tmp/mpsc_sweep.cg.%d", (int)getpid());
 	snprintf(cmd, sizeof(cmd),
 		 "valgrind --tool=callgrind --fair-sched=yes --callgrind-out-file=%s --toggle-collect=%s %s --callgrind-child %d %d %llu >/dev/null 2>&1",
-		 out, ticket ? "sweep_ticket_push" : "sweep_cas_push", self,
+		 out, ticket == CG_TICKET ? "sweep_ticket_push" :
+		 ticket == CG_PUSH_BULK ? "sweep_push_bulk" :
+		 ticket == CG_POP_BULK ? "sweep_pop_bulk" : "sweep_cas_push", self,
 		 ticket, np, (unsigned long long)n);
 	if (system(cmd) != 0)
 		return -1;
@@ -472,7 +514,7 @@ int main(int argc, char **argv)
 	int runs = 5, callgrind = 1, opt, i, k, r, ncpu;
 	struct point pts[NRINGS][NPOINTS];
 	double med[NRINGS][NPOINTS], mn[NRINGS][NPOINTS], mx[NRINGS][NPOINTS];
-	double cg[2][NPOINTS];
+	double cg[4][NPOINTS];
 	double v[64];
 
 	if (argc == 5 && !strcmp(argv[1], "--callgrind-child"))
@@ -581,18 +623,24 @@ int main(int argc, char **argv)
 		printf("\ncallgrind instructions per push (valgrind --tool=callgrind --fair-sched=yes,\n");
 		printf("  producers as threads, %llu pushes each, ring holds the whole run, counted\n",
 		       (unsigned long long)n);
-		printf("  inside sweep_ticket_push / sweep_cas_push only):\n");
-		printf("%-3s %-10s %-10s %s\n", "P", "ticket", "cas",
-		       "cas/ticket");
+		printf("  inside sweep_ticket_push / sweep_cas_push only; push-bulk and pop-bulk:\n");
+		printf("  baton_mpsc_push_bulk8 / try_pop_bulk8 in batches of %d, per message):\n",
+		       CG_BATCH);
+		printf("%-3s %-10s %-10s %-10s %-10s %s\n", "P", "ticket", "cas",
+		       "push-bulk", "pop-bulk", "cas/ticket");
 		for (i = 0; i < NPOINTS; i++) {
-			cg[0][i] = cg_count(argv[0], 1, sweep_p[i], n);
-			cg[1][i] = cg_count(argv[0], 0, sweep_p[i], n);
-			if (cg[0][i] < 0 || cg[1][i] < 0) {
+			cg[0][i] = cg_count(argv[0], CG_TICKET, sweep_p[i], n);
+			cg[1][i] = cg_count(argv[0], CG_CAS, sweep_p[i], n);
+			cg[2][i] = cg_count(argv[0], CG_PUSH_BULK, sweep_p[i], n);
+			cg[3][i] = cg_count(argv[0], CG_POP_BULK, sweep_p[i], n);
+			if (cg[0][i] < 0 || cg[1][i] < 0 || cg[2][i] < 0 ||
+			    cg[3][i] < 0) {
 				printf("  (valgrind not available: skipped)\n");
 				break;
 			}
-			printf("%-3d %-10.2f %-10.2f %.2f\n", sweep_p[i],
-			       cg[0][i], cg[1][i], cg[1][i] / cg[0][i]);
+			printf("%-3d %-10.2f %-10.2f %-10.2f %-10.2f %.2f\n",
+			       sweep_p[i], cg[0][i], cg[1][i], cg[2][i], cg[3][i],
+			       cg[1][i] / cg[0][i]);
 		}
 	}
 

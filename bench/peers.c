@@ -11,7 +11,8 @@
  *   -p PEER     clpp (bare cache-line ping-pong, rt only), baton (busy
  *               polling), baton-park (blocking forms, parks at once when
  *               empty/full: the wake path), baton-mpsc (the ticket ring, one
- *               producer; when the tree has it), bare (a
+ *               producer, bulk calls for BATCH > 1; when the tree has
+ *               it), bare (a
  *               hand-written shared SPSC ring, busy polling), efd (the same
  *               ring, a side that finds it empty/full parks in read(2) of an
  *               eventfd), futex (parks in FUTEX_WAIT), pipe, unix
@@ -592,7 +593,13 @@ static uint32_t baton_park_recv(struct chan *c, uint8_t *buf, uint32_t max)
 }
 
 #ifdef BATON_RING_MPSC
-/* baton-mpsc: the ticket ring with one producer; no batch call is used. */
+/*
+ * baton-mpsc: the ticket ring with one producer. A batch goes out with
+ * baton_mpsc_push_bulk (one fetch_add, one or two copies) and comes back
+ * with baton_mpsc_try_pop_bulk (one pass over the sequence words), as
+ * rte-mpsc uses rte_ring's bulk calls; a batch of 1 uses the single
+ * forms. Slots are wsize bytes, so the bulk copies are contiguous.
+ */
 static int baton_mpsc_setup(struct chan *c)
 {
 	return baton_setup_kind(c, BATON_RING_MPSC);
@@ -600,31 +607,37 @@ static int baton_mpsc_setup(struct chan *c)
 
 static void baton_mpsc_send(struct chan *c, const uint8_t *buf, uint32_t n)
 {
-	for (uint32_t i = 0; i < n; i++) {
-		int rc = baton_mpsc_push(c->br, buf + (size_t)i * c->wsize,
-					 c->wsize);
+	int rc;
 
-		if (rc)
-			die("baton_mpsc_push", -rc);
-	}
+	if (n == 1)
+		rc = baton_mpsc_push(c->br, buf, c->wsize);
+	else
+		rc = baton_mpsc_push_bulk(c->br, buf, c->wsize, n, NULL);
+	if (rc)
+		die("baton_mpsc_push", -rc);
 }
 
 static uint32_t baton_mpsc_recv(struct chan *c, uint8_t *buf, uint32_t max)
 {
 	unsigned int spins = 0;
-	uint32_t k = 0;
 	int rc;
 
-	while ((rc = baton_mpsc_try_pop(c->br, buf, c->wsize, NULL)) != 1) {
-		if (rc != -11)
-			die("baton_mpsc_try_pop", rc < 0 ? -rc : EPROTO);
+	for (;;) {
+		if (max == 1) {
+			rc = baton_mpsc_try_pop(c->br, buf, c->wsize, NULL);
+			if (rc == BATON_MPSC_LOST)
+				rc = 0;
+		} else {
+			/* 0: a tombstone, skipped */
+			rc = baton_mpsc_try_pop_bulk(c->br, buf, c->wsize, max,
+						     NULL);
+		}
+		if (rc > 0)
+			return (uint32_t)rc;
+		if (rc != -11 && rc != 0)
+			die("baton_mpsc_try_pop", -rc);
 		bench_relax(&spins);
 	}
-	for (k = 1; k < max; k++)
-		if (baton_mpsc_try_pop(c->br, buf + (size_t)k * c->wsize,
-				       c->wsize, NULL) != 1)
-			break;
-	return k;
 }
 #endif
 

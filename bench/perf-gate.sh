@@ -1,284 +1,341 @@
 #!/bin/bash
-# bench/perf-gate.sh: owns the perf gate (`make perf-gate`) and its self-test
-# (`make perf-gate-selftest`). A same-runner ratchet: the base revision and
-# the working tree are both rebuilt and measured in this one job, and the
-# measure is callgrind's instruction count per operation, which does not
-# care how busy the machine is (timings on these shared 2-CPU hosts do).
+# bench/perf-gate.sh: owns the perf gate (`make perf-gate`), its baseline's
+# upkeep and its self-test (`make perf-gate-selftest`).
 #
-#   bench/perf-gate.sh              base = $BASE (default HEAD~1) vs the tree
-#   bench/perf-gate.sh --selftest   proves the gate can fail: the tree against
-#                                   itself, once clean (must pass, +0.00%)
-#                                   and once with a regression injected into
-#                                   the head harness (must fail every path)
+# A ratchet against a committed baseline. bench/perf-gate.baseline holds,
+# for every gated path, its instructions per operation as callgrind counts
+# them (exact and deterministic: it does not care how busy the machine is,
+# as timings on these shared 2-CPU hosts do). The gate measures the working
+# tree and compares every path with its baseline line, however many commits
+# were made since the line was written, so a slow drift of many small
+# commits trips it as surely as one big one:
 #
-# How: lib/ and uapi/ of each side are built into build/perf-gate/<side>/
-# (the base from `git archive $BASE`, which changes no git state; the head
-# copied from the working tree), each with CFLAGS=-O2. The harnesses are
-# HEAD's bench/gate_*.c for both sides (the base may predate the gate),
-# linked statically against that side's libbaton.a. Each harness names the
-# symbol it needs (`gate-requires:`) and its paths (`gate-paths:`); a path
-# whose symbol a side's headers lack is skipped, and the TAP line says so.
-# Each path runs N calls of its gate_op_<path> function under
+#   costlier by more than $GATE_MAX_PCT% (default 2)   not ok: a regression
+#   cheaper by more than $GATE_MAX_PCT%                 not ok: slack; lower the
+#                                                      baseline in this commit
+#   a path without a baseline line, or a line
+#   without a path                                      not ok
+#
+#   bench/perf-gate.sh             the gate (make perf-gate)
+#   bench/perf-gate.sh --update    rewrite bench/perf-gate.baseline from the
+#                                  tree's figures
+#   bench/perf-gate.sh --selftest  proves the gate fails on a 3% drift made
+#                                  in three commits of 1% each (see below)
+#
+# The procedure (also in Documentation/building.rst, "The perf gate"):
+#   - A change that makes a path cheaper: run --update and commit the new
+#     baseline in that same change, so the gain is locked in.
+#   - A change that makes a path costlier on purpose: run --update and
+#     commit the raised baseline in the change that pays the cost, with
+#     the path, the old and new figures and the reason in the commit
+#     message. Review sees the raise in the diff; nothing else accepts it.
+#   - A new gated path: add it to a harness's gate-paths and --update.
+#   - The figures are the CI compiler's (Debian 12's gcc, -O2) and glibc's:
+#     another toolchain moves them; regenerate with --update there.
+#
+# How: lib/ and uapi/ of the working tree are copied to build/perf-gate/
+# and built into libbaton.a with CFLAGS=-O2. Each harness bench/gate_*.c
+# names its paths in a "gate-paths:" comment line and is linked statically
+# against it. Each path runs N calls of its gate_op_<path> function under
 #   valgrind --tool=callgrind --collect-atstart=no --toggle-collect=gate_op_<path>
-# and the collected instructions / N is the figure (exact, deterministic).
+# and the collected instructions / N is the figure.
+#
+# The self-test measures every path with the drift injection of
+# bench/gate.h at 0 (the reference, written to a scratch baseline), then
+# at 1%, 2% and 3% of that reference (fractions of an instruction per call,
+# from nops once every 1000 calls): three commits of 1% each. Each step
+# compared with the one before it is within the limit, so a gate that
+# compared HEAD~1 with HEAD would pass all three; against the baseline the
+# first two pass and the third must fail, on every path. It also checks
+# that the tree passes against its own figures and that a baseline 5% too
+# high is reported as slack.
 #
 # Output: a TAP line per path ("perf-gate: <path> ..."), then a table.
-# Fails (exit 1) when any path's instructions per op rise by more than
-# $GATE_MAX_PCT (default 2) percent, or a harness that both sides should
-# build does not build or run. Env: BASE, GATE_N (default 100000),
-# GATE_MAX_PCT, CC.
-#
-# A deliberate cost is accepted in bench/perf-gate.accept, one line per
-# path: "<path> <max-percent> <why>". A line counts only when the base's
-# copy of that file lacks it, i.e. in the change that adds it: once the
-# cost is in the base, the line is inert and the path is ratcheted at its
-# new figure again. The accepted reason is printed in the TAP line.
+# Env: GATE_N (calls per path, default 100000), GATE_MAX_PCT, CC,
+# GATE_BASELINE (default bench/perf-gate.baseline).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 cd "$root"
 
-BASE=${BASE:-HEAD~1}
 GATE_N=${GATE_N:-100000}
 GATE_MAX_PCT=${GATE_MAX_PCT:-2}
+GATE_BASELINE=${GATE_BASELINE:-$here/perf-gate.baseline}
 CC=${CC:-cc}
 out=$root/build/perf-gate
 HFLAGS=(-O2 -std=c11 -Wall -Wextra -Werror -static)
 
-selftest=0
-[[ ${1:-} == --selftest ]] && selftest=1
+mode=gate
+case ${1:-} in
+--selftest) mode=selftest ;;
+--update) mode=update ;;
+"") ;;
+*) echo "usage: $0 [--update|--selftest]" >&2; exit 2 ;;
+esac
 
 log() { echo "# $*"; }
 
-# build_lib SIDE: lib/ and uapi/ under $out/SIDE/src are there; build libbaton.a.
+# build_lib: the working tree's lib/ and uapi/ (uncommitted changes too)
+# into $out/src/lib/libbaton.a.
 build_lib() {
-	local side=$1
-	make -s -C "$out/$side/src/lib" clean >/dev/null 2>&1 || true
-	make -s -C "$out/$side/src/lib" libbaton.a CC="$CC" CFLAGS=-O2 \
-		>"$out/$side/lib-build.log" 2>&1
+	rm -rf "$out/src"
+	mkdir -p "$out/src"
+	cp -r lib uapi "$out/src/"
+	rm -rf "$out/src/lib/obj"
+	make -s -C "$out/src/lib" libbaton.a CC="$CC" CFLAGS=-O2 \
+		>"$out/lib-build.log" 2>&1
 }
 
-# prepare_head: the working tree's lib/ and uapi/ (uncommitted changes too).
-prepare_head() {
-	rm -rf "$out/head"
-	mkdir -p "$out/head/src"
-	cp -r lib uapi "$out/head/src/"
-	rm -rf "$out/head/src/lib/obj"
-	build_lib head
+# paths_of SRC: the harness's "gate-paths:" list.
+paths_of() {
+	sed -n 's/^ \* gate-paths: *//p' "$1" | head -n 1
 }
 
-# prepare_base: $BASE's lib/ and uapi/, without touching the git state.
-prepare_base() {
-	rm -rf "$out/base"
-	mkdir -p "$out/base/src"
-	git rev-parse --verify -q "$BASE^{commit}" >/dev/null || return 2
-	git archive --format=tar "$BASE" lib uapi | tar -x -C "$out/base/src"
-	build_lib base
-}
-
-# field FILE KEY: the value of a "KEY: value" line in a harness's comment.
-field() {
-	sed -n "s/^ \* $2: *//p" "$1" | head -n 1
-}
-
-# has_symbol SIDE SYM: whether SIDE's public headers name SYM.
-has_symbol() {
-	grep -rqw -- "$2" "$out/$1/src/lib/include"
-}
-
-# build_harness SIDE SRC [EXTRA_CFLAGS...]: compile SRC against SIDE.
+# build_harness SRC BIN [EXTRA_CFLAGS...]
 build_harness() {
-	local side=$1 src=$2 bin
+	local src=$1 bin=$2
 	shift 2
-	bin=$out/$side/$(basename "$src" .c)
-	"$CC" "${HFLAGS[@]}" "$@" -I"$out/$side/src/uapi" \
-		-I"$out/$side/src/lib/include" -o "$bin" "$src" \
-		"$out/$side/src/lib/libbaton.a" -lpthread \
+	"$CC" "${HFLAGS[@]}" "$@" -I"$out/src/uapi" -I"$out/src/lib/include" \
+		-o "$bin" "$src" "$out/src/lib/libbaton.a" -lpthread \
 		>"$bin.build.log" 2>&1
 }
 
-# measure SIDE BIN PATH: instructions per call of gate_op_PATH, or fail.
+# measure BIN PATH N: instructions per call of gate_op_PATH, or fail.
 measure() {
-	local side=$1 bin=$2 path=$3 cg calls ir
-	cg=$out/$side/$path.callgrind
+	local bin=$1 path=$2 n=$3 cg calls ir
+	cg=$bin.$path.callgrind
 	BATON_BACKEND=memfd valgrind --tool=callgrind --collect-atstart=no \
 		--toggle-collect="gate_op_$path" --callgrind-out-file="$cg" \
-		"$bin" "$path" "$GATE_N" >"$cg.stdout" 2>"$cg.stderr" || return 1
+		"$bin" "$path" "$n" >"$cg.stdout" 2>"$cg.stderr" || return 1
 	calls=$(sed -n "s/^gate: path=$path calls=\([0-9]*\)$/\1/p" "$cg.stdout")
 	ir=$(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$cg")
 	[[ -n $calls && -n $ir && $calls -gt 0 ]] || return 1
 	awk -v ir="$ir" -v n="$calls" 'BEGIN { printf "%.2f\n", ir / n }'
 }
 
-# accepted PATH: "<max-percent> <why>" if the tree's perf-gate.accept has a
-# line for PATH that the base's copy lacks (this change accepts a cost).
-accepted() {
-	local line
-	[[ -f $here/perf-gate.accept ]] || return 1
-	line=$(grep -E "^$1[[:space:]]" "$here/perf-gate.accept" | head -n 1) || return 1
-	[[ -n $line ]] || return 1
-	if [[ $BASE != self ]] &&
-	   git show "$BASE:bench/perf-gate.accept" 2>/dev/null | grep -qxF -- "$line"; then
-		return 1
-	fi
-	echo "${line#"$1"}" | sed 's/^[[:space:]]*//'
-}
-
-# gate INJECT: compare base and head for every path of every harness.
-# (Acceptances are not consulted with INJECT=1: the self-test must fail.)
-# INJECT=1 builds the head harness with -DBATON_GATE_INJECT_REGRESSION.
-# Prints TAP lines and the table; returns 1 when a path failed.
-gate() {
-	local inject=$1 failed=0 src req paths p b h bpath hpath verdict
-	local -a hx=()
-	((inject)) && hx=(-DBATON_GATE_INJECT_REGRESSION)
-	local table=$out/table.txt
-	printf '%-12s %12s %12s %9s  %s\n' path base head delta verdict >"$table"
+# measure_tree FILE: "<path> <figure>" for every path of every harness
+# into FILE (ERR for a path that did not run); 1 if a harness did not
+# build or a path did not run.
+measure_tree() {
+	local file=$1 src bin p f rc=0
+	: >"$file"
 	for src in "$here"/gate_*.c; do
-		req=$(field "$src" gate-requires)
-		paths=$(field "$src" gate-paths)
-		if [[ -z $req || -z $paths ]]; then
-			echo "not ok - perf-gate: $(basename "$src") lacks gate-requires/gate-paths"
-			failed=1
+		bin=$out/$(basename "$src" .c)
+		if [[ -z $(paths_of "$src") ]]; then
+			echo "not ok - perf-gate: $(basename "$src") has no gate-paths line"
+			rc=1
 			continue
 		fi
-		bpath="" hpath=""
-		has_symbol base "$req" && bpath=$out/base/$(basename "$src" .c)
-		has_symbol head "$req" && hpath=$out/head/$(basename "$src" .c)
-		if [[ -n $bpath ]] && ! build_harness base "$src"; then
-			log "$(basename "$src") does not build against the base:"
-			sed 's/^/#   /' "$bpath.build.log" | head -n 20
-			bpath=FAIL
+		if ! build_harness "$src" "$bin"; then
+			echo "not ok - perf-gate: $(basename "$src") does not build:"
+			sed 's/^/#   /' "$bin.build.log" | head -n 20
+			rc=1
+			continue
 		fi
-		if [[ -n $hpath ]] && ! build_harness head "$src" "${hx[@]}"; then
-			log "$(basename "$src") does not build against the head:"
-			sed 's/^/#   /' "$hpath.build.log" | head -n 20
-			hpath=FAIL
-		fi
-		for p in $paths; do
-			if [[ -z $hpath ]]; then
-				echo "ok - perf-gate: $p # SKIP head has no $req"
-				verdict="skip (head has no $req)"
-				b=- h=-
-			elif [[ -z $bpath ]]; then
-				b=- h=-
-				[[ $hpath != FAIL ]] && h=$(measure head "$hpath" "$p" || echo ERR)
-				if [[ $hpath == FAIL ]]; then
-					echo "ok - perf-gate: $p # SKIP base $BASE has no $req (new path), and $(basename "$src") does not build against head yet"
-				else
-					echo "ok - perf-gate: $p # SKIP base $BASE has no $req (new path, nothing to compare; head $h instructions/op)"
-				fi
-				verdict="skip (new in head)"
-			elif [[ $bpath == FAIL || $hpath == FAIL ]]; then
-				echo "not ok - perf-gate: $p: harness $(basename "$src") does not build (see $out/*/$(basename "$src" .c).build.log)"
-				verdict=FAIL failed=1 b=- h=-
-			else
-				b=$(measure base "$bpath" "$p" || echo ERR)
-				h=$(measure head "$hpath" "$p" || echo ERR)
-				if [[ $b == ERR || $h == ERR ]]; then
-					echo "not ok - perf-gate: $p: harness run failed (see $out/*/$p.callgrind.stderr)"
-					verdict=FAIL failed=1
-				else
-					local d
-					d=$(awk -v b="$b" -v h="$h" 'BEGIN { printf "%+.2f", (h - b) * 100 / b }')
-					local acc="" amax
-					((inject)) || acc=$(accepted "$p") || acc=""
-					amax=${acc%% *}
-					if [[ -n $acc ]] && awk -v d="$d" -v m="$GATE_MAX_PCT" -v a="$amax" \
-						'BEGIN { exit !(d + 0 > m + 0 && d + 0 <= a + 0) }'; then
-						echo "ok - perf-gate: $p: $b -> $h instructions/op ($d%, accepted up to +$amax% by bench/perf-gate.accept: ${acc#* })"
-						verdict=accepted
-					elif awk -v d="$d" -v m="$GATE_MAX_PCT" 'BEGIN { exit !(d + 0 > m + 0) }'; then
-						echo "not ok - perf-gate: $p: $b -> $h instructions/op ($d% > +$GATE_MAX_PCT%)"
-						verdict=FAIL failed=1
-					else
-						echo "ok - perf-gate: $p: $b -> $h instructions/op ($d%)"
-						verdict=ok
-					fi
-					printf '%-12s %12s %12s %8s%%  %s\n' "$p" "$b" "$h" "$d" "$verdict" >>"$table"
-					continue
-				fi
-			fi
-			printf '%-12s %12s %12s %9s  %s\n' "$p" "$b" "$h" - "$verdict" >>"$table"
+		for p in $(paths_of "$src"); do
+			f=$(measure "$bin" "$p" "$GATE_N") || { f=ERR; rc=1; }
+			echo "$p $f" >>"$file"
 		done
 	done
-	return $failed
-}
-
-main_gate() {
-	local rc=0 base_desc
-	mkdir -p "$out"
-	base_desc=$(git rev-parse --short "$BASE^{commit}" 2>/dev/null || echo "?")
-	log "perf gate: base $BASE ($base_desc) vs the working tree at $(git rev-parse --short HEAD 2>/dev/null || echo '?'); $GATE_N calls per path; fail above +$GATE_MAX_PCT%"
-	if ! prepare_head; then
-		echo "not ok - perf-gate: head lib/ does not build (see $out/head/lib-build.log)"
-		return 1
-	fi
-	prepare_base || rc=$?
-	if ((rc == 2)); then
-		echo "ok - perf-gate # SKIP no base revision $BASE in this clone"
-		return 0
-	elif ((rc != 0)); then
-		echo "ok - perf-gate # SKIP base $BASE lib/ does not build (see $out/base/lib-build.log)"
-		return 0
-	fi
-	rc=0
-	gate 0 || rc=1
-	echo "# instructions per operation (callgrind, $GATE_N calls), base $BASE ($base_desc) -> head (working tree):"
-	sed 's/^/#   /' "$out/table.txt"
 	return $rc
 }
 
-# The self-test: the tree against itself must pass at +0.00%, and with a
-# regression injected into every head harness must fail on every path.
-main_selftest() {
-	local rc=0 clean inj p n_paths n_fail
-	mkdir -p "$out"
-	log "perf gate self-test: the working tree against itself, clean, then with -DBATON_GATE_INJECT_REGRESSION"
-	if ! prepare_head; then
-		echo "not ok - perf-gate-selftest: lib/ does not build (see $out/head/lib-build.log)"
+# baseline_of FILE PATH: the path's figure in a baseline file, or nothing.
+baseline_of() {
+	awk -v p="$2" '$1 == p && $1 !~ /^#/ { print $2; exit }' "$1"
+}
+
+# judge PATH FIGURE BASE: one TAP line; 0 within the limit, 1 costlier,
+# 2 cheaper (slack). Percentages from the exact figures.
+judge() {
+	local p=$1 h=$2 b=$3 d
+	d=$(awk -v b="$b" -v h="$h" 'BEGIN { printf "%+.2f", (h - b) * 100 / b }')
+	if awk -v d="$d" -v m="$GATE_MAX_PCT" 'BEGIN { exit !(d + 0 > m + 0) }'; then
+		echo "not ok - perf-gate: $p: $h instructions/op, baseline $b ($d% > +$GATE_MAX_PCT%): a regression; if deliberate, raise the baseline in this commit and say why in its message (bench/perf-gate.sh --update)"
 		return 1
+	elif awk -v d="$d" -v m="$GATE_MAX_PCT" 'BEGIN { exit !(d + 0 < -m) }'; then
+		echo "not ok - perf-gate: $p: $h instructions/op, baseline $b ($d%, cheaper by more than $GATE_MAX_PCT%): slack; lower its baseline to $h in this commit (bench/perf-gate.sh --update)"
+		return 2
 	fi
-	rm -rf "$out/base"
-	mkdir -p "$out/base"
-	cp -r "$out/head/src" "$out/base/src"
-	BASE=self
-	clean=$(gate 0) || true
-	echo "$clean" | sed 's/^/#   clean: /'
-	if echo "$clean" | grep -q '^not ok' ||
-	   ! echo "$clean" | grep -Eq '^ok .*\(\+0\.00%\)$' ||
-	   echo "$clean" | grep -E 'instructions/op' | grep -vq '(+0\.00%)$'; then
-		echo "not ok - perf-gate-selftest: the tree against itself did not pass at +0.00%"
-		rc=1
-	else
-		echo "ok - perf-gate-selftest: the tree against itself passes, every path +0.00%"
-	fi
-	inj=$(gate 1) && {
-		echo "not ok - perf-gate-selftest: the gate PASSED with a regression injected"
-		rc=1
-	}
-	echo "$inj" | sed 's/^/#   injected: /'
-	n_paths=$(echo "$inj" | grep -Ec '^(not )?ok - perf-gate: [a-z_]+:' || true)
-	n_fail=$(echo "$inj" | grep -Ec '^not ok - perf-gate: [a-z_]+: .*instructions/op' || true)
-	for p in $(echo "$inj" | sed -n 's/^\(not \)\{0,1\}ok - perf-gate: \([a-z_]*\): .*instructions\/op.*/\2/p'); do
-		if echo "$inj" | grep -q "^not ok - perf-gate: $p: .*instructions/op"; then
-			echo "ok - perf-gate-selftest: injected regression on $p fails the gate ($(echo "$inj" | sed -n "s/^not ok - perf-gate: $p: //p"))"
+	echo "ok - perf-gate: $p: $h instructions/op, baseline $b ($d%)"
+	return 0
+}
+
+# compare FIGURES BASELINE: judge every path, and every baseline line
+# without a path; writes $out/table.txt; 1 on any failure.
+compare() {
+	local figs=$1 basef=$2 p h b rc=0 verdict
+	printf '%-16s %12s %12s  %s\n' path baseline tree verdict >"$out/table.txt"
+	while read -r p h; do
+		b=$(baseline_of "$basef" "$p")
+		if [[ $h == ERR ]]; then
+			echo "not ok - perf-gate: $p: the harness run failed (see $out/*.$p.callgrind.stderr)"
+			verdict=FAIL rc=1
+		elif [[ -z $b ]]; then
+			echo "not ok - perf-gate: $p: $h instructions/op, no line in $(basename "$basef"): add it (bench/perf-gate.sh --update)"
+			verdict="no baseline" rc=1 b=-
 		else
-			echo "not ok - perf-gate-selftest: injected regression on $p was not caught"
+			verdict=ok
+			judge "$p" "$h" "$b" || { rc=1; verdict=FAIL; }
+		fi
+		printf '%-16s %12s %12s  %s\n' "$p" "$b" "$h" "$verdict" >>"$out/table.txt"
+	done <"$figs"
+	for p in $(awk '$1 !~ /^#/ && NF { print $1 }' "$basef"); do
+		if ! awk -v p="$p" '$1 == p { f = 1 } END { exit !f }' "$figs"; then
+			echo "not ok - perf-gate: $p: in $(basename "$basef") but no harness measures it: remove the line"
 			rc=1
 		fi
 	done
-	if ((n_paths == 0 || n_fail == 0)); then
-		echo "not ok - perf-gate-selftest: no path measured with the regression injected"
-		rc=1
+	return $rc
+}
+
+# write_baseline FIGURES FILE: the header, then "<path> <figure>" lines.
+write_baseline() {
+	{
+		cat <<'HDR'
+# bench/perf-gate.baseline: callgrind instructions per operation of every
+# gated path (bench/gate_*.c), what `make perf-gate` holds the tree to:
+# more than 2% above a line fails, more than 2% below it too (lower the
+# line in the change that made the path cheaper). Rewritten by
+# bench/perf-gate.sh --update; a raise goes in the commit that pays for
+# it, with the reason in its message. Debian 12's gcc and glibc, -O2.
+HDR
+		cat "$1"
+	} >"$2"
+}
+
+main_gate() {
+	local rc=0
+	mkdir -p "$out"
+	log "perf gate: the working tree at $(git rev-parse --short HEAD 2>/dev/null || echo '?') against $(basename "$GATE_BASELINE"); $GATE_N calls per path; fail beyond +-$GATE_MAX_PCT%"
+	if ! build_lib; then
+		echo "not ok - perf-gate: lib/ does not build (see $out/lib-build.log)"
+		return 1
 	fi
+	if [[ ! -f $GATE_BASELINE ]]; then
+		echo "not ok - perf-gate: no $GATE_BASELINE (bench/perf-gate.sh --update writes it)"
+		return 1
+	fi
+	measure_tree "$out/figures.txt" || rc=1
+	compare "$out/figures.txt" "$GATE_BASELINE" || rc=1
+	echo "# instructions per operation (callgrind, $GATE_N calls):"
 	sed 's/^/#   /' "$out/table.txt"
 	return $rc
 }
 
-if ((selftest)); then
-	main_selftest
-else
-	main_gate
-fi
+main_update() {
+	mkdir -p "$out"
+	build_lib || { echo "lib/ does not build (see $out/lib-build.log)" >&2; return 1; }
+	if ! measure_tree "$out/figures.txt" || grep -q ' ERR$' "$out/figures.txt"; then
+		echo "a harness failed; the baseline is unchanged" >&2
+		return 1
+	fi
+	[[ -f $GATE_BASELINE ]] && cp "$GATE_BASELINE" "$out/baseline.old"
+	write_baseline "$out/figures.txt" "$GATE_BASELINE"
+	if [[ -f $out/baseline.old ]]; then
+		diff -u "$out/baseline.old" "$GATE_BASELINE" || true
+	else
+		cat "$GATE_BASELINE"
+	fi
+}
+
+# drift_figure BIN_DIR SRC PATH NOPS: the path's figure with NOPS nops
+# every 1000 calls (bench/gate.h).
+drift_figure() {
+	local dir=$1 src=$2 p=$3 nops=$4 bin
+	bin=$dir/$(basename "$src" .c)-$p-$nops
+	build_harness "$src" "$bin" -DBATON_GATE_DRIFT_NOPS="$nops" || return 1
+	measure "$bin" "$p" "$GATE_N"
+}
+
+# The self-test; see the file comment.
+main_selftest() {
+	local rc=0 dir=$out/selftest src p b0 step nops f prev verdict d
+	local -A ref=()
+	mkdir -p "$dir"
+	# Multiples of 1000, so that every drift step lands exactly.
+	GATE_N=${GATE_SELFTEST_N:-20000}
+	log "perf gate self-test: a 3% drift in three commits of 1% each, $GATE_N calls per path"
+	if ! build_lib; then
+		echo "not ok - perf-gate-selftest: lib/ does not build (see $out/lib-build.log)"
+		return 1
+	fi
+	# Step 0, the reference, is the scratch baseline.
+	: >"$dir/step0.txt"
+	for src in "$here"/gate_*.c; do
+		for p in $(paths_of "$src"); do
+			f=$(drift_figure "$dir" "$src" "$p" 0) || {
+				echo "not ok - perf-gate-selftest: $p: the reference did not build or run"
+				return 1
+			}
+			ref[$p]=$f
+			echo "$p $f" >>"$dir/step0.txt"
+		done
+	done
+	write_baseline "$dir/step0.txt" "$dir/baseline"
+	if compare "$dir/step0.txt" "$dir/baseline" >"$dir/step0.tap"; then
+		echo "ok - perf-gate-selftest: every path passes against its own figures"
+	else
+		sed 's/^/#   /' "$dir/step0.tap"
+		echo "not ok - perf-gate-selftest: the reference fails against itself"
+		rc=1
+	fi
+	printf '%-16s %10s %14s %14s %14s  %s\n' path baseline "commit 1" "commit 2" "commit 3" verdict >"$dir/table.txt"
+	for src in "$here"/gate_*.c; do
+		for p in $(paths_of "$src"); do
+			b0=${ref[$p]}
+			prev=$b0 verdict=""
+			local -a line=("$p" "$b0")
+			for step in 1 2 3; do
+				# step% of the reference per call: step * b0 / 100 per
+				# call, step * b0 * 10 per 1000 calls (rounded down).
+				nops=$(awk -v b="$b0" -v s="$step" 'BEGIN { printf "%d", s * b * 10 }')
+				f=$(drift_figure "$dir" "$src" "$p" "$nops") || f=ERR
+				if [[ $f == ERR ]]; then
+					echo "not ok - perf-gate-selftest: $p: commit $step did not build or run"
+					rc=1
+					continue 2
+				fi
+				# A HEAD~1-vs-HEAD gate would have seen only this.
+				d=$(awk -v a="$prev" -v h="$f" 'BEGIN { printf "%+.2f", (h - a) * 100 / a }')
+				if awk -v d="$d" -v m="$GATE_MAX_PCT" 'BEGIN { exit !(d + 0 > m + 0 || d + 0 <= 0) }'; then
+					echo "not ok - perf-gate-selftest: $p: commit $step is $d% over commit $((step - 1)), not a small step"
+					rc=1
+				fi
+				judge "$p" "$f" "$b0" >"$dir/$p.step$step.tap" && verdict+=p || verdict+=f
+				line+=("$f ($d%)")
+				prev=$f
+			done
+			if [[ $verdict == ppf ]]; then
+				d=$(awk -v b="$b0" -v h="$prev" 'BEGIN { printf "%+.2f", (h - b) * 100 / b }')
+				echo "ok - perf-gate-selftest: $p: commits of +1% each pass the gate twice, then the third fails it ($b0 -> $prev instructions/op, $d% over the baseline)"
+			else
+				echo "not ok - perf-gate-selftest: $p: pass/fail per commit was $verdict, want ppf"
+				sed 's/^/#   /' "$dir/$p.step"*.tap
+				rc=1
+			fi
+			printf '%-16s %10s %14s %14s %14s  %s\n' "${line[@]}" "$verdict" >>"$dir/table.txt"
+		done
+	done
+	# Slack: a baseline 5% above the figures must be reported.
+	awk '{ printf "%s %.2f\n", $1, $2 * 1.05 }' "$dir/step0.txt" >"$dir/high.txt"
+	write_baseline "$dir/high.txt" "$dir/baseline.high"
+	if compare "$dir/step0.txt" "$dir/baseline.high" >"$dir/slack.tap" ||
+	   [[ $(grep -c 'slack; lower its baseline' "$dir/slack.tap") -ne $(wc -l <"$dir/step0.txt") ]]; then
+		sed 's/^/#   /' "$dir/slack.tap"
+		echo "not ok - perf-gate-selftest: a baseline 5% too high was not reported as slack on every path"
+		rc=1
+	else
+		echo "ok - perf-gate-selftest: a baseline 5% too high fails every path as slack, asking to lower it"
+	fi
+	echo "# instructions per operation (callgrind, $GATE_N calls); each commit's delta is over the commit before it; p = the gate passed, f = it failed:"
+	sed 's/^/#   /' "$dir/table.txt"
+	return $rc
+}
+
+case $mode in
+gate) main_gate ;;
+update) main_update ;;
+selftest) main_selftest ;;
+esac

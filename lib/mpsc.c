@@ -341,25 +341,19 @@ int baton_mpsc_push_full(struct baton_ring *r, const void *msg, size_t len)
  * went away; -EPROTO) can come after some of it is out. *published says
  * how many, always: a caller that retries the whole batch would duplicate
  * those, one that drops it would lose the rest (the soak found both).
+ *
+ * __baton_mpsc_fill(): tickets [t, t + n) are this handle's (reserved and
+ * in its claim); wait for each slot, copy, publish, then clear the claim.
+ * The slow half of baton_mpsc_push_bulk(), and the body of the batch push.
  */
-int baton_mpsc_push_batch_n(struct baton_ring *r, const void *msgs,
-			    size_t len, uint32_t n, uint32_t *published)
+int __baton_mpsc_fill(struct baton_ring *r, uint64_t t, const void *msgs,
+		      size_t len, uint32_t n, uint32_t *published)
 {
 	const uint8_t *m = msgs;
-	uint64_t t;
 	uint32_t i;
 	int ret;
 
 	*published = 0;
-	if (!r || r->kind != BATON_RING_MPSC ||
-	    r->role != BATON_ROLE_PRODUCER || len > r->slot_size ||
-	    !n || n > r->slot_count || (!msgs && len))
-		return -EINVAL;
-	if (r->mpsc_error)
-		return r->mpsc_error;
-	if (!baton_mpsc_prod_room(r, &t))
-		prod_wait_room(r, &t);
-	t = baton_mpsc_prod_reserve_from(r, n, t);
 	for (i = 0; i < n; i++) {
 		if (!baton_mpsc_prod_slot_free(r, t + i)) {
 			ret = baton_mpsc_prod_wait(r, t + i);
@@ -372,6 +366,46 @@ int baton_mpsc_push_batch_n(struct baton_ring *r, const void *msgs,
 	}
 	baton_mpsc_prod_done(r);
 	return 0;
+}
+
+int baton_mpsc_push_batch_n(struct baton_ring *r, const void *msgs,
+			    size_t len, uint32_t n, uint32_t *published)
+{
+	uint64_t t;
+
+	*published = 0;
+	if (!r || r->kind != BATON_RING_MPSC ||
+	    r->role != BATON_ROLE_PRODUCER || len > r->slot_size ||
+	    !n || n > r->slot_count || (!msgs && len))
+		return -EINVAL;
+	if (r->mpsc_error)
+		return r->mpsc_error;
+	if (!baton_mpsc_prod_room(r, &t))
+		prod_wait_room(r, &t);
+	t = baton_mpsc_prod_reserve_from(r, n, t);
+	return __baton_mpsc_fill(r, t, msgs, len, n, published);
+}
+
+/*
+ * baton_mpsc_cons_release_n() freed tickets [idx, idx + n) and saw a
+ * producer parked. kmod wakes every parked producer with one call; memfd
+ * wakes the producers whose claim waits for one of these slots, so ask
+ * for each, until the summary word says nobody is parked any more.
+ */
+void __baton_mpsc_wake_n(struct baton_ring *r, uint64_t idx, uint32_t n)
+{
+	uint32_t i;
+
+	if (r->backend != BATON_BACKEND_MEMFD) {
+		__baton_mpsc_wake(r, idx + n - 1);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (i && !baton__wait_armed(__atomic_load_n(r->prod_waiting,
+							    __ATOMIC_RELAXED)))
+			return;
+		__baton_mpsc_wake(r, idx + i);
+	}
 }
 
 int baton_mpsc_push_batch(struct baton_ring *r, const void *msgs, size_t len,

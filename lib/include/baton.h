@@ -713,6 +713,307 @@ static inline int baton_mpsc_try_pop(struct baton_ring *r, void *msg,
 int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
 		   int64_t timeout_ns, struct baton_mpsc_loss *loss);
 
+/* ---- bulk copies (Documentation/bulk.rst) ---- */
+
+/*
+ * n messages of @size bytes each between a contiguous user array and n
+ * slots, in as few copies as the layout allows: when the messages fill
+ * their slots (size == slot_size) the slots of a batch are contiguous up to
+ * the end of the ring, so a batch is one memcpy, two when it wraps; smaller
+ * messages are copied slot by slot. The sized forms further down (8, 16,
+ * 32, 64 bytes) give the compiler @size as a constant, so the slot
+ * addressing is a shift and a per-slot copy is a few fixed-size moves.
+ *
+ * These add no ordering of their own: the copies sit between the same
+ * reserve/submit, peek/release (A..D) or ticket (I..N) steps as the
+ * single-message forms, so the memory-ordering argument is theirs.
+ */
+
+/* Copy k messages from @msgs into the k slots from index @idx. */
+static inline __attribute__((always_inline)) void
+baton__copy_in(const struct baton_ring *r, uint64_t idx, const void *msgs,
+	       size_t size, uint32_t k)
+{
+	const uint8_t *src = (const uint8_t *)msgs;
+	uint32_t i;
+
+	if (size == r->slot_size) {
+		uint64_t at = idx & r->mask;
+		uint32_t first = r->slot_count - (uint32_t)at;
+
+		if (first > k)
+			first = k;
+		memcpy(r->slots + at * size, src, (size_t)first * size);
+		if (k > first)
+			memcpy(r->slots, src + (size_t)first * size,
+			       (size_t)(k - first) * size);
+		return;
+	}
+	for (i = 0; i < k; i++)
+		memcpy(baton_ring_slot(r, idx + i), src + (size_t)i * size,
+		       size);
+}
+
+/* Copy the k slots from index @idx out to @msgs. */
+static inline __attribute__((always_inline)) void
+baton__copy_out(const struct baton_ring *r, uint64_t idx, void *msgs,
+		size_t size, uint32_t k)
+{
+	uint8_t *dst = (uint8_t *)msgs;
+	uint32_t i;
+
+	if (size == r->slot_size) {
+		uint64_t at = idx & r->mask;
+		uint32_t first = r->slot_count - (uint32_t)at;
+
+		if (first > k)
+			first = k;
+		memcpy(dst, r->slots + at * size, (size_t)first * size);
+		if (k > first)
+			memcpy(dst + (size_t)first * size, r->slots,
+			       (size_t)(k - first) * size);
+		return;
+	}
+	for (i = 0; i < k; i++)
+		memcpy(dst + (size_t)i * size, baton_ring_slot(r, idx + i),
+		       size);
+}
+
+/*
+ * SPSC: push up to n messages of @size bytes from @msgs, as many as there
+ * is room for, in one reservation and one publication. Returns how many
+ * went (0 when the ring is full), or -EINVAL when size > slot_size.
+ */
+static inline __attribute__((always_inline)) int
+baton_spsc_try_push_bulk(struct baton_ring *r, const void *msgs, size_t size,
+			 uint32_t n)
+{
+	uint64_t idx;
+	uint32_t k;
+
+	if (size > r->slot_size)
+		return -22; /* -EINVAL */
+	k = baton_spsc_prod_reserve(r, n, &idx);
+	if (!k)
+		return 0;
+	baton__copy_in(r, idx, msgs, size, k);
+	baton_spsc_prod_submit(r, k);
+	return (int)k;
+}
+
+/*
+ * SPSC: pop up to n messages into @msgs (@size bytes apart; each gets the
+ * first @size bytes of its slot). Returns how many (0 when the ring is
+ * empty), or -EINVAL when size > slot_size.
+ */
+static inline __attribute__((always_inline)) int
+baton_spsc_try_pop_bulk(struct baton_ring *r, void *msgs, size_t size,
+			uint32_t n)
+{
+	uint64_t idx;
+	uint32_t k;
+
+	if (size > r->slot_size)
+		return -22; /* -EINVAL */
+	k = baton_spsc_cons_peek(r, n, &idx);
+	if (!k)
+		return 0;
+	baton__copy_out(r, idx, msgs, size, k);
+	baton_spsc_cons_release(r, k);
+	return (int)k;
+}
+
+/* Out of line (lib/mpsc.c): the bulk forms' waits and wakes. */
+int __baton_mpsc_fill(struct baton_ring *r, uint64_t t, const void *msgs,
+		      size_t size, uint32_t n, uint32_t *published);
+void __baton_mpsc_wake_n(struct baton_ring *r, uint64_t idx, uint32_t n);
+
+/*
+ * MPSC producer: tickets [t, t + n) written; publish them in order (K, as
+ * baton_mpsc_prod_publish()), then decide on the wake once (E: the last
+ * sequence store before the load; a consumer parked on any of them, or on
+ * an earlier ticket, is covered by that one load).
+ */
+static inline void baton__mpsc_publish_n(struct baton_ring *r, uint64_t t,
+					 uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		__atomic_store_n(&r->seq[(t + i) & r->mask], t + i + 1,
+				 __ATOMIC_RELEASE);
+	baton__store_then_load();
+	if (baton__wait_armed(__atomic_load_n(r->cons_waiting,
+					      __ATOMIC_RELAXED)))
+		__baton_mpsc_wake(r, t + n - 1);
+}
+
+/*
+ * MPSC: push n messages of @size bytes from @msgs with one fetch_add, and
+ * when their slots are free, one or two copies. Blocks like
+ * baton_mpsc_push() while a slot is occupied. 0, or an error as
+ * baton_mpsc_push_batch_n(); *published (may be NULL) says how many of
+ * the n are out either way.
+ *
+ * Why one check covers the batch: the consumer frees slots in ticket
+ * order, each with a release store of the next lap's ticket (M), after
+ * reading it. Seeing the last ticket's slot free (N, acquire) therefore
+ * means every earlier release is visible too, and so every slot of the
+ * batch is free. If it is not, the out-of-line path waits slot by slot.
+ */
+static inline __attribute__((always_inline)) int
+baton_mpsc_push_bulk(struct baton_ring *r, const void *msgs, size_t size,
+		     uint32_t n, uint32_t *published)
+{
+	uint32_t dummy;
+	uint64_t t, tail;
+
+	if (!published)
+		published = &dummy;
+	*published = 0;
+	if (size > r->slot_size || !n || n > r->slot_count)
+		return -22; /* -EINVAL */
+	if (r->mpsc_error)
+		return r->mpsc_error;
+	if (!baton_mpsc_prod_room(r, &tail))
+		return baton_mpsc_push_batch_n(r, msgs, size, n, published);
+	t = baton_mpsc_prod_reserve_from(r, n, tail);
+	if (!baton_mpsc_prod_slot_free(r, t + n - 1))
+		return __baton_mpsc_fill(r, t, msgs, size, n, published);
+	baton__copy_in(r, t, msgs, size, n);
+	baton__mpsc_publish_n(r, t, n);
+	baton_mpsc_prod_done(r);
+	*published = n;
+	return 0;
+}
+
+/*
+ * MPSC consumer: how many of the next tickets, up to n, hold published
+ * messages, starting at *idx. Stops before the first that does not: not
+ * published yet, a tombstone, or corrupt. 0 says the first is one of
+ * those; baton_mpsc_cons_peek() tells which. So a tombstone always ends a
+ * batch, and is taken on its own.
+ */
+static inline uint32_t baton_mpsc_cons_peek_n(struct baton_ring *r,
+					      uint32_t n, uint64_t *idx)
+{
+	uint64_t c = r->local;
+	uint32_t k;
+
+	/* A batch never laps the ring, whatever the words say. */
+	if (n > r->slot_count)
+		n = r->slot_count;
+	*idx = c;
+	for (k = 0; k < n; k++)
+		/* L, matches K: each slot written before we read it. */
+		if (__atomic_load_n(&r->seq[(c + k) & r->mask],
+				    __ATOMIC_ACQUIRE) != c + k + 1)
+			break;
+	return k;
+}
+
+/*
+ * Free k peeked slots: per slot the two stores of baton_mpsc_cons_release()
+ * (M, then C), so a consumer that dies midway leaves at most one slot
+ * freed beyond the head, as that function does; then one wake decision.
+ */
+static inline void baton_mpsc_cons_release_n(struct baton_ring *r,
+					     uint32_t k)
+{
+	uint64_t c = r->local;
+	uint32_t i;
+
+	if (!k)
+		return;
+	for (i = 0; i < k; i++) {
+		/* M, matches N */
+		__atomic_store_n(&r->seq[(c + i) & r->mask],
+				 c + i + r->slot_count, __ATOMIC_RELEASE);
+		/* C */
+		__atomic_store_n(r->head, c + i + 1, __ATOMIC_RELEASE);
+	}
+	r->local = c + k;
+	/* E: as in baton_mpsc_cons_release(). */
+	baton__store_then_load();
+	if (baton__wait_armed(__atomic_load_n(r->prod_waiting,
+					      __ATOMIC_RELAXED)))
+		__baton_mpsc_wake_n(r, c, k);
+}
+
+/*
+ * MPSC: pop up to n messages into @msgs (@size bytes apart). Returns how
+ * many (>= 1), -EAGAIN when the next ticket is not published, -EPROTO,
+ * -EINVAL (size > slot_size, n == 0); or 0 when the next ticket was a
+ * tombstone: it is skipped and, if @loss is not NULL, described there.
+ * A batch stops before a tombstone: the call after it returns 0 for the
+ * tombstone, and the one after that goes on with the messages behind it.
+ */
+static inline __attribute__((always_inline)) int
+baton_mpsc_try_pop_bulk(struct baton_ring *r, void *msgs, size_t size,
+			uint32_t n, struct baton_mpsc_loss *loss)
+{
+	uint64_t idx;
+	uint32_t k;
+	int ret;
+
+	if (size > r->slot_size || !n)
+		return -22; /* -EINVAL */
+	k = baton_mpsc_cons_peek_n(r, n, &idx);
+	if (!k) {
+		ret = baton_mpsc_cons_peek(r, &idx);
+		if (ret == 0)
+			return -11; /* -EAGAIN */
+		if (ret < 0)
+			return ret;
+		if (ret == BATON_MPSC_LOST) {
+			if (loss)
+				baton_mpsc_cons_loss(r, idx, loss);
+			r->tombstones_skipped++;
+			baton_mpsc_cons_release(r);
+			return 0;
+		}
+		k = 1;	/* published since the first look */
+	}
+	baton__copy_out(r, idx, msgs, size, k);
+	baton_mpsc_cons_release_n(r, k);
+	return (int)k;
+}
+
+/*
+ * The sized forms: @size a constant of 8, 16, 32 or 64 bytes (the slot
+ * size may be larger; equal is the one- or two-copy case):
+ * baton_spsc_try_push_bulk8 .. 64, baton_spsc_try_pop_bulk8 .. 64,
+ * baton_mpsc_push_bulk8 .. 64, baton_mpsc_try_pop_bulk8 .. 64.
+ */
+#define BATON__BULK_SIZED(sz)						\
+static inline int baton_spsc_try_push_bulk##sz(struct baton_ring *r,	\
+					       const void *msgs, uint32_t n) \
+{									\
+	return baton_spsc_try_push_bulk(r, msgs, sz, n);		\
+}									\
+static inline int baton_spsc_try_pop_bulk##sz(struct baton_ring *r,	\
+					      void *msgs, uint32_t n)	\
+{									\
+	return baton_spsc_try_pop_bulk(r, msgs, sz, n);			\
+}									\
+static inline int baton_mpsc_push_bulk##sz(struct baton_ring *r,	\
+					   const void *msgs, uint32_t n, \
+					   uint32_t *published)		\
+{									\
+	return baton_mpsc_push_bulk(r, msgs, sz, n, published);		\
+}									\
+static inline int baton_mpsc_try_pop_bulk##sz(struct baton_ring *r,	\
+					      void *msgs, uint32_t n,	\
+					      struct baton_mpsc_loss *loss) \
+{									\
+	return baton_mpsc_try_pop_bulk(r, msgs, sz, n, loss);		\
+}
+BATON__BULK_SIZED(8)
+BATON__BULK_SIZED(16)
+BATON__BULK_SIZED(32)
+BATON__BULK_SIZED(64)
+#undef BATON__BULK_SIZED
+
 /* ---- waitsets (lib/waitset.c, Documentation/waitset.rst) ---- */
 
 struct baton_epoch;

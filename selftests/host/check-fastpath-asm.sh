@@ -6,6 +6,9 @@
 # code without a lock prefix, xchg, mfence, lfence or sfence. fastpath_asm.c wraps each inline in a
 # noinline function; this script disassembles them one by one.
 #
+# The bulk copies (SPSC push/pop, the MPSC consumer's batch) are held to
+# the same rule.
+#
 # It then proves it can fail: four deliberately fenced builds of the same
 # file (a seq_cst fence, a seq_cst store, a locked RMW, the seed's
 # seq_cst epoch announcement) must each be rejected. Output is TAP; the exit status is non-zero on any failure.
@@ -27,12 +30,12 @@ TOP=$(cd "$HERE/../.." && pwd)
 OUT=${1:-$TOP/build/host/asm}
 CC=${CC:-cc}
 OBJDUMP=${OBJDUMP:-objdump}
-FUNCS="fp_prod_reserve fp_prod_submit fp_cons_peek fp_cons_release fp_try_push fp_try_pop fp_epoch_enter fp_epoch_exit"
+FUNCS="fp_prod_reserve fp_prod_submit fp_cons_peek fp_cons_release fp_try_push fp_try_pop fp_epoch_enter fp_epoch_exit fp_spsc_push_bulk64 fp_spsc_pop_bulk64"
 BAD='(^|[[:space:]])(lock|xchg[bwlq]?|mfence|lfence|sfence)([[:space:]]|$)'
-NFUNCS=8
+NFUNCS=10
 NSELF=4
-MPSC_FUNCS="fp_mpsc_cons_peek fp_mpsc_cons_release fp_mpsc_prod_publish fp_mpsc_try_pop"
-NMPSC=6
+MPSC_FUNCS="fp_mpsc_cons_peek fp_mpsc_cons_release fp_mpsc_prod_publish fp_mpsc_try_pop fp_mpsc_pop_bulk64"
+NMPSC=7
 # Store-then-load order (E, T): function:stored fields:loaded field. The
 # index store must come before the load of the peer's flag in the emitted
 # code, for gcc and clang at each level (the signal fence's job).
@@ -40,7 +43,9 @@ ORDER="fp_prod_submit:tail:cons_waiting fp_cons_release:head:prod_waiting
 fp_try_push:tail:cons_waiting fp_try_pop:head:prod_waiting
 fp_mpsc_prod_publish:seq:cons_waiting fp_mpsc_push:seq:cons_waiting
 fp_mpsc_cons_release:seq,head:prod_waiting
-fp_mpsc_try_pop:seq,head:prod_waiting fp_epoch_exit:ann:sync_epoch"
+fp_mpsc_try_pop:seq,head:prod_waiting fp_epoch_exit:ann:sync_epoch
+fp_spsc_push_bulk64:tail:cons_waiting fp_spsc_pop_bulk64:head:prod_waiting
+fp_mpsc_pop_bulk64:seq,head:prod_waiting"
 ORDER_CCS="gcc clang"
 ORDER_OPTS="-O2 -O3 -Os"
 NORDER=7
@@ -184,7 +189,7 @@ fi
 # site_body OBJ FUNC: FUNC's code, or, when it calls or jumps to an
 # out-of-line copy of a store-then-load inline (gcc -Os does that), the
 # copy's.
-SITES="baton_spsc_prod_submit|baton_spsc_cons_release|baton_mpsc_prod_publish|baton_mpsc_cons_release|baton_epoch_exit"
+SITES="baton_spsc_prod_submit|baton_spsc_cons_release|baton_mpsc_prod_publish|baton_mpsc_cons_release|baton_mpsc_cons_release_n|baton_epoch_exit"
 site_body() {
 	b=$(body "$1" "$2")
 	t=$(printf '%s\n' "$b" |

@@ -122,6 +122,26 @@ WRAP void fp_mpsc_prod_publish(struct baton_ring *r, uint64_t t)
 	baton_mpsc_prod_publish(r, t);
 }
 
+/*
+ * The bulk copies (Documentation/bulk.rst): the SPSC forms hold no locked
+ * instruction either, and neither does the MPSC consumer's batch.
+ */
+WRAP int fp_spsc_push_bulk64(struct baton_ring *r, const void *msgs,
+			     uint32_t n)
+{
+	return baton_spsc_try_push_bulk64(r, msgs, n);
+}
+
+WRAP int fp_spsc_pop_bulk64(struct baton_ring *r, void *msgs, uint32_t n)
+{
+	return baton_spsc_try_pop_bulk64(r, msgs, n);
+}
+
+WRAP int fp_mpsc_pop_bulk64(struct baton_ring *r, void *msgs, uint32_t n)
+{
+	return baton_mpsc_try_pop_bulk64(r, msgs, n, NULL);
+}
+
 /* The epoch read side: one plain store each way, the re-check a load. */
 WRAP uint64_t fp_epoch_enter(struct baton_epoch *d)
 {
