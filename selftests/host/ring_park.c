@@ -173,7 +173,14 @@ TEST_F(park, wake_parked_consumer)
 	EXPECT_EQ(1, b.ret);
 	EXPECT_EQ(77U, b.val);
 	EXPECT_LE(1U, self->cons->park_calls);
-	EXPECT_LE(1U, self->prod->wake_calls);
+	/*
+	 * A parker that stayed in its one park episode across the push was
+	 * woken by it. One that came out early (a spurious return, under
+	 * TSan in particular) and parked again may have been between
+	 * episodes at the push, and then found the message by itself.
+	 */
+	if (self->cons->park_calls == 1)
+		EXPECT_LE(1U, self->prod->wake_calls);
 	EXPECT_EQ(0U, flag_of(self->cons->cons_waiting));
 }
 
@@ -197,7 +204,9 @@ TEST_F(park, wake_parked_producer)
 	EXPECT_GT(2000 * MS, (int64_t)(now_ns() - t0));
 	EXPECT_EQ(1, b.ret);
 	EXPECT_LE(1U, self->prod->park_calls);
-	EXPECT_LE(1U, self->cons->wake_calls);
+	/* As above: one episode across the pop means the pop woke it. */
+	if (self->prod->park_calls == 1)
+		EXPECT_LE(1U, self->cons->wake_calls);
 	for (v = 1; v < 5; v++) {
 		uint64_t got = 0;
 
