@@ -130,6 +130,18 @@ BATON_HIDDEN uint32_t *baton__memfd_ws_arm(struct baton_ring *r,
 BATON_HIDDEN void baton__memfd_ws_disarm(struct baton_ring *r);
 
 /* Little-endian: the low half of a u64 sits at its address. */
+/* One poll's pause in a spin (park.c, mpsc.c, waitset.c). */
+static inline void baton__cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
 static inline uint32_t *baton__lo32(uint64_t *p)
 {
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__

@@ -23,17 +23,6 @@
 
 #include "internal.h"
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
-
 /*
  * The sequence region holds slot_count u64 words, the claim region one
  * page per producer index; both page aligned, inside the file when its
@@ -245,7 +234,7 @@ static void prod_poll_pause(uint32_t polls)
 	if (polls % 64 == 0)
 		sched_yield();
 	else
-		cpu_relax();
+		baton__cpu_relax();
 }
 
 /*
@@ -445,7 +434,7 @@ int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
 	budget = baton__spin_budget(r);
 	t0 = baton__now_ns();
 	for (polls = 1; polls <= budget; polls++) {
-		cpu_relax();
+		baton__cpu_relax();
 		ret = baton_mpsc_try_pop(r, msg, len, loss);
 		if (ret != -EAGAIN) {
 			baton__spin_learn(r, polls, 0);

@@ -47,17 +47,6 @@
 
 #include "internal.h"
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
-
 /* timeout_ns < 0: no deadline. Saturates instead of wrapping. */
 static int deadline_from(int64_t timeout_ns, uint64_t *deadline)
 {
@@ -101,7 +90,7 @@ static uint32_t poll_ns(void)
 	for (run = 0; run < MEASURE_RUNS; run++) {
 		t = baton__now_ns();
 		for (i = 0; i < 256; i++)
-			cpu_relax();
+			baton__cpu_relax();
 		t = baton__now_ns() - t;
 		if (t < best)
 			best = t;
@@ -272,7 +261,7 @@ static int wait_ring(struct baton_ring *r, uint32_t n, uint64_t *idx,
 	budget = baton__spin_budget(r);
 	t0 = baton__now_ns();
 	for (polls = 1; polls <= budget; polls++) {
-		cpu_relax();
+		baton__cpu_relax();
 		got = poll_ring(r, n, idx);
 		if (got) {
 			baton__spin_learn(r, polls, 0);

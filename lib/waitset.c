@@ -382,17 +382,6 @@ static int wait_memfd(struct baton_waitset *ws, struct baton_waitset_event *ev,
 	return ret == 1 ? 0 : ret;
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
-
 /*
  * The set's spin limit: the smallest of its rings' (a handle that says
  * "never spin" is obeyed); a set of epoch entries alone does not spin.
@@ -424,7 +413,7 @@ static int spin(struct baton_waitset *ws, struct baton_waitset_event *ev,
 	int n;
 
 	for (*polls = 1; *polls <= budget; ++*polls) {
-		cpu_relax();
+		baton__cpu_relax();
 		n = collect(ws, ev, max, 0);
 		if (n)
 			return n;
