@@ -30,6 +30,8 @@ PKGS=(
 	qemu-system-x86 busybox-static
 	spin sparse strace valgrind
 	libnl-3-dev libnl-genl-3-dev
+	# selftests/host/batonctl_memfd.c parses batonctl's JSON with jansson
+	libjansson-dev
 	# .ci/ynl.sh: the kernel's YNL generator (tools/net/ynl of linux-source-6.12)
 	python3-yaml python3-jsonschema
 	# bench/: the peers (DPDK rte_ring, Concurrency Kit, iceoryx), liburcu for

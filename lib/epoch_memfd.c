@@ -16,6 +16,9 @@
  * announcement as gone (it still drains the slot's queue, and a new
  * registrant skips slots with pending entries, so nothing is lost).
  * One collector at a time: an OFD write lock on BATON_EPOCH_LOCK_BASE - 1.
+ * Every handle, registered or not, holds an OFD read lock on
+ * BATON_EPOCH_LOCK_BASE - 2 (HANDLE_LOCK) from create or open until it
+ * closes: what tells batonctl that a domain nobody holds is stale.
  *
  * A cycle is the kernel's (kmod/epoch.c has the proof): drain what the
  * previous cycle proved, publish global + 1, then
@@ -53,6 +56,8 @@
 #define SHM_PREFIX		"baton-epoch."
 #define BATON_EPOCH_LOCK_BASE	(1LL << 40)
 #define BACKSTOP_NS		(10ULL * 1000 * 1000)
+/* Shared by every open handle (file comment); batonctl tests it. */
+#define HANDLE_LOCK		(BATON_EPOCH_LOCK_BASE - 2)
 
 static long sys_membarrier(int cmd)
 {
@@ -182,6 +187,10 @@ int baton__epoch_memfd_create(const char *name,
 	/* Still unnamed: nobody sees a partial header. */
 	if (pwrite(d->fd, &hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr))
 		return -EIO;
+	/* Held before the name exists: never seen stale while we live. */
+	ret = lock_byte(d->fd, HANDLE_LOCK, 0, F_RDLCK);
+	if (ret)
+		return ret;
 	/* As backend_memfd.c: AT_EMPTY_PATH, else the /proc form. */
 	if (linkat(d->fd, "", AT_FDCWD, path, AT_EMPTY_PATH)) {
 		if (errno != ENOENT && errno != EPERM)
@@ -222,6 +231,9 @@ int baton__epoch_memfd_open(const char *name, struct baton_epoch *d)
 		return -EPROTO;
 	d->off = hdr.off;
 	d->max_participants = hdr.max_participants;
+	ret = lock_byte(d->fd, HANDLE_LOCK, 0, F_RDLCK);
+	if (ret)
+		return ret;
 	return map_file(d, d->off.table_mmap + d->off.table_size);
 }
 

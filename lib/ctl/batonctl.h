@@ -25,11 +25,13 @@
  *   memfd.c    read-only views of memfd-backend objects in /dev/shm
  *   list.c     list, show and epoch
  *   watch.c    watch: events as they come
- *   unlink.c   unlink, in the caller's or another IPC namespace
+ *   unlink.c   unlink: the module's name (in the caller's or another IPC
+ *              namespace), else the memfd backend's file
  *
- * Exit status: 0 fine; 1 an error (the message says which); 2 the module
- * is not loaded and no memfd object answered the question; 3 watch -c N
- * ran out of time (-t) before N events arrived.
+ * Exit status: 0 fine, an empty answer included; 1 an error (the message
+ * on stderr says which), a name nobody has included; 2 the command needs
+ * the module (watch, unlink --ns) and it is not loaded; 3 watch -c N ran
+ * out of time (-t) before N events arrived.
  */
 #ifndef BATONCTL_H
 #define BATONCTL_H
@@ -67,12 +69,14 @@ struct rec {
 	struct rec *peers;
 	size_t npeers;
 	const char *const *unavailable;	/* memfd: fields not known */
+	bool held;			/* memfd domain: a handle is open */
 };
 
 bool rec_has(const struct rec *r, int attr);
 uint64_t rec_get(const struct rec *r, int attr);
 void rec_set(struct rec *r, int attr, uint64_t v);
 void rec_free(struct rec *r);
+bool rec_stale(const struct rec *r);
 struct rec *rec_add_peer(struct rec *r);
 
 /* ---- attribute tables ---- */
@@ -176,6 +180,7 @@ void say_kernel_error(const char *what, int err, const struct reply *rp);
 
 bool name_valid(const char *s);
 int memfd_read(enum obj_kind obj, const char *name, struct rec *r);
+int memfd_unlink(enum obj_kind obj, const char *name);
 void memfd_scan(enum obj_kind obj, struct reply *rp);
 
 /* ---- commands ---- */

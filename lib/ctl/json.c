@@ -122,6 +122,7 @@ void json_rec(const struct fieldset *fs, const struct rec *r)
 	if (r->obj == OBJ_RING || r->obj == OBJ_EPOCH) {
 		jw_string("object", obj_names[r->obj]);
 		jw_string("backend", backend_names[r->backend]);
+		jw_bool("stale", rec_stale(r));
 	}
 	for (i = 0; i < fs->n; i++) {
 		const struct field *f = &fs->f[i];

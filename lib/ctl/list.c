@@ -47,10 +47,22 @@ static void sort_recs(struct reply *rp)
 		qsort(rp->recs, rp->nrecs, sizeof(rp->recs[0]), cmp_rec);
 }
 
+/* The Flags column: what a script may grep for; "-" when none. */
+static const char *list_flags(const struct rec *r, char *buf, size_t len)
+{
+	int unl = r->obj == OBJ_RING ? BATON_A_RING_UNLINKED :
+				       BATON_A_EPOCH_UNLINKED;
+
+	snprintf(buf, len, "%s%s%s", rec_stale(r) ? "stale" : "",
+		 rec_stale(r) && rec_has(r, unl) ? "," : "",
+		 rec_has(r, unl) ? "unlinked" : "");
+	return buf[0] ? buf : "-";
+}
+
 static void list_text_ring(const struct rec *r)
 {
 	char kind[24], slots[24], size[24], occ[24], prod[24], cons[24];
-	char park[48], uid[24];
+	char park[48], uid[24], flags[24];
 
 	snprintf(park, sizeof(park), "-");
 	if (rec_has(r, BATON_A_RING_PARKED_PRODUCERS))
@@ -58,7 +70,7 @@ static void list_text_ring(const struct rec *r)
 			 rec_get(r, BATON_A_RING_PARKED_PRODUCERS),
 			 rec_get(r, BATON_A_RING_PARKED_CONSUMERS));
 	list_text_ns(r);
-	printf("%-5s %-5s %-4s %-28s %9s %6s %9s %4s %4s %5s %6s %04" PRIo64 "%s\n",
+	printf("%-5s %-5s %-4s %-28s %9s %6s %9s %4s %4s %5s %6s %04" PRIo64 " %s\n",
 	       "ring", backend_names[r->backend],
 	       enum_str(FS_KIND, rec_get(r, BATON_A_RING_KIND), kind,
 			sizeof(kind)),
@@ -70,16 +82,16 @@ static void list_text_ring(const struct rec *r)
 	       num_or_dash(r, BATON_A_RING_CONSUMERS, cons, sizeof(cons)),
 	       park, num_or_dash(r, BATON_A_RING_UID, uid, sizeof(uid)),
 	       rec_get(r, BATON_A_RING_MODE),
-	       rec_has(r, BATON_A_RING_UNLINKED) ? " unlinked" : "");
+	       list_flags(r, flags, sizeof(flags)));
 }
 
 static void list_text_epoch(const struct rec *r)
 {
-	char b[6][24];
+	char b[7][24], flags[24];
 
 	list_text_ns(r);
-	printf("%-5s %-5s %-4s %-28s global %s frontier %s participants %s active %s pending %s uid %s mode %04" PRIo64 "%s\n",
-	       "epoch", backend_names[r->backend], "-", r->name,
+	printf("%-5s %-5s %-28s %10s %10s %5s %6s %8s %6s %04" PRIo64 " %s\n",
+	       "epoch", backend_names[r->backend], r->name,
 	       num_or_dash(r, BATON_A_EPOCH_GLOBAL, b[0], sizeof(b[0])),
 	       num_or_dash(r, BATON_A_EPOCH_FRONTIER, b[1], sizeof(b[1])),
 	       num_or_dash(r, BATON_A_EPOCH_PARTICIPANTS, b[2], sizeof(b[2])),
@@ -87,10 +99,30 @@ static void list_text_epoch(const struct rec *r)
 			   sizeof(b[3])),
 	       num_or_dash(r, BATON_A_EPOCH_PENDING, b[4], sizeof(b[4])),
 	       num_or_dash(r, BATON_A_EPOCH_UID, b[5], sizeof(b[5])),
-	       rec_get(r, BATON_A_EPOCH_MODE),
-	       rec_has(r, BATON_A_EPOCH_UNLINKED) ? " unlinked" : "");
+	       rec_get(r, BATON_A_EPOCH_MODE), list_flags(r, flags, sizeof(flags)));
 }
 
+/* One heading per kind of object, each over its own columns. */
+static void list_heading(enum obj_kind obj)
+{
+	if (opt.all_ns)
+		printf("%-10s ", "IpcNs");
+	if (obj == OBJ_RING)
+		printf("%-5s %-5s %-4s %-28s %9s %6s %9s %4s %4s %5s %6s %-4s %s\n",
+		       "Type", "Back", "Kind", "Name", "Slots", "Size",
+		       "Occupancy", "Prod", "Cons", "Park", "Uid", "Mode",
+		       "Flags");
+	else
+		printf("%-5s %-5s %-28s %10s %10s %5s %6s %8s %6s %-4s %s\n",
+		       "Type", "Back", "Name", "Global", "Frontier", "Parts",
+		       "Active", "Pending", "Uid", "Mode", "Flags");
+}
+
+/*
+ * Text: rings under the ring heading, then a blank line and domains under
+ * theirs; a kind with no objects prints nothing, so an idle system prints
+ * nothing at all (as `ip link show type vxlan` does with no such links).
+ */
 static void print_list(const struct reply *rings, const struct reply *doms)
 {
 	size_t i;
@@ -104,13 +136,14 @@ static void print_list(const struct reply *rings, const struct reply *doms)
 		jw_end_array();
 		return;
 	}
-	if (opt.all_ns)
-		printf("%-10s ", "IpcNs");
-	printf("%-5s %-5s %-4s %-28s %9s %6s %9s %4s %4s %5s %6s %s\n",
-	       "Type", "Back", "Kind", "Name", "Slots", "Size", "Occupancy",
-	       "Prod", "Cons", "Park", "Uid", "Mode");
+	if (rings->nrecs)
+		list_heading(OBJ_RING);
 	for (i = 0; i < rings->nrecs; i++)
 		list_text_ring(&rings->recs[i]);
+	if (rings->nrecs && doms->nrecs)
+		putchar('\n');
+	if (doms->nrecs)
+		list_heading(OBJ_EPOCH);
 	for (i = 0; i < doms->nrecs; i++)
 		list_text_epoch(&doms->recs[i]);
 }
@@ -158,8 +191,9 @@ int cmd_list(void)
 	sort_recs(&rings);
 	sort_recs(&doms);
 	print_list(&rings, &doms);
-	if (nl_ret && !rings.nrecs && !doms.nrecs)
-		ret = nl_ret == -ENOENT ? EXIT_NOMODULE : 1;
+	/* No module is an answer: the memfd backend's, maybe empty. */
+	if (nl_ret && nl_ret != -ENOENT && !rings.nrecs && !doms.nrecs)
+		ret = 1;
 	reply_free(&rings);
 	reply_free(&doms);
 	return ret;
@@ -197,7 +231,9 @@ static void print_objects(const struct fieldset *fs, const struct reply *rp)
 
 /*
  * One object by name (show, epoch NAME) or all domains (epoch): the
- * module first; the memfd backend when the module has no such name.
+ * module first; the memfd backend when the module has no such name. A
+ * name neither has is exit 1 with a message on stderr; a dump that finds
+ * nothing is an empty answer, exit 0, as in iproute2.
  */
 int cmd_get(enum obj_kind obj, const char *name)
 {
@@ -246,11 +282,12 @@ int cmd_get(enum obj_kind obj, const char *name)
 		else if (nl_ret)
 			fprintf(stderr, "batonctl: no %s named %s on the memfd backend\n",
 				what, name);
-		ret = nl_ret == -ENOENT ? EXIT_NOMODULE : 1;
-	} else if (!name && nl_ret && !rp.nrecs) {
-		ret = nl_ret == -ENOENT ? EXIT_NOMODULE : 1;
+		ret = 1;
+	} else if (!name && nl_ret && nl_ret != -ENOENT && !rp.nrecs) {
+		ret = 1;
 	}
-	if (rp.nrecs || !name)
+	/* -j: always an array, [] for a name nobody has (batonctl.rst) */
+	if (rp.nrecs || !name || opt.json)
 		print_objects(fs, &rp);
 	reply_free(&rp);
 	return ret;

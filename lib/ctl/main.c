@@ -9,7 +9,9 @@
  *   batonctl [-j [-p]] epoch [NAME]    epoch domains
  *   batonctl [-j] [-c N] [-t SECS] watch   events until SIGINT, N, SECS
  *   batonctl [-a] list, [-a] epoch     the same, of every IPC namespace
- *   batonctl [-n NS] unlink [ring|epoch] NAME   remove a name (in NS)
+ *   batonctl [-n NS] unlink [ring|epoch] NAME   remove a name (in NS;
+ *                                      else the memfd backend's)
+ *   batonctl -V | --version            version, ABI and family version
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,6 +24,11 @@
 
 struct options opt;
 
+/* lib/Makefile passes the library's version; a bare compiler run has none. */
+#ifndef BATONCTL_VERSION
+#define BATONCTL_VERSION "unknown"
+#endif
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -30,6 +37,7 @@ static void usage(FILE *f)
 		"       batonctl [-j [-p]] [-a] epoch [NAME]\n"
 		"       batonctl [-j] [-c COUNT] [-t SECONDS] watch\n"
 		"       batonctl [-n NS] unlink [ring|epoch] NAME\n"
+		"       batonctl {-V | --version | -h | --help}\n"
 		"  -j, --json           JSON output (an array of objects; watch: one object a line)\n"
 		"  -p, --pretty         pretty JSON\n"
 		"  -a, --all-ns         list, epoch: objects of every IPC namespace, with its\n"
@@ -38,7 +46,10 @@ static void usage(FILE *f)
 		"                       /proc/PID/ns/ipc show it; same capability)\n"
 		"  -c, --count COUNT    watch: stop after COUNT events\n"
 		"  -t, --timeout SECS   watch: stop after SECS (exit 3 if -c events had not come)\n"
-		"exit: 0 fine, 1 error, 2 module not loaded and nothing on memfd, 3 timed out\n");
+		"  -V, --version        print batonctl's version and the ABI it speaks\n"
+		"  -h, --help           this text\n"
+		"exit: 0 fine (an empty answer too), 1 error (a name nobody has too),\n"
+		"      2 the command needs the module and it is not loaded, 3 timed out\n");
 }
 
 static bool parse_long(const char *s, long *out)
@@ -74,16 +85,17 @@ static const struct option long_opts[] = {
 	{ "count", required_argument, NULL, 'c' },
 	{ "timeout", required_argument, NULL, 't' },
 	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
 };
 
-/* 0 if the options parsed, else the exit status (-h: 0 after usage). */
+/* 0 if the options parsed, else the exit status (-h, -V: 0, done). */
 static int parse_options(int argc, char **argv, bool *done)
 {
 	int c;
 
 	*done = false;
-	while ((c = getopt_long(argc, argv, "jpan:c:t:h", long_opts,
+	while ((c = getopt_long(argc, argv, "jpan:c:t:hV", long_opts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'j':
@@ -116,6 +128,12 @@ static int parse_options(int argc, char **argv, bool *done)
 			break;
 		case 'h':
 			usage(stdout);
+			*done = true;
+			return 0;
+		case 'V':
+			printf("batonctl %s (baton ABI %d, netlink family \"%s\" version %d)\n",
+			       BATONCTL_VERSION, BATON_ABI_VERSION,
+			       BATON_FAMILY_NAME, BATON_FAMILY_VERSION);
 			*done = true;
 			return 0;
 		default:

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * lib/ctl/memfd.c: batonctl's read-only view of memfd-backend objects,
- * the files /dev/shm/baton.NAME and /dev/shm/baton-epoch.NAME: headers,
- * indices, waiting words, participant slots, and the OFD locks that say
- * who is attached.
+ * lib/ctl/memfd.c: batonctl's view of memfd-backend objects, the files
+ * /dev/shm/baton.NAME and /dev/shm/baton-epoch.NAME: headers, indices,
+ * waiting words, participant slots, and the OFD locks that say who is
+ * attached, all read-only; and unlink, the one thing batonctl changes.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -26,6 +26,8 @@
 #define MEMFD_LOCK_PRODUCER0	16	/* MPSC producer k: byte 16 + k */
 /* participant i's OFD lock byte: base + i */
 #define MEMFD_EPOCH_LOCK_BASE	(1LL << 40)
+/* read-locked by every open domain handle */
+#define MEMFD_EPOCH_HANDLE_LOCK	(MEMFD_EPOCH_LOCK_BASE - 2)
 /* Participant region words (lib/epoch_internal.h, the same on kmod). */
 #define MEMFD_EPOCH_L_ANN	0
 #define MEMFD_EPOCH_L_TAIL	64
@@ -252,6 +254,7 @@ static int memfd_epoch_read(int fd, const struct stat *st, struct rec *r)
 		if (ret)
 			return ret;
 	}
+	r->held = memfd_locked(fd, MEMFD_EPOCH_HANDLE_LOCK);
 	if (oldest != UINT64_MAX) {
 		rec_set(r, BATON_A_EPOCH_OLDEST, oldest);
 		rec_set(r, BATON_A_EPOCH_OLDEST_PID, oldest_pid);
@@ -291,6 +294,26 @@ int memfd_read(enum obj_kind obj, const char *name, struct rec *r)
 	if (ret)
 		rec_free(r);
 	return ret;
+}
+
+/*
+ * Remove the name of a memfd object, as baton_ring_unlink() and
+ * baton_epoch_unlink() do: holders keep the file until they close it.
+ * /dev/shm is sticky, so only the file's owner or root may; unlink(2)
+ * says EPERM for that and the module EACCES, which is what we say too.
+ */
+int memfd_unlink(enum obj_kind obj, const char *name)
+{
+	const char *prefix = obj == OBJ_RING ? SHM_RING_PREFIX :
+					       SHM_EPOCH_PREFIX;
+	char path[sizeof(SHM_DIR) + sizeof(SHM_EPOCH_PREFIX) + BATON_NAME_MAX];
+
+	if (!name_valid(name))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "%s/%s%s", SHM_DIR, prefix, name);
+	if (unlink(path))
+		return errno == EPERM ? -EACCES : -errno;
+	return 0;
 }
 
 /* Append every memfd object of kind @obj to @rp (unreadable ones warn). */

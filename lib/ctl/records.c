@@ -35,6 +35,33 @@ void rec_free(struct rec *r)
 	r->npeers = 0;
 }
 
+/*
+ * Stale: nobody holds the object any more, so nothing will ever use it
+ * again unless someone opens it by name. A ring: no attached producer
+ * and no consumer (the module counts their files; on memfd nobody holds
+ * a role's OFD lock), so its creator, which always holds a role, is gone
+ * too. A domain: no registered participant (the module's count; on memfd
+ * the slots' OFD locks) and, on memfd, no open handle at all (the read
+ * lock every handle holds); the module does not count handles that never
+ * registered, so there such a domain shows stale. Unlinked objects are not
+ * stale: they have no name left to take, and go with their last holder.
+ * An attribute that did not come means "cannot tell": not stale.
+ */
+bool rec_stale(const struct rec *r)
+{
+	if (r->obj == OBJ_RING)
+		return !rec_has(r, BATON_A_RING_UNLINKED) &&
+		       rec_has(r, BATON_A_RING_PRODUCERS) &&
+		       rec_has(r, BATON_A_RING_CONSUMERS) &&
+		       !rec_get(r, BATON_A_RING_PRODUCERS) &&
+		       !rec_get(r, BATON_A_RING_CONSUMERS);
+	if (r->obj == OBJ_EPOCH)
+		return !rec_has(r, BATON_A_EPOCH_UNLINKED) && !r->held &&
+		       rec_has(r, BATON_A_EPOCH_PARTICIPANTS) &&
+		       !rec_get(r, BATON_A_EPOCH_PARTICIPANTS);
+	return false;
+}
+
 struct rec *rec_add_peer(struct rec *r)
 {
 	struct rec *p = realloc(r->peers, (r->npeers + 1) * sizeof(*p));

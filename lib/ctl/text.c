@@ -40,6 +40,8 @@ void text_fields(const struct fieldset *fs, const struct rec *r)
 {
 	size_t i;
 
+	if (rec_stale(r))
+		printf("    %-20s yes\n", "stale");
 	for (i = 0; i < fs->n; i++) {
 		const struct field *f = &fs->f[i];
 
