@@ -13,8 +13,11 @@
  * SIGINT with status 0, after -c N events, or at -t with status 3; a
  * ring and a domain on the memfd backend are shown read-only, the ring
  * with what it cannot see;
- * an unknown name is an error with status 1. The text output names the
- * same objects.
+ * an unknown name is an error with status 1 (with -j: an empty array).
+ * The text output names the same objects. Objects whose every holder
+ * was killed are marked "stale" (live ones not), on both backends, and
+ * `batonctl unlink` removes them, the memfd ones too, so the name can be
+ * created again.
  */
 #include "netlink_util.h"
 
@@ -659,6 +662,9 @@ TEST_F_TIMEOUT(batonctl, list_json, 60)
 	ASSERT_TRUE(jv_all_objects(&v));
 	nj_check_ring(_metadata, jv_find(&v, "ring", self->ring));
 	nj_check_domain(_metadata, self, jv_find(&v, "epoch", self->dom));
+	/* held: not stale */
+	EXPECT_EQ(0, jv_bool(jv_find(&v, "ring", self->ring), "stale"));
+	EXPECT_EQ(0, jv_bool(jv_find(&v, "epoch", self->dom), "stale"));
 	/* a ring and a domain may share a name; ours do not */
 	EXPECT_EQ(NULL, jv_find(&v, "epoch", self->ring));
 	jv_free(&v);
@@ -725,6 +731,125 @@ TEST_F_TIMEOUT(batonctl, unknown_name_is_an_error, 60)
 	}
 	free(o);
 	free(e);
+}
+
+TEST_F_TIMEOUT(batonctl, json_unknown_name_is_an_empty_array, 60)
+{
+	char *argv[] = { "batonctl", "-j", "show", "st.nj.no-such-ring", NULL };
+	char *o = NULL, *e = NULL;
+	const char *err;
+	struct jv v;
+
+	EXPECT_EQ(1, nlt_batonctl(argv, &o, &e));
+	ASSERT_NE(NULL, o);
+	ASSERT_NE(NULL, e);
+	ASSERT_TRUE(json_parse(o, &v, &err)) TH_LOG("%s: %s", err, o);
+	EXPECT_EQ(JT_ARR, v.t);
+	EXPECT_EQ(0, v.n);
+	EXPECT_NE(NULL, strstr(e, "st.nj.no-such-ring")) TH_LOG("%s", e);
+	jv_free(&v);
+	free(o);
+	free(e);
+}
+
+/*
+ * A child creates a ring and a registered domain on @backend, says so and
+ * is killed with SIGKILL: what a crash leaves. 0 or -1.
+ */
+static int nj_kill_creator(const char *ring, const char *dom, int backend)
+{
+	struct baton_ring_params p = bt_params(16, 16);
+	struct baton_epoch_params ep = { 2, 8, 0600, backend };
+	struct bt_sync s;
+	pid_t pid;
+	int ret;
+
+	p.backend = backend;
+	if (bt_sync_init(&s))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		struct baton_ring *r;
+		struct baton_epoch *d;
+
+		if (baton_ring_create(ring, &p, BATON_ROLE_PRODUCER, &r) ||
+		    baton_epoch_create(dom, &ep, &d) ||
+		    baton_epoch_register(d) < 0)
+			_exit(3);
+		bt_sync_post(&s);
+		pause();
+		_exit(4);
+	}
+	ret = pid > 0 ? bt_sync_wait(&s, NJ_WAIT_MS) : -1;
+	bt_sync_close(&s);
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		bt_wait(pid);
+	}
+	return ret ? -1 : 0;
+}
+
+/* kill -9, then: the names stay (-EEXIST), stale, unlink, create again. */
+static void nj_stale_then_unlink(struct __test_metadata *_metadata,
+				 int backend, const char *tag)
+{
+	struct baton_ring_params p = bt_params(16, 16);
+	struct baton_epoch_params ep = { 2, 8, 0600, backend };
+	char ring[BATON_NAME_MAX], dom[BATON_NAME_MAX];
+	char *list[] = { "batonctl", "-j", "list", NULL };
+	char *unl_ring[] = { "batonctl", "unlink", ring, NULL };
+	char *unl_dom[] = { "batonctl", "unlink", "epoch", dom, NULL };
+	char *o = NULL, *e = NULL;
+	struct baton_epoch *d;
+	struct baton_ring *r;
+	struct jv v;
+
+	p.backend = backend;
+	bt_make_name(ring, sizeof(ring), tag);
+	bt_make_name(dom, sizeof(dom), tag);
+	ASSERT_EQ(0, nj_kill_creator(ring, dom, backend));
+	EXPECT_EQ(-EEXIST, baton_ring_create(ring, &p, BATON_ROLE_PRODUCER,
+					     &r));
+	EXPECT_EQ(-EEXIST, baton_epoch_create(dom, &ep, &d));
+
+	ASSERT_EQ(0, nj_run_json(_metadata, list, &v));
+	EXPECT_EQ(1, jv_bool(jv_find(&v, "ring", ring), "stale"));
+	EXPECT_EQ(1, jv_bool(jv_find(&v, "epoch", dom), "stale"));
+	jv_free(&v);
+
+	EXPECT_EQ(0, nlt_batonctl(unl_ring, &o, &e)) TH_LOG("%s", e);
+	free(o);
+	free(e);
+	EXPECT_EQ(0, nlt_batonctl(unl_dom, &o, &e)) TH_LOG("%s", e);
+	free(o);
+	free(e);
+	ASSERT_EQ(0, baton_ring_create(ring, &p, BATON_ROLE_PRODUCER, &r));
+	ASSERT_EQ(0, baton_epoch_create(dom, &ep, &d));
+	baton_epoch_close(d);
+	baton_ring_close(r);
+	baton_epoch_unlink(dom, backend);
+	baton_ring_unlink(ring, backend);
+}
+
+TEST_F_TIMEOUT(batonctl, kmod_stale_after_kill9, 60)
+{
+	nj_stale_then_unlink(_metadata, BATON_BACKEND_KMOD, "njk");
+}
+
+/* With the module loaded, unlink finds the memfd file after it. */
+TEST_F_TIMEOUT(batonctl, memfd_stale_after_kill9, 60)
+{
+	struct baton_ring_params p = bt_params(16, 16);
+	char name[BATON_NAME_MAX];
+	struct baton_ring *r;
+
+	bt_make_name(name, sizeof(name), "njp");
+	p.backend = BATON_BACKEND_MEMFD;
+	if (baton_ring_create(name, &p, BATON_ROLE_PRODUCER, &r))
+		SKIP(return, "no memfd backend in this VM");
+	baton_ring_close(r);
+	baton_ring_unlink(name, BATON_BACKEND_MEMFD);
+	nj_stale_then_unlink(_metadata, BATON_BACKEND_MEMFD, "njf");
 }
 
 TEST_F_TIMEOUT(batonctl, text_output_names_the_objects, 60)
