@@ -2,7 +2,8 @@
 # .ci/lint.sh: owns `make lint`: checkpatch.pl --strict on the kernel module's
 # sources, one TAP result per file, and one that no file but kmod/compat.h
 # tests the kernel version, and one that uapi/linux/baton_nl.h matches the
-# netlink spec (.ci/ynl.sh check). checkpatch.pl (with spelling.txt and
+# netlink spec (.ci/ynl.sh check), and one that no tracked file refers to
+# material outside the repository (the docs must stand alone). checkpatch.pl (with spelling.txt and
 # const_structs.checkpatch, which it looks for next to itself) comes from the
 # linux-source-6.1 tarball into build/tools/, once.
 #
@@ -35,13 +36,28 @@ else
 	done
 fi
 
+# Lines of the project's files matching the ERE $1 (case-insensitive),
+# this file excepted; status 0 when there are any. The tracked files when
+# this is a git checkout, else the source directories (build output left
+# out).
+outside_refs() {
+	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		git grep -n -I -i -E "$1" -- . ':!.ci/lint.sh'
+	else
+		grep -r -n -I -i -E "$1" --exclude-dir=build --exclude-dir=obj \
+			--exclude='*.o' --exclude='*.ko' --exclude='*.cmd' --exclude='*.d' \
+			--exclude=lint.sh README.md Makefile Documentation lib kmod uapi \
+			selftests bench .ci
+	fi
+}
+
 echo "TAP version 13"
 if ((${#files[@]} == 0)); then
 	echo "1..1"
 	echo "not ok 1 - checkpatch: no kernel sources in kmod/"
 	exit 1
 fi
-echo "1..$((${#files[@]} + 2))"
+echo "1..$((${#files[@]} + 3))"
 n=0 failed=0
 for f in "${files[@]}"; do
 	n=$((n + 1))
@@ -77,6 +93,25 @@ if out=$(.ci/ynl.sh check 2>&1); then
 else
 	echo "not ok $n - uapi/linux/baton_nl.h drifted from the netlink spec (ynl-gen-c)"
 	failed=$((failed + 1))
+fi
+
+# The docs and comments stand alone: no reference to material that is not
+# in the repository (the write-ups and paths the project started from, or
+# anything under ../shared or /work). A fact from there is stated with its
+# numbers where it is used (Documentation/epoch.rst, mpsc.rst). Random-
+# number seeds ("SEED=", "its seed") do not match. The pattern is tried on
+# a known reference first, so a broken pattern cannot pass everything.
+n=$((n + 1))
+outside="seeds?[ _-]*[0-9]{3}|seeds?/|seed's|\bthe seeds?\b|astral|snapshot tax|\.\./shared|/work/(shared|main|wt)"
+if ! printf 'as seed 000 showed\n' | grep -qiE "$outside"; then
+	echo "not ok $n - no references outside the repository: the pattern matches nothing"
+	failed=$((failed + 1))
+elif refs=$(outside_refs "$outside"); then
+	echo "not ok $n - references to material outside the repository"
+	printf '%s\n' "$refs" | sed 's/^/# /'
+	failed=$((failed + 1))
+else
+	echo "ok $n - no references to material outside the repository"
 fi
 printf '%s\n' "$out" | sed 's/^/# /'
 ((failed == 0))

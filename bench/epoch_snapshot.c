@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * bench/epoch_snapshot.c: the seed's "snapshot tax" table, reproduced.
+ * bench/epoch_snapshot.c: what lifetime bookkeeping costs a snapshot of N
+ * pointers, reference counts against epochs (Documentation/epoch.rst, "Why
+ * an epoch and not reference counts").
  *
  * One thread, pinned, takes a snapshot of N active slots (N = 1, 2, 4, 8,
  * 16, 32): it reads every slot's object pointer and one field of the
- * object, as the astral executor did. What is measured is the lifetime
+ * object, as an executor scanning its work items does. What is measured is the lifetime
  * bookkeeping around that scan, five ways, all in one run:
  *
  *   refcount   an atomic increment per pointer on acquire and a decrement
@@ -12,7 +14,7 @@
  *              read-modify-writes per snapshot)
  *   baton      baton_epoch_enter() ... baton_epoch_exit() around the scan:
  *              one plain store each way, the re-check a plain load
- *   xchg       the seed's own announcement: seq_cst loads and a seq_cst
+ *   xchg       the textbook announcement: seq_cst loads and a seq_cst
  *              store (xchg on x86) on enter, a release store on exit
  *   urcu-memb  liburcu's memb flavour, urcu_memb_read_lock()/unlock()
  *   ck_epoch   Concurrency Kit, ck_epoch_begin()/ck_epoch_end()
@@ -23,7 +25,7 @@
  * Each (method, N) is measured 11 times over 2,000,000 snapshots; the
  * table shows the median ns per snapshot, then the issue's targets are
  * checked against those medians. Nobody else writes the domain during the
- * run, so enter and exit are their uncontended fast paths, as in the seed.
+ * run, so enter and exit are their uncontended fast paths.
  *
  * The baton domain uses the backend baton picks (memfd without
  * /dev/baton); the inline read side is the same code on both.
@@ -59,7 +61,7 @@ struct conv {
 static struct conv convs[MAX_SLOTS];
 static struct conv *slots[MAX_SLOTS];
 
-/* The seed's announcement word, on its own line. */
+/* The textbook (xchg) announcement word, on its own line. */
 static struct {
 	uint64_t epoch;
 	uint8_t pad[56];

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/mpsc_sweep.c: the MPSC producer-count sweep of issue 3 (seed 002).
+ * bench/mpsc_sweep.c: the MPSC producer-count sweep (Documentation/mpsc.rst:
+ * why the push takes a ticket rather than looping on compare-and-swap).
  *
  * Question: does the cost of a push climb with the number of producers?
  * Rings, each with 1, 2, 4 and 8 producer processes feeding one consumer
@@ -11,8 +12,8 @@
  *                on the slot's own sequence)
  *   cas          a CAS-retry MPSC ring that exists only here: the same
  *                slot and sequence layout, but the ticket is taken with a
- *                compare-and-swap loop on the tail (the seed's "old push
- *                path")
+ *                compare-and-swap loop on the tail (the usual lock-free
+ *                MPSC push)
  *   ticket-lib   baton_mpsc_push/pop as they are (spin, then park)
  *   ticket-noroom  the ticket push without the look for room (the library
  *                before it had one): producers take tickets on a full ring
@@ -24,7 +25,8 @@
  * Reported per ring and producer count: ns/op (wall time from the start
  * signal until the consumer has everything, over all messages; median of
  * the runs, with min and max), "cas lost/op" (compare-and-swaps that lost
- * the race, per push: the retries the seed's harness could not see),
+ * the race, per push: the retries a counter of full-ring retries cannot
+ * see),
  * ticket parks/op, and the ratio cas/ticket. Then instruction counts per
  * op from valgrind --tool=callgrind (deterministic: producers as threads,
  * which valgrind serialises, the ring large enough that nobody waits),
@@ -95,7 +97,7 @@ static struct cas_ring *cas_new(uint32_t slots)
 	return r;
 }
 
-/* The seed's loop: observe the tail, CAS it; a lost race goes around. */
+/* The CAS loop: observe the tail, CAS it; a lost race goes around. */
 __attribute__((noinline)) void sweep_cas_push(struct cas_ring *r, int me,
 					      uint64_t v)
 {

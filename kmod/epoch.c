@@ -38,8 +38,10 @@
  * re-check) can only pull the minimum down, so clamping the frontier to
  * the previous one is safe: that reader will retry and holds nothing.
  *
- * Why the seed's three-ring aliasing cannot happen: entries are not kept
- * in per-epoch buckets. Each entry carries its own epoch, and step 1
+ * Why three-bucket aliasing cannot happen (a design that drains the
+ * bucket of G - 3 after advancing to G drains the bucket G now fills,
+ * since both are the same modulo 3): entries are not kept in per-epoch
+ * buckets. Each entry carries its own epoch, and step 1
  * consumes only entries whose epoch the previous cycle proved, before
  * this cycle publishes anything. A retirement racing step 2 reads either
  * G (not yet proven: at least one more cycle) or G + 1; neither can be

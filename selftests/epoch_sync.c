@@ -401,8 +401,9 @@ static void es_wait_global_past(struct baton_epoch *d, uint64_t e,
 /*
  * Aliasing: a child collects in a tight loop while this process retires
  * and a reader holds epoch `held`. No entry with an epoch >= held may be
- * consumed, however the retirements interleave with the advances (the
- * seed's three buckets drained entries retired during the advance).
+ * consumed, however the retirements interleave with the advances (a
+ * three-bucket design drains entries retired during the advance:
+ * Documentation/epoch.rst, "Why bucket aliasing cannot happen").
  */
 TEST_F_TIMEOUT(epoch_sync, retire_racing_advance_never_drained_early, 120)
 {

@@ -43,7 +43,7 @@ static inline uint32_t hx_below(struct hx_rng *r, uint32_t n)
 }
 
 /*
- * The seed of a run: $BATON_HOSTILE_SEED if set, else from the clock.
+ * A run's random seed: $BATON_HOSTILE_SEED if set, else from the clock.
  * The tests print it so a failure can be replayed.
  */
 static inline uint64_t hx_run_seed(void)

@@ -10,7 +10,7 @@
 # the same rule.
 #
 # It then proves it can fail: four deliberately fenced builds of the same
-# file (a seq_cst fence, a seq_cst store, a locked RMW, the seed's
+# file (a seq_cst fence, a seq_cst store, a locked RMW, the textbook
 # seq_cst epoch announcement) must each be rejected. Output is TAP; the exit status is non-zero on any failure.
 #
 # Order: at every store-then-load site (the index store, then the load of
@@ -122,7 +122,7 @@ for v in 1 2 3 4; do
 	1) f=fp_prod_submit; what="seq_cst fence" ;;
 	2) f=fp_prod_submit; what="seq_cst store" ;;
 	3) f=fp_cons_release; what="locked RMW" ;;
-	4) f=fp_epoch_enter; what="seq_cst announcement (the seed's xchg)" ;;
+	4) f=fp_epoch_enter; what="seq_cst announcement (the textbook xchg)" ;;
 	esac
 	vobj="$OUT/fastpath_asm_fenced$v.o"
 	if ! compile "$v" "$vobj"; then

@@ -282,8 +282,9 @@ TEST_F(epoch_basic, full_queue_enospc)
 }
 
 /*
- * The seed's aliasing bug drained a bucket that retirements racing the
- * advance were still landing in. Here a collector thread cycles as fast
+ * A three-bucket epoch design drains a bucket that retirements racing
+ * the advance are still landing in (Documentation/epoch.rst, "Why bucket
+ * aliasing cannot happen"). Here a collector thread cycles as fast
  * as it can while this thread retires; a reader holds epoch `held` the
  * whole time, so no entry with epoch >= held may ever be consumed.
  */

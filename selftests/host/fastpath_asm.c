@@ -146,7 +146,7 @@ WRAP int fp_mpsc_pop_bulk64(struct baton_ring *r, void *msgs, uint32_t n)
 WRAP uint64_t fp_epoch_enter(struct baton_epoch *d)
 {
 #if FASTPATH_FENCED == 4
-	/* The seed's announcement: a seq_cst store, xchg on x86. */
+	/* The textbook announcement: a seq_cst store, xchg on x86. */
 	uint64_t e;
 
 	do {
