@@ -87,7 +87,7 @@ static void list_text_ring(const struct rec *r)
 
 static void list_text_epoch(const struct rec *r)
 {
-	char b[7][24], flags[24];
+	char b[6][24], flags[24];
 
 	list_text_ns(r);
 	printf("%-5s %-5s %-28s %10s %10s %5s %6s %8s %6s %04" PRIo64 " %s\n",
@@ -175,7 +175,7 @@ int cmd_list(void)
 	reply_init(&doms, BATON_CMD_EPOCH_GET, &fs_epoch, OBJ_EPOCH);
 	nl_ret = bt_nl_open(&nl);
 	if (nl_ret == -ENOENT)
-		say_no_module("rings on the memfd backend are listed below");
+		say_no_module("the memfd backend's rings and domains are listed below");
 	else if (nl_ret)
 		fprintf(stderr, "batonctl: generic netlink: %s\n",
 			strerror(-nl_ret));
