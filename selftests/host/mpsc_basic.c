@@ -197,7 +197,8 @@ TEST_F(mpsc, dead_holder_tombstoned_while_others_live)
 	struct baton_mpsc_loss loss;
 	struct baton_mpsc_stats st;
 	uint64_t m[2], got[2];
-	int go[2], ret;
+	int go[2], ready[2], ret;
+	char x;
 	pid_t dead, live;
 
 	ASSERT_EQ(0, baton_ring_create(self->name, &self->p,
@@ -213,22 +214,31 @@ TEST_F(mpsc, dead_holder_tombstoned_while_others_live)
 	}
 	ASSERT_EQ(0, wait_child(dead));
 	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(ready));
 	live = fork();
 	ASSERT_LE(0, live);
 	if (!live) {
-		char x;
-
 		close(go[1]);
+		close(ready[0]);
 		if (baton_ring_open(self->name, BATON_ROLE_PRODUCER,
 				    BATON_BACKEND_AUTO, &p))
 			_exit(1);
 		mk_msg(m, 1, 0);
 		if (baton_mpsc_push(p, m, sizeof(m)))
 			_exit(2);
+		(void)!write(ready[1], "p", 1);	/* attached and published */
 		(void)!read(go[0], &x, 1);	/* alive until the parent is done */
 		_exit(0);
 	}
 	close(go[0]);
+	close(ready[1]);
+	/*
+	 * Pop only once the live producer holds its role: before that the
+	 * ring has no live producer at all, and the second pop's -EPIPE is
+	 * the right answer (seen under TSan in a loaded host-check).
+	 */
+	ASSERT_EQ(1, read(ready[0], &x, 1));
+	close(ready[0]);
 
 	ret = baton_mpsc_pop(c, got, sizeof(got), 5000000000LL, &loss);
 	EXPECT_EQ(BATON_MPSC_LOST, ret);
