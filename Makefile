@@ -27,7 +27,17 @@
 #   make perf-gate   callgrind instructions/op of the fast paths against
 #                    bench/perf-gate.baseline, fails beyond +-2%; perf-gate-selftest
 #                    shows a 3% drift in three 1% commits failing it
-#   make install     module (extra/), library, udev rule, group, DKMS sources
+#   make install     install-lib, install-module, install-dkms
+#   make install-lib the library, headers, baton.pc, batonctl, man pages:
+#                    no kernel headers, no module build
+#   make install-module  baton.ko into extra/ (needs the kernel headers;
+#                    says so when they are missing)
+#   make install-dkms    udev rule, group, DKMS sources (no kernel headers)
+#   make uninstall   removes what make install put down (same DESTDIR, PREFIX)
+#   make pkg-check   stage an install, build C, C++ and the examples against it
+#                    with pkg-config, run them (memfd), lint the man pages,
+#                    uninstall, find nothing left (selftests/pkg/)
+#   make -s version  the package version (lib/include/baton_version.h)
 #   make clean
 #
 # The module is built for the kernel the VM boots (selftests/vm/kver.sh: the
@@ -35,17 +45,31 @@
 
 # Recursive (=) on purpose: evaluated only by the targets that need it, so
 # `make deps` works on a machine with no kernel headers yet.
+# Without kernel headers kver.sh prints nothing (and says why on stderr):
+# kernel_tree stops such a build with a message, not /lib/modules//build.
 KVER = $(shell selftests/vm/kver.sh)
 KDIR ?= /lib/modules/$(KVER)/build
 KMOD_ARGS = KVER=$(KVER) KDIR=$(KDIR)
+kernel_tree = $(if $(and $(KVER),$(wildcard $(KDIR))),,$(error no kernel build \
+	tree ($(if $(KVER),$(KDIR) is missing,no kernel release with headers: \
+	selftests/vm/kver.sh)): install the kernel headers (make deps) or pass \
+	KVER= and KDIR=; `make install-lib` installs the library, batonctl and \
+	the man pages without them))
+
+# The package version (lib/include/baton_version.h): the DKMS tree's name.
+BATON_TOP := .
+include lib/version.mk
+DKMS_DIR = $(DESTDIR)/usr/src/baton-$(BATON_PKG_VERSION)
 
 .PHONY: all kmod lib selftests bench bench-build perf-gate perf-gate-selftest \
-	deps check run install lint models vm-check vm-check-debug debug-kernel \
+	deps check run install install-lib install-module install-dkms uninstall \
+	pkg-check version lint models vm-check vm-check-debug debug-kernel \
 	host-check fuzz soak clean dkms-check
 
 all: kmod lib selftests bench-build
 
 kmod:
+	$(kernel_tree)
 	$(MAKE) -C kmod $(KMOD_ARGS)
 
 lib:
@@ -121,34 +145,78 @@ models:
 lint:
 	.ci/lint.sh
 
-# The module's sources as DKMS gets them (Kbuild's generated *.mod.c excluded).
+# The module's sources as DKMS gets them (Kbuild's generated *.mod.c
+# excluded); dkms.conf is made from kmod/dkms.conf.in with the version.
 DKMS_SRCS = $(filter-out %.mod.c,$(wildcard kmod/*.c)) $(wildcard kmod/*.h) \
-	kmod/Kbuild kmod/Makefile kmod/dkms.conf
+	kmod/Kbuild kmod/Makefile
+UAPI_HDRS = $(notdir $(wildcard uapi/linux/*.h))
 
-# Module under /lib/modules/<ver>/extra, library under PREFIX, the udev rule,
-# the group it names, and the module sources for DKMS in /usr/src/baton-<ver>
-# (always: a package staged with DESTDIR needs them whether or not this host
-# has dkms). The uapi headers go to uapi/linux/ inside that tree, where
-# kmod/Kbuild looks before ../uapi. Debian's header trees have no System.map,
-# so modules_install skips depmod; we run it (not under DESTDIR: a package's
+# Checks for the kernel tree first, so that nothing is installed when the
+# module cannot be.
+install:
+	$(kernel_tree)
+	$(MAKE) install-lib
+	$(MAKE) install-module
+	$(MAKE) install-dkms
+
+# The library, its headers, baton.pc, batonctl and the man pages under
+# PREFIX (lib/Makefile): nothing here needs a kernel tree.
+install-lib:
+	$(MAKE) -C lib install
+
+# The module under /lib/modules/<ver>/extra: the one part that needs the
+# kernel headers. Debian's header trees have no System.map, so
+# modules_install skips depmod; we run it (not under DESTDIR: a package's
 # postinst does), else `modprobe baton` cannot find the module.
-install: kmod lib
+install-module: kmod
 	$(MAKE) -C kmod $(KMOD_ARGS) install
 	@if [ -z "$(DESTDIR)" ]; then echo "depmod -a $(KVER)"; depmod -a $(KVER); fi
-	$(MAKE) -C lib install
+
+# The udev rule, the group it names, and the module sources for DKMS in
+# /usr/src/baton-<ver> (always: a package staged with DESTDIR needs them
+# whether or not this host has dkms). The uapi headers go to uapi/linux/
+# inside that tree, where kmod/Kbuild looks before ../uapi.
+install-dkms:
 	install -D -m 0644 kmod/99-baton.rules $(DESTDIR)/etc/udev/rules.d/99-baton.rules
 	@if [ -z "$(DESTDIR)" ]; then groupadd -f baton; \
 	else echo "install: DESTDIR set; not creating group baton on this host"; fi
-	@ver=$$(sed -n 's/^PACKAGE_VERSION="\{0,1\}\([^"]*\)"\{0,1\}/\1/p' kmod/dkms.conf); \
-	test -n "$$ver" || { echo "install: no PACKAGE_VERSION in kmod/dkms.conf" >&2; exit 1; }; \
-	dst=$(DESTDIR)/usr/src/baton-$$ver; \
-	echo "install: DKMS sources in $$dst"; \
-	install -d $$dst/uapi/linux && \
-	install -m 0644 $(DKMS_SRCS) $$dst/ && \
-	install -m 0644 $(wildcard uapi/linux/*.h) $$dst/uapi/linux/ || exit 1; \
-	if [ -z "$(DESTDIR)" ] && command -v dkms >/dev/null; then \
-		echo "install: to rebuild baton.ko for new kernels: dkms add baton/$$ver"; \
+	@echo "install: DKMS sources in $(DKMS_DIR)"
+	install -d $(DKMS_DIR)/uapi/linux
+	install -m 0644 $(DKMS_SRCS) $(DKMS_DIR)/
+	sed 's/@VERSION@/$(BATON_PKG_VERSION)/' kmod/dkms.conf.in >$(DKMS_DIR)/dkms.conf
+	install -m 0644 $(UAPI_HDRS:%=uapi/linux/%) $(DKMS_DIR)/uapi/linux/
+	@if [ -z "$(DESTDIR)" ] && command -v dkms >/dev/null; then \
+		echo "install: to rebuild baton.ko for new kernels: dkms add baton/$(BATON_PKG_VERSION)"; \
 	fi
+
+# Everything install put down, with the same DESTDIR, PREFIX and KVER. Needs
+# no kernel tree: the module's path is named, not built. A DKMS
+# registration of this version (dkms add by hand) goes too, and the group
+# when it has no members left.
+MODULE_FILES = $(addprefix $(DESTDIR)/lib/modules/$(KVER)/extra/,baton.ko baton.ko.xz \
+	baton.ko.zst baton.ko.gz)
+uninstall:
+	$(MAKE) -C lib uninstall
+	@if [ -z "$(DESTDIR)" ] && command -v dkms >/dev/null && \
+		dkms status baton/$(BATON_PKG_VERSION) 2>/dev/null | grep -q .; then \
+		echo "dkms remove baton/$(BATON_PKG_VERSION) --all"; \
+		dkms remove baton/$(BATON_PKG_VERSION) --all; fi
+	rm -rf $(DKMS_DIR)
+	rm -f $(DESTDIR)/etc/udev/rules.d/99-baton.rules
+	$(if $(KVER),rm -f $(MODULE_FILES))
+	$(if $(KVER),-rmdir $(DESTDIR)/lib/modules/$(KVER)/extra 2>/dev/null)
+	@if [ -z "$(DESTDIR)" ]; then \
+		$(if $(KVER),echo "depmod -a $(KVER)"; depmod -a $(KVER);) \
+		if getent group baton >/dev/null && [ -z "$$(getent group baton | cut -d: -f4)" ]; then \
+			echo "groupdel baton"; groupdel baton; fi; \
+	fi
+
+# The package version, for scripts: `make -s version`.
+version:
+	@echo $(BATON_PKG_VERSION)
+
+pkg-check: lib
+	selftests/pkg/check-install.sh
 
 clean:
 	-$(MAKE) -C kmod $(KMOD_ARGS) clean

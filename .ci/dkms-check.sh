@@ -28,7 +28,8 @@ command -v dkms >/dev/null || { echo "Bail out! dkms not installed (make deps)";
 
 rm -rf "$work"
 mkdir -p "$work/tree" "$work/modules"
-ver=$(sed -n 's/^PACKAGE_VERSION="\{0,1\}\([^"]*\)"\{0,1\}/\1/p' kmod/dkms.conf)
+# The package version, from the one place it is written (lib/version.mk).
+ver=$($MAKE --no-print-directory -s version)
 if $MAKE --no-print-directory install DESTDIR="$stage" PREFIX=/usr >"$work/install.log" 2>&1 &&
 	[[ -f "$stage/usr/src/baton-$ver/dkms.conf" ]]; then
 	echo "ok 1 - make install DESTDIR stages the DKMS tree usr/src/baton-$ver"

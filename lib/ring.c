@@ -505,12 +505,18 @@ int baton_ring_stats(const struct baton_ring *r, struct baton_ring_stats *st)
 	return 0;
 }
 
+/* The package version this library was built as (baton_version.h). */
+uint32_t baton_version(void)
+{
+	return BATON_VERSION_NUMBER;
+}
+
 /*
- * The version of whatever AUTO resolves to: the module's answer on kmod,
- * the library's own ABI version and what the memfd backend can do
+ * The ABI version of whatever AUTO resolves to: the module's answer on
+ * kmod, the library's own ABI version and what the memfd backend can do
  * otherwise.
  */
-int baton_version(uint32_t *abi_version, uint64_t *features)
+int baton_abi_version(uint32_t *abi_version, uint64_t *features)
 {
 	int backend = baton_backend_resolve(BATON_BACKEND_AUTO);
 	uint32_t abi = 0;

@@ -429,7 +429,7 @@ TEST(library_version_matches_ioctl)
 	ASSERT_LE(0, dev);
 	ASSERT_EQ(0, bt_ioctl(dev, BATON_IOC_VERSION, &v));
 	close(dev);
-	ASSERT_EQ(0, baton_version(&abi, &feat));
+	ASSERT_EQ(0, baton_abi_version(&abi, &feat));
 	EXPECT_EQ(v.out_abi_version, abi);
 	EXPECT_EQ(v.out_features, feat);
 }

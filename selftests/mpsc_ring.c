@@ -41,7 +41,7 @@ TEST_F(mpsc_ring, feature_bit)
 {
 	uint64_t feat = 0;
 
-	ASSERT_EQ(0, baton_version(NULL, &feat));
+	ASSERT_EQ(0, baton_abi_version(NULL, &feat));
 	EXPECT_TRUE(feat & BATON_FEAT_RING_MPSC);
 }
 

@@ -21,7 +21,13 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <linux/baton.h>	/* installed as <prefix>/include/baton/linux/baton.h */
+/*
+ * Quoted, so that installed as <prefix>/include/baton/baton.h it finds
+ * <prefix>/include/baton/linux/baton.h beside it, never a <linux/baton.h>
+ * of the system's; in the source tree, -I uapi finds it.
+ */
+#include "linux/baton.h"
+#include "baton_version.h"	/* BATON_VERSION_MAJOR, _MINOR, _PATCH */
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,6 +50,7 @@ enum baton_backend {
  * once per batch, not once per slot.
  */
 struct baton_ring {
+	/* private: */
 	/* fast-path state, touched on every call */
 	uint64_t local;
 	uint64_t cached;
@@ -143,19 +150,126 @@ struct baton_ring_stats {
 };
 
 /* Setup and teardown (lib/ring.c and the backends). */
+
+/**
+ * baton_ring_create() - create a named ring and take one role of it
+ * @name: 1..BATON_NAME_MAX - 1 bytes, no '/'; unique per backend (and, on
+ *        kmod, per IPC namespace)
+ * @p: kind, geometry, mode and backend (struct baton_ring_params)
+ * @role: BATON_ROLE_PRODUCER or BATON_ROLE_CONSUMER, held by the new handle
+ * @out: the new handle, for baton_ring_close()
+ *
+ * The name stays until baton_ring_unlink(), like a file's; the ring goes
+ * once its name and every handle have.
+ *
+ * Return: 0, or -EINVAL (a bad name, geometry, kind, role or mode), -EEXIST
+ * (the name is taken), -EDQUOT (a per-user cap, kmod), -ENOSPC (no room in
+ * /dev/shm, memfd), -ENODEV (the backend asked for is missing), -ENOMEM.
+ */
 int baton_ring_create(const char *name, const struct baton_ring_params *p,
 		      int role, struct baton_ring **out);
+
+/**
+ * baton_ring_open() - open an existing ring by name in one role
+ * @name: as given to baton_ring_create()
+ * @role: BATON_ROLE_PRODUCER or BATON_ROLE_CONSUMER
+ * @backend: enum baton_backend (BATON_BACKEND_AUTO: see
+ *           baton_backend_resolve())
+ * @out: the new handle
+ *
+ * Return: 0, or -ENOENT (no such ring), -EACCES (the mode forbids it),
+ * -EBUSY (the role is taken: SPSC, or max_producers reached), -EINVAL,
+ * -ENODEV, -EPROTO (the shared header is inconsistent), -ENOMEM.
+ */
 int baton_ring_open(const char *name, int role, int backend,
 		    struct baton_ring **out);
-void baton_ring_close(struct baton_ring *r);
-int baton_ring_unlink(const char *name, int backend);
-int baton_ring_fd(const struct baton_ring *r);
-int baton_ring_stats(const struct baton_ring *r, struct baton_ring_stats *st);
-const char *baton_backend_name(int backend);
-int baton_backend_resolve(int backend);
-int baton_version(uint32_t *abi_version, uint64_t *features);
 
-/* Nonzero once the other role has gone (memfd: once a waiter found it). */
+/**
+ * baton_ring_close() - unmap and close a handle; NULL is a no-op
+ * @r: the handle; freed
+ *
+ * The role is released (and the peer told, on kmod) once the fd and every
+ * mapping are gone; a process that dies closes its handles the same way.
+ */
+void baton_ring_close(struct baton_ring *r);
+
+/**
+ * baton_ring_unlink() - remove a ring's name
+ * @name: the ring
+ * @backend: enum baton_backend
+ *
+ * Open handles keep the ring until they close.
+ *
+ * Return: 0, or -ENOENT, -EACCES (only the owner may), -EINVAL, -ENODEV.
+ */
+int baton_ring_unlink(const char *name, int backend);
+
+/**
+ * baton_ring_fd() - the handle's file descriptor, for poll(2) and epoll
+ * @r: the handle
+ *
+ * Readable (consumer) or writable (producer) when the ring has a message
+ * or room; see baton_ring_poll_disarm().
+ *
+ * Return: the fd, or -EINVAL for a NULL handle.
+ */
+int baton_ring_fd(const struct baton_ring *r);
+
+/**
+ * baton_ring_stats() - sample a ring's counters
+ * @r: the handle
+ * @st: filled in (struct baton_ring_stats)
+ *
+ * Return: 0, or -EINVAL.
+ */
+int baton_ring_stats(const struct baton_ring *r, struct baton_ring_stats *st);
+
+/**
+ * baton_backend_name() - a backend's name, for messages
+ * @backend: enum baton_backend
+ *
+ * Return: "auto", "kmod", "memfd", or "unknown"; never NULL.
+ */
+const char *baton_backend_name(int backend);
+
+/**
+ * baton_backend_resolve() - the backend BATON_BACKEND_AUTO stands for
+ * @backend: enum baton_backend
+ *
+ * AUTO is the environment variable BATON_BACKEND when set ("kmod" or
+ * "memfd"; anything else is an error, not a silent fallback), else kmod
+ * when /dev/baton exists, else memfd. KMOD and MEMFD stand for themselves.
+ *
+ * Return: BATON_BACKEND_KMOD or BATON_BACKEND_MEMFD, or -EINVAL.
+ */
+int baton_backend_resolve(int backend);
+
+/**
+ * baton_version() - the version of the library running this call
+ * Return: BATON_MAKE_VERSION(major, minor, patch) of the libbaton that was
+ * linked, to compare with BATON_VERSION_NUMBER, the headers' version.
+ */
+uint32_t baton_version(void);
+
+/**
+ * baton_abi_version() - the ABI of the backend that AUTO resolves to
+ * @abi_version: if not NULL, gets BATON_ABI_VERSION of the module (kmod)
+ *               or of this library (memfd)
+ * @features: if not NULL, gets the BATON_FEAT_* bits the backend offers
+ *
+ * Return: 0, or -ENODEV (BATON_BACKEND names a backend that is missing),
+ * -EINVAL (BATON_BACKEND names no backend).
+ */
+int baton_abi_version(uint32_t *abi_version, uint64_t *features);
+
+/**
+ * baton_ring_peer_gone() - whether the other role has gone
+ * @r: the handle
+ *
+ * On memfd a death is seen once a waiter found it.
+ *
+ * Return: nonzero once the peer role has gone, else 0.
+ */
 static inline int baton_ring_peer_gone(const struct baton_ring *r)
 {
 	uint32_t st = __atomic_load_n(&r->hdr->state, __ATOMIC_ACQUIRE);
@@ -183,7 +297,10 @@ static inline int baton__wait_armed(uint32_t word)
  */
 #define baton__store_then_load()	__atomic_signal_fence(__ATOMIC_SEQ_CST)
 
-/*
+/**
+ * baton_ring_poll_disarm() - stop asking the peer for poll wake-ups
+ * @r: the handle
+ *
  * poll()/epoll on baton_ring_fd(): the kernel raises this handle's
  * BATON_WAIT_POLL (with its barriers) on every poll that finds it down,
  * and takes it down in the peer's next wake call: one wake call per arm.
@@ -204,28 +321,46 @@ static inline void baton_ring_poll_disarm(struct baton_ring *r)
 	__atomic_fetch_and(own, ~BATON_WAIT_POLL, __ATOMIC_RELAXED);
 }
 
-/*
- * Parking (lib/park.c). Blocks until the ring is not full (producer) or not
- * empty (consumer). timeout_ns < 0 waits forever. Returns 0 (re-check the
- * ring), -ETIMEDOUT, -EPIPE (peer gone; for the consumer: drained and the
- * producer gone, i.e. end of stream), -EINTR, -EPROTO (corrupt indices).
+/**
+ * baton_ring_park() - sleep until the ring is not full (producer) or not
+ * empty (consumer)
+ * @r: the handle
+ * @timeout_ns: how long at most; < 0 waits forever
+ *
+ * lib/park.c. The blocking calls use it after spinning; call it directly
+ * around the reserve/peek steps.
+ *
+ * Return: 0 (re-check the ring), -ETIMEDOUT, -EPIPE (peer gone; for the
+ * consumer: drained and the producer gone, i.e. end of stream), -EINTR,
+ * -EPROTO (corrupt indices).
  */
 int baton_ring_park(struct baton_ring *r, int64_t timeout_ns);
 /* Out of line so the fast path stays small: the wake syscall. */
 void __baton_ring_wake_peer(struct baton_ring *r);
 
-/* Address of the slot with free-running index idx. */
+/**
+ * baton_ring_slot() - the address of a slot
+ * @r: the handle
+ * @idx: a free-running index, as the reserve and peek steps return
+ *
+ * Return: the slot's address in the mapping (slot_size bytes).
+ */
 static inline void *baton_ring_slot(const struct baton_ring *r, uint64_t idx)
 {
 	return r->slots + (size_t)(idx & r->mask) * r->slot_size;
 }
 
-/*
- * SPSC producer: exactly one thread of one process calls these.
+/**
+ * baton_spsc_prod_reserve() - how many slots are free to write, zero-copy
+ * @r: a producer handle of an SPSC ring
+ * @n: how many slots are wanted
+ * @idx: set to the index of the first free slot
  *
- * baton_spsc_prod_reserve() reports how many slots, up to n, are free
- * starting at *idx. It does not advance anything: calling it again before
- * baton_spsc_prod_submit() returns the same *idx.
+ * SPSC producer: exactly one thread of one process calls these. It does
+ * not advance anything: calling it again before baton_spsc_prod_submit()
+ * returns the same *idx. Write the slots with baton_ring_slot().
+ *
+ * Return: the number of free slots from *idx, at most @n (0: full).
  */
 static inline uint32_t baton_spsc_prod_reserve(struct baton_ring *r,
 					       uint32_t n, uint64_t *idx)
@@ -252,7 +387,13 @@ static inline uint32_t baton_spsc_prod_reserve(struct baton_ring *r,
 	return n;
 }
 
-/* Publish n reserved slots, then wake the consumer only if it parked. */
+/**
+ * baton_spsc_prod_submit() - publish written slots
+ * @r: a producer handle of an SPSC ring
+ * @n: how many of the reserved slots, from the reserved *idx
+ *
+ * Wakes the consumer (a syscall) only if it parked.
+ */
 static inline void baton_spsc_prod_submit(struct baton_ring *r, uint32_t n)
 {
 	r->local += n;
@@ -270,11 +411,17 @@ static inline void baton_spsc_prod_submit(struct baton_ring *r, uint32_t n)
 		__baton_ring_wake_peer(r);
 }
 
-/*
- * SPSC consumer: exactly one thread of one process calls these.
+/**
+ * baton_spsc_cons_peek() - how many messages are there to read, zero-copy
+ * @r: a consumer handle of an SPSC ring
+ * @n: how many messages are wanted
+ * @idx: set to the index of the first
  *
- * baton_spsc_cons_peek() reports how many slots, up to n, hold published
- * messages starting at *idx. It does not consume them.
+ * SPSC consumer: exactly one thread of one process calls these. It does
+ * not consume them: baton_spsc_cons_release() does.
+ *
+ * Return: the number of published messages from *idx, at most @n (0:
+ * empty).
  */
 static inline uint32_t baton_spsc_cons_peek(struct baton_ring *r, uint32_t n,
 					    uint64_t *idx)
@@ -297,7 +444,13 @@ static inline uint32_t baton_spsc_cons_peek(struct baton_ring *r, uint32_t n,
 	return n;
 }
 
-/* Give n peeked slots back, then wake the producer only if it parked. */
+/**
+ * baton_spsc_cons_release() - give read slots back to the producer
+ * @r: a consumer handle of an SPSC ring
+ * @n: how many of the peeked slots
+ *
+ * Wakes the producer (a syscall) only if it parked.
+ */
 static inline void baton_spsc_cons_release(struct baton_ring *r, uint32_t n)
 {
 	r->local += n;
@@ -310,7 +463,14 @@ static inline void baton_spsc_cons_release(struct baton_ring *r, uint32_t n)
 		__baton_ring_wake_peer(r);
 }
 
-/* Single-message forms: copy len bytes (at most slot_size) in or out. */
+/**
+ * baton_spsc_try_push() - copy one message in, if there is room
+ * @r: a producer handle of an SPSC ring
+ * @msg: the message
+ * @len: its length, at most the slot size
+ *
+ * Return: 0, or -EAGAIN (full), -EINVAL (@len too long).
+ */
 static inline int baton_spsc_try_push(struct baton_ring *r, const void *msg,
 				      size_t len)
 {
@@ -325,6 +485,14 @@ static inline int baton_spsc_try_push(struct baton_ring *r, const void *msg,
 	return 0;
 }
 
+/**
+ * baton_spsc_try_pop() - copy one message out, if there is one
+ * @r: a consumer handle of an SPSC ring
+ * @msg: where to copy it
+ * @len: bytes to copy (at most the slot size is copied)
+ *
+ * Return: 0, or -EAGAIN (empty).
+ */
 static inline int baton_spsc_try_pop(struct baton_ring *r, void *msg,
 				     size_t len)
 {
@@ -341,15 +509,59 @@ static inline int baton_spsc_try_pop(struct baton_ring *r, void *msg,
 
 /*
  * Blocking forms (lib/park.c): spin r->spin_limit polls, then park.
- * Return the number of slots (>= 1) or a negative errno as for
- * baton_ring_park(); timeout_ns < 0 waits forever.
+ */
+
+/**
+ * baton_spsc_prod_reserve_wait() - baton_spsc_prod_reserve(), waiting for
+ * room
+ * @r: a producer handle of an SPSC ring
+ * @n: how many slots are wanted
+ * @idx: set to the index of the first free slot
+ * @timeout_ns: how long at most; < 0 waits forever
+ *
+ * Return: the number of free slots (>= 1, at most @n), or a negative
+ * errno as for baton_ring_park().
  */
 int baton_spsc_prod_reserve_wait(struct baton_ring *r, uint32_t n,
 				 uint64_t *idx, int64_t timeout_ns);
+
+/**
+ * baton_spsc_cons_peek_wait() - baton_spsc_cons_peek(), waiting for a
+ * message
+ * @r: a consumer handle of an SPSC ring
+ * @n: how many messages are wanted
+ * @idx: set to the index of the first
+ * @timeout_ns: how long at most; < 0 waits forever
+ *
+ * Return: the number of messages (>= 1, at most @n), or a negative errno
+ * as for baton_ring_park() (-EPIPE: end of stream).
+ */
 int baton_spsc_cons_peek_wait(struct baton_ring *r, uint32_t n, uint64_t *idx,
 			      int64_t timeout_ns);
+
+/**
+ * baton_spsc_push() - copy one message in, waiting for room
+ * @r: a producer handle of an SPSC ring
+ * @msg: the message
+ * @len: its length, at most the slot size
+ * @timeout_ns: how long at most; < 0 waits forever
+ *
+ * Return: 0, or -EINVAL, or a negative errno as for baton_ring_park().
+ */
 int baton_spsc_push(struct baton_ring *r, const void *msg, size_t len,
 		    int64_t timeout_ns);
+
+/**
+ * baton_spsc_pop() - copy one message out, waiting for one
+ * @r: a consumer handle of an SPSC ring
+ * @msg: where to copy it
+ * @len: bytes to copy (at most the slot size is copied)
+ * @timeout_ns: how long at most; < 0 waits forever
+ *
+ * Return: a non-negative value on success (test errors as < 0), or a
+ * negative errno as for baton_ring_park() (-EPIPE: drained and the
+ * producer gone, the end of the stream).
+ */
 int baton_spsc_pop(struct baton_ring *r, void *msg, size_t len,
 		   int64_t timeout_ns);
 
@@ -419,14 +631,53 @@ struct baton_mpsc_stats {
 	uint64_t park_calls;
 };
 
+/**
+ * baton_mpsc_stats() - sample an MPSC ring's counters
+ * @r: a handle of an MPSC ring, either role
+ * @st: filled in (struct baton_mpsc_stats)
+ *
+ * Return: 0, or -EINVAL (not an MPSC handle).
+ */
 int baton_mpsc_stats(const struct baton_ring *r, struct baton_mpsc_stats *st);
 
 /* Out of line (lib/mpsc.c): the syscalls and the waiting loops. */
 void __baton_mpsc_wake(struct baton_ring *r, uint64_t idx);
+
+/**
+ * baton_mpsc_prod_wait() - wait until a held ticket's slot is free
+ * @r: a producer handle of an MPSC ring
+ * @ticket: a ticket this handle reserved
+ *
+ * Spins, then parks on the slot until the consumer frees it. No timeout:
+ * the ticket cannot be handed back (see baton_mpsc_prod_reserve()). On an
+ * error the ticket is abandoned and the handle refuses further pushes;
+ * closing it lets the kernel tombstone the ticket.
+ *
+ * Return: 0, or -EPIPE (the consumer has gone), -EPROTO (corrupt ring),
+ * -EINTR.
+ */
 int baton_mpsc_prod_wait(struct baton_ring *r, uint64_t ticket);
+
+/**
+ * baton_mpsc_push_full() - baton_mpsc_push() when the ring looks full
+ * @r: a producer handle of an MPSC ring
+ * @msg: the message
+ * @len: its length, at most the slot size
+ *
+ * Waits for room (bounded) holding no ticket, then pushes as
+ * baton_mpsc_push() does. baton_mpsc_push() calls it; out of line so the
+ * inline push keeps a single fetch_add and no waiting loop.
+ *
+ * Return: as baton_mpsc_push().
+ */
 int baton_mpsc_push_full(struct baton_ring *r, const void *msg, size_t len);
 
-/*
+/**
+ * baton_mpsc_prod_reserve_from() - take tickets, zero-copy
+ * @r: a producer handle of an MPSC ring
+ * @n: how many tickets
+ * @floor: a tail value this producer read (baton_mpsc_prod_room())
+ *
  * MPSC producer, step 1: take n tickets [t, t + n) with one fetch_add.
  *
  * The trade-off, on purpose: this cannot fail and cannot be undone. A
@@ -437,6 +688,8 @@ int baton_mpsc_push_full(struct baton_ring *r, const void *msg, size_t len);
  *
  * The claim page says which tickets this handle holds, so the kernel can
  * tell a live producer's unpublished ticket from a dead one's.
+ *
+ * Return: t, the first ticket taken.
  */
 static inline uint64_t baton_mpsc_prod_reserve_from(struct baton_ring *r,
 						    uint32_t n, uint64_t floor)
@@ -457,6 +710,14 @@ static inline uint64_t baton_mpsc_prod_reserve_from(struct baton_ring *r,
 	return t;
 }
 
+/**
+ * baton_mpsc_prod_reserve() - baton_mpsc_prod_reserve_from() with a fresh
+ * tail
+ * @r: a producer handle of an MPSC ring
+ * @n: how many tickets
+ *
+ * Return: t, the first ticket taken.
+ */
 static inline uint64_t baton_mpsc_prod_reserve(struct baton_ring *r,
 					       uint32_t n)
 {
@@ -464,7 +725,14 @@ static inline uint64_t baton_mpsc_prod_reserve(struct baton_ring *r,
 							       __ATOMIC_RELAXED));
 }
 
-/* Nonzero when the slot of ticket t is free for it (this lap). */
+/**
+ * baton_mpsc_prod_slot_free() - whether a ticket's slot is free
+ * @r: a producer handle of an MPSC ring
+ * @t: the ticket
+ *
+ * Return: nonzero when the slot of ticket @t is free for it (this lap);
+ * else wait with baton_mpsc_prod_wait().
+ */
 static inline int baton_mpsc_prod_slot_free(const struct baton_ring *r,
 					    uint64_t t)
 {
@@ -472,9 +740,13 @@ static inline int baton_mpsc_prod_slot_free(const struct baton_ring *r,
 	return __atomic_load_n(&r->seq[t & r->mask], __ATOMIC_ACQUIRE) == t;
 }
 
-/*
- * Whether the next ticket's slot is free now (*tail: the tail read, for
- * the floor): a hint, read before taking a ticket so that a producer does
+/**
+ * baton_mpsc_prod_room() - whether the next ticket's slot is free now
+ * @r: a producer handle of an MPSC ring
+ * @tail: set to the tail read, the floor for
+ *        baton_mpsc_prod_reserve_from()
+ *
+ * A hint, read before taking a ticket so that a producer does
  * not take one while the ring is full.
  *
  * Why: a ticket cannot be handed back, so a producer that takes one on a
@@ -491,6 +763,8 @@ static inline int baton_mpsc_prod_slot_free(const struct baton_ring *r,
  * reservation stays one unconditional fetch_add with no retry. A scribbled
  * tail or sequence makes the hint wrong, never the protocol: the wait for
  * room is bounded (baton_mpsc_push_full(), out of line).
+ *
+ * Return: nonzero when the slot of ticket *@tail is free.
  */
 static inline int baton_mpsc_prod_room(const struct baton_ring *r,
 					uint64_t *tail)
@@ -499,7 +773,14 @@ static inline int baton_mpsc_prod_room(const struct baton_ring *r,
 	return baton_mpsc_prod_slot_free(r, *tail);
 }
 
-/* Publish ticket t (its slot written), then wake the consumer if parked. */
+/**
+ * baton_mpsc_prod_publish() - publish one written ticket
+ * @r: a producer handle of an MPSC ring
+ * @t: the ticket, its slot written
+ *
+ * Wakes the consumer (a syscall) only if it parked. After the last
+ * ticket of a reservation, call baton_mpsc_prod_done().
+ */
 static inline void baton_mpsc_prod_publish(struct baton_ring *r, uint64_t t)
 {
 	/* K, matches L: the slot contents before the sequence. */
@@ -511,7 +792,12 @@ static inline void baton_mpsc_prod_publish(struct baton_ring *r, uint64_t t)
 		__baton_mpsc_wake(r, t);
 }
 
-/* Every reserved ticket is published: the claim is empty again. */
+/**
+ * baton_mpsc_prod_done() - every reserved ticket is published
+ * @r: a producer handle of an MPSC ring
+ *
+ * The claim page is empty again: a death from here on loses nothing.
+ */
 static inline void baton_mpsc_prod_done(struct baton_ring *r)
 {
 	/* J: after the publications, so a kernel that sees these sees them. */
@@ -519,12 +805,19 @@ static inline void baton_mpsc_prod_done(struct baton_ring *r)
 	__atomic_store_n(&r->claim->floor, BATON_MPSC_NONE, __ATOMIC_RELEASE);
 }
 
-/*
- * Push one message of len bytes (at most slot_size). Blocks while its
- * slot is occupied; 0, or -EPIPE (the consumer has gone), -EPROTO (the
- * ring is corrupt), -EINVAL. After an error the ticket is abandoned and
- * the handle refuses further pushes: close it, and the kernel turns the
- * abandoned ticket into a tombstone for any later consumer.
+/**
+ * baton_mpsc_push() - copy one message in, waiting for its slot
+ * @r: a producer handle of an MPSC ring
+ * @msg: the message
+ * @len: its length, at most the slot size
+ *
+ * Blocks while its slot is occupied. After an error the ticket is
+ * abandoned and the handle refuses further pushes: close it, and the
+ * kernel turns the abandoned ticket into a tombstone for any later
+ * consumer.
+ *
+ * Return: 0, or -EPIPE (the consumer has gone), -EPROTO (the ring is
+ * corrupt), -EINVAL.
  */
 static inline int baton_mpsc_push(struct baton_ring *r, const void *msg,
 				  size_t len)
@@ -554,7 +847,12 @@ static inline int baton_mpsc_push(struct baton_ring *r, const void *msg,
 	return 0;
 }
 
-/*
+/**
+ * baton_mpsc_try_push() - copy one message in, if there is room
+ * @r: a producer handle of an MPSC ring
+ * @msg: the message
+ * @len: its length, at most the slot size
+ *
  * Non-blocking push, for callers that need "busy" back: -EAGAIN when the
  * next ticket's slot is occupied, and then no ticket was taken. This is
  * the only compare-and-swap in the MPSC library, and it stays here: the
@@ -562,6 +860,8 @@ static inline int baton_mpsc_push(struct baton_ring *r, const void *msg,
  * so a full ring never leaves a ticket behind. The blocking path above
  * never runs it, so its race-decided branch is not on that path. It keeps
  * the claim exactly as baton_mpsc_prod_reserve() does.
+ *
+ * Return: 0, or -EAGAIN, -EINVAL, or the handle's earlier error.
  */
 static inline int baton_mpsc_try_push(struct baton_ring *r, const void *msg,
 				      size_t len)
@@ -601,34 +901,66 @@ static inline int baton_mpsc_try_push(struct baton_ring *r, const void *msg,
 	return -11; /* -EAGAIN */
 }
 
-/*
- * Push with a deadline: 0, -ETIMEDOUT (the ring stayed full; nothing was
- * published and no ticket taken), -EPIPE (the consumer has gone),
- * -EPROTO, -EINTR, -EINVAL. Spins, then parks holding no ticket;
- * timeout_ns < 0 waits for ever, 0 only tries. baton_mpsc_push() has no
+/**
+ * baton_mpsc_push_timeout() - copy one message in, waiting for room until
+ * a deadline
+ * @r: a producer handle of an MPSC ring
+ * @msg: the message
+ * @len: its length, at most the slot size
+ * @timeout_ns: < 0 waits for ever, 0 only tries
+ *
+ * Spins, then parks holding no ticket. baton_mpsc_push() has no
  * deadline: once it holds a ticket it must publish it.
+ *
+ * Return: 0, -ETIMEDOUT (the ring stayed full; nothing was published and
+ * no ticket taken), -EPIPE (the consumer has gone), -EPROTO, -EINTR,
+ * -EINVAL.
  */
 int baton_mpsc_push_timeout(struct baton_ring *r, const void *msg, size_t len,
 			    int64_t timeout_ns);
 
-/*
- * n messages of len bytes each, back to back in msgs: one fetch_add. On an
- * error part of the batch may already be out: baton_mpsc_push_batch_n()
- * says how much in *published (also on success: n), so a caller can resume
- * after it instead of duplicating or dropping messages.
+/**
+ * baton_mpsc_push_batch() - copy n messages in with one fetch_add
+ * @r: a producer handle of an MPSC ring
+ * @msgs: n messages of @len bytes each, back to back
+ * @len: the length of each, at most the slot size
+ * @n: how many, 1..slot_count
+ *
+ * Waits slot by slot as baton_mpsc_push(). On an error part of the batch
+ * may already be out; baton_mpsc_push_batch_n() says how much.
+ *
+ * Return: 0, or an error as baton_mpsc_push().
  */
 int baton_mpsc_push_batch(struct baton_ring *r, const void *msgs, size_t len,
 			  uint32_t n);
+
+/**
+ * baton_mpsc_push_batch_n() - baton_mpsc_push_batch(), saying how much
+ * went out
+ * @r: a producer handle of an MPSC ring
+ * @msgs: n messages of @len bytes each, back to back
+ * @len: the length of each, at most the slot size
+ * @n: how many, 1..slot_count
+ * @published: set to how many of the n are out (also on success: n), so
+ *             a caller can resume after them instead of duplicating or
+ *             dropping messages
+ *
+ * Return: 0, or an error as baton_mpsc_push().
+ */
 int baton_mpsc_push_batch_n(struct baton_ring *r, const void *msgs,
 			    size_t len, uint32_t n, uint32_t *published);
 
-/*
- * MPSC consumer: one thread of one process.
+/**
+ * baton_mpsc_cons_peek() - look at the next ticket, zero-copy
+ * @r: the consumer handle of an MPSC ring
+ * @idx: set to the ticket (its slot: baton_ring_slot())
  *
- * baton_mpsc_cons_peek() looks at the next ticket, *idx: 1 when it holds
- * a message, BATON_MPSC_LOST when it is a tombstone (read the loss with
- * baton_mpsc_cons_loss(), then release it like a message), 0 when it is
- * not published yet, -EPROTO (-71) when its sequence word is corrupt.
+ * MPSC consumer: one thread of one process. Release a message or a
+ * tombstone with baton_mpsc_cons_release().
+ *
+ * Return: 1 when it holds a message, BATON_MPSC_LOST when it is a
+ * tombstone (read the loss with baton_mpsc_cons_loss()), 0 when it is not
+ * published yet, -EPROTO (-71) when its sequence word is corrupt.
  */
 static inline int baton_mpsc_cons_peek(struct baton_ring *r, uint64_t *idx)
 {
@@ -644,7 +976,12 @@ static inline int baton_mpsc_cons_peek(struct baton_ring *r, uint64_t *idx)
 	return s == c ? 0 : -71;
 }
 
-/* What the kernel wrote into a tombstoned slot (after a LOST peek). */
+/**
+ * baton_mpsc_cons_loss() - what the kernel wrote into a tombstoned slot
+ * @r: the consumer handle of an MPSC ring
+ * @idx: the ticket a peek said BATON_MPSC_LOST of
+ * @loss: filled in: the ticket and the dead producer's pid
+ */
 static inline void baton_mpsc_cons_loss(const struct baton_ring *r,
 					uint64_t idx,
 					struct baton_mpsc_loss *loss)
@@ -656,7 +993,12 @@ static inline void baton_mpsc_cons_loss(const struct baton_ring *r,
 	loss->pid = pid;
 }
 
-/* Free the peeked slot for the next lap; wake producers only if parked. */
+/**
+ * baton_mpsc_cons_release() - free the peeked slot for the next lap
+ * @r: the consumer handle of an MPSC ring
+ *
+ * Wakes producers (a syscall) only if one parked.
+ */
 static inline void baton_mpsc_cons_release(struct baton_ring *r)
 {
 	uint64_t c = r->local;
@@ -677,10 +1019,16 @@ static inline void baton_mpsc_cons_release(struct baton_ring *r)
 		__baton_mpsc_wake(r, c);
 }
 
-/*
- * One message if there is one: 1, -EAGAIN, -EPROTO, or BATON_MPSC_LOST
- * with *loss filled (loss may be NULL: the tombstone is still skipped and
- * reported). Copies min(len, slot_size) bytes.
+/**
+ * baton_mpsc_try_pop() - copy one message out, if there is one
+ * @r: the consumer handle of an MPSC ring
+ * @msg: where to copy it; min(len, slot_size) bytes are copied
+ * @len: its size
+ * @loss: filled when the next ticket was lost (may be NULL: the tombstone
+ *        is still skipped and reported)
+ *
+ * Return: 1 (a message), BATON_MPSC_LOST (a tombstone, skipped), or
+ * -EAGAIN, -EPROTO.
  */
 static inline int baton_mpsc_try_pop(struct baton_ring *r, void *msg,
 				     size_t len, struct baton_mpsc_loss *loss)
@@ -705,10 +1053,18 @@ static inline int baton_mpsc_try_pop(struct baton_ring *r, void *msg,
 	return ret;
 }
 
-/*
- * Blocking pop: spin, then park; timeout_ns < 0 waits forever. Returns
- * as baton_mpsc_try_pop(), or -ETIMEDOUT, -EPIPE (every producer has gone
- * and nothing is left: end of stream), -EINTR.
+/**
+ * baton_mpsc_pop() - copy one message out, waiting for one
+ * @r: the consumer handle of an MPSC ring
+ * @msg: where to copy it; min(len, slot_size) bytes are copied
+ * @len: its size
+ * @timeout_ns: how long at most; < 0 waits forever
+ * @loss: as for baton_mpsc_try_pop()
+ *
+ * Spins, then parks.
+ *
+ * Return: as baton_mpsc_try_pop(), or -ETIMEDOUT, -EPIPE (every producer
+ * has gone and nothing is left: end of stream), -EINTR.
  */
 int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
 		   int64_t timeout_ns, struct baton_mpsc_loss *loss);
@@ -779,10 +1135,18 @@ baton__copy_out(const struct baton_ring *r, uint64_t idx, void *msgs,
 		       size);
 }
 
-/*
- * SPSC: push up to n messages of @size bytes from @msgs, as many as there
- * is room for, in one reservation and one publication. Returns how many
- * went (0 when the ring is full), or -EINVAL when size > slot_size.
+/**
+ * baton_spsc_try_push_bulk() - copy up to n messages in, as many as fit
+ * @r: a producer handle of an SPSC ring
+ * @msgs: n messages of @size bytes each, back to back
+ * @size: the size of each, at most the slot size
+ * @n: how many are offered
+ *
+ * One reservation and one publication for the batch. The sized forms
+ * baton_spsc_try_push_bulk8, 16, 32 and 64 take @size as a constant.
+ *
+ * Return: how many went (0 when the ring is full), or -EINVAL when
+ * size > slot_size.
  */
 static inline __attribute__((always_inline)) int
 baton_spsc_try_push_bulk(struct baton_ring *r, const void *msgs, size_t size,
@@ -801,10 +1165,20 @@ baton_spsc_try_push_bulk(struct baton_ring *r, const void *msgs, size_t size,
 	return (int)k;
 }
 
-/*
- * SPSC: pop up to n messages into @msgs (@size bytes apart; each gets the
- * first @size bytes of its slot). Returns how many (0 when the ring is
- * empty), or -EINVAL when size > slot_size.
+/**
+ * baton_spsc_try_pop_bulk() - copy up to n messages out, as many as there
+ * are
+ * @r: a consumer handle of an SPSC ring
+ * @msgs: room for n messages, @size bytes apart; each gets the first
+ *        @size bytes of its slot
+ * @size: the size of each, at most the slot size
+ * @n: how many are wanted
+ *
+ * The sized forms baton_spsc_try_pop_bulk8, 16, 32 and 64 take @size as a
+ * constant.
+ *
+ * Return: how many (0 when the ring is empty), or -EINVAL when
+ * size > slot_size.
  */
 static inline __attribute__((always_inline)) int
 baton_spsc_try_pop_bulk(struct baton_ring *r, void *msgs, size_t size,
@@ -848,18 +1222,25 @@ static inline void baton__mpsc_publish_n(struct baton_ring *r, uint64_t t,
 		__baton_mpsc_wake(r, t + n - 1);
 }
 
-/*
- * MPSC: push n messages of @size bytes from @msgs with one fetch_add, and
- * when their slots are free, one or two copies. Blocks like
- * baton_mpsc_push() while a slot is occupied. 0, or an error as
- * baton_mpsc_push_batch_n(); *published (may be NULL) says how many of
- * the n are out either way.
+/**
+ * baton_mpsc_push_bulk() - copy n messages in with one fetch_add
+ * @r: a producer handle of an MPSC ring
+ * @msgs: n messages of @size bytes each, back to back
+ * @size: the size of each, at most the slot size
+ * @n: how many, 1..slot_count
+ * @published: may be NULL; set to how many of the n are out either way
+ *
+ * When their slots are free, one or two copies. Blocks like
+ * baton_mpsc_push() while a slot is occupied. The sized forms
+ * baton_mpsc_push_bulk8, 16, 32 and 64 take @size as a constant.
  *
  * Why one check covers the batch: the consumer frees slots in ticket
  * order, each with a release store of the next lap's ticket (M), after
  * reading it. Seeing the last ticket's slot free (N, acquire) therefore
  * means every earlier release is visible too, and so every slot of the
  * batch is free. If it is not, the out-of-line path waits slot by slot.
+ *
+ * Return: 0, or an error as baton_mpsc_push_batch_n().
  */
 static inline __attribute__((always_inline)) int
 baton_mpsc_push_bulk(struct baton_ring *r, const void *msgs, size_t size,
@@ -887,12 +1268,19 @@ baton_mpsc_push_bulk(struct baton_ring *r, const void *msgs, size_t size,
 	return 0;
 }
 
-/*
- * MPSC consumer: how many of the next tickets, up to n, hold published
- * messages, starting at *idx. Stops before the first that does not: not
- * published yet, a tombstone, or corrupt. 0 says the first is one of
- * those; baton_mpsc_cons_peek() tells which. So a tombstone always ends a
- * batch, and is taken on its own.
+/**
+ * baton_mpsc_cons_peek_n() - how many of the next tickets hold messages,
+ * zero-copy
+ * @r: the consumer handle of an MPSC ring
+ * @n: how many are wanted
+ * @idx: set to the first ticket
+ *
+ * Stops before the first that does not: not published yet, a tombstone,
+ * or corrupt. 0 says the first is one of those; baton_mpsc_cons_peek()
+ * tells which. So a tombstone always ends a batch, and is taken on its
+ * own.
+ *
+ * Return: the number of published messages from *idx, at most @n.
  */
 static inline uint32_t baton_mpsc_cons_peek_n(struct baton_ring *r,
 					      uint32_t n, uint64_t *idx)
@@ -912,10 +1300,14 @@ static inline uint32_t baton_mpsc_cons_peek_n(struct baton_ring *r,
 	return k;
 }
 
-/*
- * Free k peeked slots: per slot the two stores of baton_mpsc_cons_release()
- * (M, then C), so a consumer that dies midway leaves at most one slot
- * freed beyond the head, as that function does; then one wake decision.
+/**
+ * baton_mpsc_cons_release_n() - free k peeked slots
+ * @r: the consumer handle of an MPSC ring
+ * @k: how many, from baton_mpsc_cons_peek_n()
+ *
+ * Per slot the two stores of baton_mpsc_cons_release() (M, then C), so a
+ * consumer that dies midway leaves at most one slot freed beyond the
+ * head, as that function does; then one wake decision.
  */
 static inline void baton_mpsc_cons_release_n(struct baton_ring *r,
 					     uint32_t k)
@@ -940,13 +1332,23 @@ static inline void baton_mpsc_cons_release_n(struct baton_ring *r,
 		__baton_mpsc_wake_n(r, c, k);
 }
 
-/*
- * MPSC: pop up to n messages into @msgs (@size bytes apart). Returns how
- * many (>= 1), -EAGAIN when the next ticket is not published, -EPROTO,
- * -EINVAL (size > slot_size, n == 0); or 0 when the next ticket was a
- * tombstone: it is skipped and, if @loss is not NULL, described there.
+/**
+ * baton_mpsc_try_pop_bulk() - copy up to n messages out
+ * @r: the consumer handle of an MPSC ring
+ * @msgs: room for n messages, @size bytes apart
+ * @size: the size of each, at most the slot size
+ * @n: how many are wanted, >= 1
+ * @loss: filled when the next ticket was lost (may be NULL)
+ *
  * A batch stops before a tombstone: the call after it returns 0 for the
  * tombstone, and the one after that goes on with the messages behind it.
+ * The sized forms baton_mpsc_try_pop_bulk8, 16, 32 and 64 take @size as a
+ * constant.
+ *
+ * Return: how many (>= 1), -EAGAIN when the next ticket is not published,
+ * -EPROTO, -EINVAL (size > slot_size, n == 0); or 0 when the next ticket
+ * was a tombstone: it is skipped and, if @loss is not NULL, described
+ * there.
  */
 static inline __attribute__((always_inline)) int
 baton_mpsc_try_pop_bulk(struct baton_ring *r, void *msgs, size_t size,
@@ -1051,7 +1453,10 @@ struct baton_waitset_event {
  */
 int baton_waitset_create(struct baton_waitset **out);
 
-/** baton_waitset_destroy() - free a set; its objects stay open. */
+/**
+ * baton_waitset_destroy() - free a set; its objects stay open
+ * @ws: the set; NULL is a no-op
+ */
 void baton_waitset_destroy(struct baton_waitset *ws);
 
 /**
@@ -1080,7 +1485,13 @@ int baton_waitset_add_ring(struct baton_waitset *ws, struct baton_ring *r,
 int baton_waitset_add_epoch(struct baton_waitset *ws, struct baton_epoch *d,
 			    uint64_t epoch, uint64_t cookie);
 
-/** baton_waitset_remove() - take an object out by cookie: 0 or -ENOENT. */
+/**
+ * baton_waitset_remove() - take an object out by cookie
+ * @ws: the set
+ * @cookie: what the object was added with
+ *
+ * Return: 0 or -ENOENT.
+ */
 int baton_waitset_remove(struct baton_waitset *ws, uint64_t cookie);
 
 /**

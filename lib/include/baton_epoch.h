@@ -37,6 +37,7 @@ extern "C" {
  * Public only so enter and exit can be inline; treat it as private.
  */
 struct baton_epoch {
+	/* private: */
 	/* fast path */
 	const uint64_t *global;		/* hdr->global, shared */
 	const uint64_t *sync_epoch;	/* hdr->sync_epoch, shared */
@@ -82,7 +83,23 @@ struct baton_epoch_params {
 
 /**
  * struct baton_epoch_stats - the header's counters, sampled
- * (the fields of struct baton_epoch_hdr of the same names)
+ * @global: the global epoch; starts at 1
+ * @frontier: everything retired at an epoch <= @frontier is unreachable
+ * @collections: collection cycles run
+ * @sync_waits: synchronize calls that one cycle did not satisfy
+ * @sync_timeouts: synchronize calls that returned -ETIMEDOUT
+ * @kicks: kick calls (a reader's exit waking parked synchronizers)
+ * @participants: participants registered now
+ * @participant_releases: participant handles released (closed or died)
+ * @completed: retirement entries proven and consumed
+ * @orphaned: pending entries of released participants, taken over
+ * @orphans_completed: of those, proven and consumed
+ * @bad_words: corrupt announcement or queue words seen (each treated
+ *             conservatively: it never lets anything go early)
+ * @kick_calls: kick syscalls made by this handle
+ *
+ * All but @kick_calls are the fields of struct baton_epoch_hdr of the same
+ * names (Documentation/epoch.rst).
  */
 struct baton_epoch_stats {
 	uint64_t global;
@@ -100,47 +117,156 @@ struct baton_epoch_stats {
 	uint64_t kick_calls;		/* this handle's */
 };
 
-/* Setup and teardown (lib/epoch.c). Negative errno on failure. */
+/* Setup and teardown (lib/epoch.c). */
+
+/**
+ * baton_epoch_create() - create a named epoch domain
+ * @name: as for a ring; domains have their own names, so a ring and a
+ *        domain may share one
+ * @p: participants, queue length, mode, backend (struct
+ *     baton_epoch_params)
+ * @out: the new handle, not yet a participant (baton_epoch_register())
+ *
+ * Return: 0, or -EINVAL, -EEXIST, -EDQUOT (kmod), -ENOSPC (memfd),
+ * -ENODEV, -ENOMEM.
+ */
 int baton_epoch_create(const char *name, const struct baton_epoch_params *p,
 		       struct baton_epoch **out);
+
+/**
+ * baton_epoch_open() - open an existing domain by name
+ * @name: the domain
+ * @backend: enum baton_backend
+ * @out: the new handle, not yet a participant
+ *
+ * Needs both read and write permission: any opener may register, and an
+ * announcement holds back everyone's reclamation.
+ *
+ * Return: 0, or -ENOENT, -EACCES, -EINVAL, -ENODEV, -EPROTO, -ENOMEM.
+ */
 int baton_epoch_open(const char *name, int backend, struct baton_epoch **out);
+
+/**
+ * baton_epoch_close() - unmap and close a handle; NULL is a no-op
+ * @d: the handle; freed
+ *
+ * A participant's registration ends with it (process death does the
+ * same); what it retired and was not yet proven is taken over by the
+ * collector.
+ */
 void baton_epoch_close(struct baton_epoch *d);
+
+/**
+ * baton_epoch_unlink() - remove a domain's name
+ * @name: the domain
+ * @backend: enum baton_backend
+ *
+ * Open handles keep the domain until they close.
+ *
+ * Return: 0, or -ENOENT, -EACCES (only the owner may), -EINVAL, -ENODEV.
+ */
 int baton_epoch_unlink(const char *name, int backend);
+
+/**
+ * baton_epoch_fd() - the handle's file descriptor
+ * @d: the handle
+ *
+ * Return: the fd, or -EINVAL for a NULL handle.
+ */
 int baton_epoch_fd(const struct baton_epoch *d);
+
+/**
+ * baton_epoch_stats() - sample a domain's counters
+ * @d: the handle
+ * @st: filled in (struct baton_epoch_stats)
+ *
+ * Return: 0, or -EINVAL.
+ */
 int baton_epoch_stats(const struct baton_epoch *d,
 		      struct baton_epoch_stats *st);
 
-/* Become a participant: returns the index, -EBUSY, -ENOSPC. */
+/**
+ * baton_epoch_register() - become a participant
+ * @d: the handle
+ *
+ * A participant has its own announcement (baton_epoch_enter()) and
+ * retirement queue (baton_epoch_retire()), and is single-threaded.
+ *
+ * Return: the participant index (>= 0), or -EBUSY (already registered),
+ * -ENOSPC (max_participants reached).
+ */
 int baton_epoch_register(struct baton_epoch *d);
 
-/*
- * Retire: queue {handle, epoch, tag} after the caller has unlinked the
- * object. 0 and *epoch (may be NULL) on success; -ENOSPC when the queue is
- * full: nothing is ever freed early, ownership stays with the caller
- * (collect or synchronize, then retry).
+/**
+ * baton_epoch_retire() - queue an unlinked object for reclamation
+ * @d: a participant handle
+ * @handle: names the object, for the caller (an index, an offset)
+ * @tag: anything the caller wants back with it
+ * @epoch: may be NULL; set to the epoch it was retired at, for
+ *         baton_epoch_poll() and baton_epoch_synchronize()
+ *
+ * Queue {handle, epoch, tag} after the caller has unlinked the object, so
+ * that no new reader can reach it.
+ *
+ * Return: 0, or -ENOSPC when the queue is full: nothing is ever freed
+ * early, ownership stays with the caller (collect or synchronize, then
+ * retry); -EINVAL (not a participant), -EPROTO.
  */
 int baton_epoch_retire(struct baton_epoch *d, uint64_t handle, uint64_t tag,
 		       uint64_t *epoch);
 
-/*
- * Park until nothing retired at @epoch or earlier can be held by any
- * participant. timeout_ns < 0 waits forever. 0, -ETIMEDOUT (then
- * *holder, if not NULL, is the pid holding the oldest epoch; memfd: the
- * pid it registered with), -EINTR, -EINVAL (@epoch in the future).
+/**
+ * baton_epoch_synchronize() - wait until an epoch is quiescent
+ * @d: the handle
+ * @epoch: an epoch baton_epoch_retire() returned
+ * @timeout_ns: how long at most; < 0 waits forever
+ * @holder: may be NULL; on -ETIMEDOUT, the pid holding the oldest epoch
+ *          (memfd: the pid it registered with)
+ *
+ * Parks until nothing retired at @epoch or earlier can be held by any
+ * participant.
+ *
+ * Return: 0, or -ETIMEDOUT, -EINTR, -EINVAL (@epoch in the future).
  */
 int baton_epoch_synchronize(struct baton_epoch *d, uint64_t epoch,
 			    int64_t timeout_ns, pid_t *holder);
 
-/* Retire, then synchronize on the epoch retired at. */
+/**
+ * baton_epoch_destroy_sync() - retire, then wait until no reader can hold
+ * the object
+ * @d: a participant handle
+ * @handle: as for baton_epoch_retire()
+ * @tag: as for baton_epoch_retire()
+ * @timeout_ns: how long at most; < 0 waits forever
+ * @holder: as for baton_epoch_synchronize()
+ *
+ * On 0 the object is the caller's again: free or reuse it.
+ *
+ * Return: 0, or an error of baton_epoch_retire() or
+ * baton_epoch_synchronize().
+ */
 int baton_epoch_destroy_sync(struct baton_epoch *d, uint64_t handle,
 			     uint64_t tag, int64_t timeout_ns, pid_t *holder);
 
-/* Never blocks: 1 if @epoch is quiescent, 0 if not yet (may run a cycle). */
+/**
+ * baton_epoch_poll() - whether an epoch is quiescent yet
+ * @d: the handle
+ * @epoch: an epoch baton_epoch_retire() returned
+ *
+ * Never blocks; may run a collection cycle.
+ *
+ * Return: 1 if @epoch is quiescent, 0 if not yet, -EINVAL (@epoch in the
+ * future).
+ */
 int baton_epoch_poll(struct baton_epoch *d, uint64_t epoch);
 
-/*
- * Run one collection cycle now. The outputs (each may be NULL) are the
- * frontier proved and the entries consumed.
+/**
+ * baton_epoch_collect() - run one collection cycle now
+ * @d: the handle
+ * @frontier: may be NULL; set to the frontier proved
+ * @completed: may be NULL; set to the entries consumed
+ *
+ * Return: 0, or a negative errno.
  */
 int baton_epoch_collect(struct baton_epoch *d, uint64_t *frontier,
 			uint64_t *completed);
@@ -151,19 +277,29 @@ void __baton_epoch_kick(struct baton_epoch *d);
 /* Out of line, the rare retry of enter: see baton_epoch_enter(). */
 uint64_t __baton_epoch_reenter(struct baton_epoch *d, uint64_t stale);
 
-/* The global epoch now (a relaxed sample). */
+/**
+ * baton_epoch_global() - the global epoch now
+ * @d: the handle
+ *
+ * Return: a relaxed sample of the global epoch.
+ */
 static inline uint64_t baton_epoch_global(const struct baton_epoch *d)
 {
 	return __atomic_load_n(d->global, __ATOMIC_RELAXED);
 }
 
-/*
- * Enter a read section: announce the epoch, then re-check it. No locked
+/**
+ * baton_epoch_enter() - enter a read section
+ * @d: a participant handle
+ *
+ * Announce the epoch, then re-check it. No locked
  * instruction and no fence: the StoreLoad ordering between the
  * announcement and the re-check is supplied by the collector, which
  * forces a full barrier on every participant's CPU after publishing a new
  * epoch and before scanning (Q). Returns the epoch announced. Sections do
  * not nest; the handle must be registered.
+ *
+ * Return: the epoch announced.
  */
 static inline uint64_t baton_epoch_enter(struct baton_epoch *d)
 {
@@ -186,10 +322,12 @@ static inline uint64_t baton_epoch_enter(struct baton_epoch *d)
 	return __baton_epoch_reenter(d, e);
 }
 
-/*
- * Leave the read section: one release store, a syscall only if it can
- * help: when a parked synchronizer waits on the epoch this section
- * announced, or a later one.
+/**
+ * baton_epoch_exit() - leave the read section
+ * @d: a participant handle
+ *
+ * One release store, a syscall only if it can help: when a parked
+ * synchronizer waits on the epoch this section announced, or a later one.
  */
 static inline void baton_epoch_exit(struct baton_epoch *d)
 {

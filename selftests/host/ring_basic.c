@@ -580,11 +580,11 @@ TEST(version_memfd)
 	uint64_t feat = 0;
 
 	force_memfd();
-	ASSERT_EQ(0, baton_version(&abi, &feat));
+	ASSERT_EQ(0, baton_abi_version(&abi, &feat));
 	EXPECT_EQ((uint32_t)BATON_ABI_VERSION, abi);
 	EXPECT_EQ(BATON_FEAT_RING_SPSC | BATON_FEAT_PARK | BATON_FEAT_RING_MPSC,
 		  feat);
-	EXPECT_EQ(0, baton_version(NULL, NULL));
+	EXPECT_EQ(0, baton_abi_version(NULL, NULL));
 }
 
 /* Without the module, kmod is a missing backend (ENODEV), not ENOENT. */
@@ -604,7 +604,7 @@ TEST(kmod_absent_enodev)
 					   BATON_BACKEND_KMOD, &r));
 	EXPECT_EQ(-ENODEV, baton_ring_unlink("x", BATON_BACKEND_KMOD));
 	setenv("BATON_BACKEND", "kmod", 1);
-	EXPECT_EQ(-ENODEV, baton_version(NULL, NULL));
+	EXPECT_EQ(-ENODEV, baton_abi_version(NULL, NULL));
 }
 
 TEST_HARNESS_MAIN

@@ -1,0 +1,162 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# selftests/pkg/check-install.sh: owns the packaging test (`make pkg-check`,
+# a stage of `make check`). Everything is installed under build/pkg/ with
+# DESTDIR and PREFIX=/usr; nothing touches the host's /usr, /lib/modules or
+# groups. TAP, one result per check:
+#
+#  - install-lib works without kernel headers (BATON_KVER names no kernel),
+#    and `make install` without them stops with a message naming
+#    install-lib, before installing anything;
+#  - one version: `make -s version` (lib/include/baton_version.h) is
+#    baton.pc's, the soname's major and the file name's, dkms.conf's and
+#    /usr/src/baton-<version>'s, the macros' and baton_version()'s;
+#  - a C and a C++ program (hello.c, hello.cc) including <baton/baton.h>
+#    build against the staged install with pkg-config (-Werror -pedantic)
+#    and run;
+#  - Documentation/examples/ build the same way and run on memfd;
+#  - every public function has a man3 page, and every installed page
+#    renders without a warning (groff -ww; man -l --warnings);
+#  - make install, then make uninstall, leaves no file behind.
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+MAKE=${MAKE:-make}
+here=selftests/pkg
+work=$root/build/pkg
+rm -rf "$work"
+mkdir -p "$work"
+
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); failed=1; echo "not ok $n - $*"; }
+# check DESC CMD...: one result; CMD's output goes to the log, and its
+# last lines into the TAP stream as diagnostics when it fails.
+check() {
+	local desc=$1 log
+	shift
+	log=$work/$n.log
+	if "$@" >"$log" 2>&1; then
+		ok "$desc"
+	else
+		not_ok "$desc"
+		tail -n 15 "$log" | sed 's/^/# /'
+	fi
+}
+mk() { $MAKE --no-print-directory "$@"; }
+
+echo "TAP version 13"
+echo "1..17"
+
+# ---- no kernel headers
+nohdr=(BATON_KVER=no-such-kernel)
+lib_stage=$work/lib
+check "make install-lib without kernel headers" \
+	env "${nohdr[@]}" $MAKE --no-print-directory install-lib DESTDIR="$lib_stage" PREFIX=/usr
+out=$(env "${nohdr[@]}" $MAKE --no-print-directory install DESTDIR="$work/nohdr" PREFIX=/usr 2>&1)
+if [[ $out == *"no kernel build tree"*install-lib* && $out != *"/lib/modules//build"* &&
+	! -e $work/nohdr ]]; then
+	ok "make install without kernel headers says so, names install-lib, installs nothing"
+else
+	not_ok "make install without kernel headers"
+	tail -n 5 <<<"$out" | sed 's/^/# /'
+fi
+
+# pkg-config, as a user of the staged install sees it.
+pc() {
+	PKG_CONFIG_LIBDIR=$lib_stage/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$lib_stage \
+		pkg-config "$@"
+}
+export LD_LIBRARY_PATH=$lib_stage/usr/lib
+
+# ---- one version
+ver=$(mk -s version)
+major=${ver%%.*}
+check "baton.pc says $ver" test "$(pc --modversion baton)" = "$ver"
+soname=$(readelf -d "$lib_stage/usr/lib/libbaton.so" 2>/dev/null | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+check "soname $soname is libbaton.so.$major, file libbaton.so.$ver" \
+	test "$soname" = "libbaton.so.$major" -a -f "$lib_stage/usr/lib/libbaton.so.$ver"
+dkms_stage=$work/dkms
+mk install-dkms DESTDIR="$dkms_stage" >"$work/dkms.log" 2>&1
+check "dkms.conf and /usr/src/baton-$ver say $ver" \
+	grep -qx "PACKAGE_VERSION=\"$ver\"" "$dkms_stage/usr/src/baton-$ver/dkms.conf"
+
+# ---- C and C++ against the staged install
+cflags=(-Wall -Wextra -Werror -pedantic)
+check "hello.c: cc -std=c11 with pkg-config, <baton/baton.h>" \
+	cc -std=c11 "${cflags[@]}" $(pc --cflags baton) -o "$work/hello" $here/hello.c $(pc --libs baton)
+check "hello.c runs: BATON_VERSION_STRING, the macros and baton_version() say $ver" \
+	bash -c "[[ \"\$('$work/hello')\" == '$ver $ver' ]]"
+check "hello.c links statically (pkg-config --static)" \
+	cc -std=c11 "${cflags[@]}" -static $(pc --cflags baton) -o "$work/hello.static" \
+	$here/hello.c $(pc --libs --static baton)
+check "hello.cc: g++ -std=c++11 with pkg-config, <baton/baton.h>" \
+	g++ -std=c++11 "${cflags[@]}" $(pc --cflags baton) -o "$work/hellocc" $here/hello.cc $(pc --libs baton)
+check "hello.cc runs" bash -c "[[ \"\$('$work/hellocc')\" == '$ver from C++' ]]"
+
+# ---- the examples, built as a user builds them, on memfd
+check "Documentation/examples build against the staged install" \
+	env PKG_CONFIG_LIBDIR="$lib_stage/usr/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$lib_stage" \
+	$MAKE --no-print-directory -C Documentation/examples OUT="$work/examples"
+for ex in spsc_pipeline mpsc_fanin epoch_config; do
+	check "example $ex on memfd" env BATON_BACKEND=memfd timeout 300 "$work/examples/$ex"
+	sed 's/^/# /' "$work/$((n - 1)).log"
+done
+
+# ---- man pages
+man3=$lib_stage/usr/share/man/man3
+# The public functions: the library's exported ones and the header's
+# inline ones (an object compiled with -fkeep-inline-functions has them),
+# without the __ and baton__ internals.
+printf '#include <baton/baton.h>\n' >"$work/pub.c"
+cc -std=c11 -O0 -fkeep-inline-functions $(pc --cflags baton) -c -o "$work/pub.o" "$work/pub.c"
+{
+	nm "$work/pub.o" | awk '$2 == "t" || $2 == "T" { print $3 }'
+	nm -D --defined-only "$lib_stage/usr/lib/libbaton.so" | awk '{ sub(/@.*/, "", $3); print $3 }'
+} | grep -E '^baton_[a-z]' | sort -u >"$work/public.txt"
+missing=$(while read -r f; do [[ -f $man3/$f.3 ]] || echo "$f"; done <"$work/public.txt")
+if [[ -s $work/public.txt && -z $missing ]]; then
+	ok "a man3 page for each of the $(wc -l <"$work/public.txt") public functions"
+else
+	not_ok "public functions without a man3 page:" $missing
+fi
+# From the man root, as man-db does, so that .so pages resolve (a
+# subshell: the cd is its own).
+lint_man() (
+	local mroot=$lib_stage/usr/share/man p out bad=0
+	cd "$mroot" || return 1
+	for p in man3/* man8/*; do
+		out=$(LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z "$p" 2>&1)
+		if command -v man >/dev/null; then
+			out+=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$p" 2>&1 >/dev/null)
+		fi
+		[[ -z $out ]] || { echo "$p: $out"; bad=1; }
+	done
+	echo "$(ls man3 | wc -l) man3 pages, $(ls man8 | wc -l) man8 page"
+	((bad == 0)) && [[ -f man8/batonctl.8 ]]
+)
+check "every installed man page (man3, batonctl.8) renders without a warning" lint_man
+
+# ---- install, uninstall, nothing left
+full=$work/full
+if selftests/vm/kver.sh >/dev/null 2>&1; then
+	what="make install (library, module, DKMS tree, udev rule)"
+	mk install DESTDIR="$full" PREFIX=/usr >"$work/install.log" 2>&1 ||
+		echo "# make install failed (see $work/install.log)"
+else
+	what="make install-lib install-dkms (no kernel headers here)"
+	mk install-lib install-dkms DESTDIR="$full" PREFIX=/usr >"$work/install.log" 2>&1
+fi
+installed=$(find "$full" ! -type d 2>/dev/null | wc -l)
+mk uninstall DESTDIR="$full" PREFIX=/usr >"$work/uninstall.log" 2>&1
+left=$(cd "$full" 2>/dev/null && find . ! -type d -o -name '*baton*')
+if ((installed > 100)) && [[ -z $left ]]; then
+	ok "$what put down $installed files; make uninstall left none"
+else
+	not_ok "$what put down $installed files; make uninstall left:" $left
+	tail -n 10 "$work/uninstall.log" | sed 's/^/# /'
+fi
+
+exit $failed
