@@ -5,7 +5,9 @@
 # baton.ko for each Debian kernel of the matrix (debian = 6.1, debian612,
 # debian612rt: selftests/vm/kver.sh) from scratch with W=1 and sparse, any
 # warning a failure (build/kmod-<kernel>/); host tests (selftests/host,
-# TAP); the spin models (TAP); checkpatch lint (TAP, a test per file); the
+# TAP); packaging (selftests/pkg/check-install.sh: a staged install, C, C++
+# and Documentation/examples built against it with pkg-config and run on
+# memfd, the man pages, uninstall; TAP); the spin models (TAP); checkpatch lint (TAP, a test per file); the
 # perf gate and its self-test (TAP, a test per gated path:
 # bench/perf-gate.sh); DKMS (.ci/dkms-check.sh: the installed source tree
 # built and installed by dkms for each Debian kernel); the VM selftests on
@@ -105,6 +107,7 @@ for k in "${debian_kernels[@]}"; do
 done
 
 stage host $MAKE --no-print-directory host-check
+stage pkg $MAKE --no-print-directory pkg-check
 stage models selftests/models/check.sh
 stage lint .ci/lint.sh
 stage perf-gate $MAKE --no-print-directory perf-gate
@@ -177,7 +180,7 @@ body=$(mktemp)
 trap 'rm -f "$body"' EXIT
 taps=(build-kmod build-lib build-selftests build-bench)
 for k in "${debian_kernels[@]}"; do taps+=("build-kmod-$k"); done
-taps+=(host models lint perf-gate perf-gate-selftest dkms vm-selftests)
+taps+=(host pkg models lint perf-gate perf-gate-selftest dkms vm-selftests)
 for k in "${debian_kernels[@]:1}"; do taps+=("vm-selftests-$k"); done
 for k in "${built_kernels[@]}"; do taps+=("build-$k-kernel" "vm-selftests-$k"); done
 for tap in "${taps[@]/#/$logs/}"; do

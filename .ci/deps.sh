@@ -32,6 +32,9 @@ PKGS=(
 	libnl-3-dev libnl-genl-3-dev
 	# selftests/host/batonctl_memfd.c parses batonctl's JSON with jansson
 	libjansson-dev
+	# make pkg-check: the man pages render with groff and man -l (g++, for
+	# the C++ build of <baton/baton.h>, comes with build-essential)
+	groff-base man-db
 	# .ci/ynl.sh: the kernel's YNL generator (tools/net/ynl of linux-source-6.12)
 	python3-yaml python3-jsonschema
 	# bench/: the peers (DPDK rte_ring, Concurrency Kit, iceoryx), liburcu for
