@@ -171,7 +171,7 @@ int baton_epoch_unlink(const char *name, int backend);
  * baton_epoch_fd() - the handle's file descriptor
  * @d: the handle
  *
- * Return: the fd, or -EINVAL for a NULL handle.
+ * Return: the fd.
  */
 int baton_epoch_fd(const struct baton_epoch *d);
 
@@ -180,7 +180,7 @@ int baton_epoch_fd(const struct baton_epoch *d);
  * @d: the handle
  * @st: filled in (struct baton_epoch_stats)
  *
- * Return: 0, or -EINVAL.
+ * Return: 0.
  */
 int baton_epoch_stats(const struct baton_epoch *d,
 		      struct baton_epoch_stats *st);
