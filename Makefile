@@ -203,7 +203,7 @@ uninstall:
 		dkms remove baton/$(BATON_PKG_VERSION) --all; fi
 	rm -rf $(DKMS_DIR)
 	rm -f $(DESTDIR)/etc/udev/rules.d/99-baton.rules
-	$(if $(KVER),rm -f $(MODULE_FILES))
+	$(if $(KVER),rm -f $(MODULE_FILES),@echo "uninstall: no kernel release (kver.sh); KVER=<ver> removes its baton.ko")
 	$(if $(KVER),-rmdir $(DESTDIR)/lib/modules/$(KVER)/extra 2>/dev/null)
 	@if [ -z "$(DESTDIR)" ]; then \
 		$(if $(KVER),echo "depmod -a $(KVER)"; depmod -a $(KVER);) \
