@@ -204,7 +204,7 @@ uninstall:
 	rm -rf $(DKMS_DIR)
 	rm -f $(DESTDIR)/etc/udev/rules.d/99-baton.rules
 	$(if $(KVER),rm -f $(MODULE_FILES),@echo "uninstall: no kernel release (kver.sh); KVER=<ver> removes its baton.ko")
-	$(if $(KVER),-rmdir $(DESTDIR)/lib/modules/$(KVER)/extra 2>/dev/null)
+	$(if $(KVER),rmdir $(DESTDIR)/lib/modules/$(KVER)/extra 2>/dev/null || true)
 	@if [ -z "$(DESTDIR)" ]; then \
 		$(if $(KVER),echo "depmod -a $(KVER)"; depmod -a $(KVER);) \
 		if getent group baton >/dev/null && [ -z "$$(getent group baton | cut -d: -f4)" ]; then \
