@@ -22,7 +22,7 @@
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
+cd "$root" || exit 1
 MAKE=${MAKE:-make}
 here=selftests/pkg
 work=$root/build/pkg
@@ -70,6 +70,10 @@ pc() {
 		pkg-config "$@"
 }
 export LD_LIBRARY_PATH=$lib_stage/usr/lib
+# The flags, split into words as a shell's $(pkg-config ...) would.
+read -ra pc_cflags <<<"$(pc --cflags baton)"
+read -ra pc_libs <<<"$(pc --libs baton)"
+read -ra pc_static <<<"$(pc --libs --static baton)"
 
 # ---- one version
 ver=$(mk -s version)
@@ -86,14 +90,14 @@ check "dkms.conf and /usr/src/baton-$ver say $ver" \
 # ---- C and C++ against the staged install
 cflags=(-Wall -Wextra -Werror -pedantic)
 check "hello.c: cc -std=c11 with pkg-config, <baton/baton.h>" \
-	cc -std=c11 "${cflags[@]}" $(pc --cflags baton) -o "$work/hello" $here/hello.c $(pc --libs baton)
+	cc -std=c11 "${cflags[@]}" "${pc_cflags[@]}" -o "$work/hello" $here/hello.c "${pc_libs[@]}"
 check "hello.c runs: BATON_VERSION_STRING, the macros and baton_version() say $ver" \
 	bash -c "[[ \"\$('$work/hello')\" == '$ver $ver' ]]"
 check "hello.c links statically (pkg-config --static)" \
-	cc -std=c11 "${cflags[@]}" -static $(pc --cflags baton) -o "$work/hello.static" \
-	$here/hello.c $(pc --libs --static baton)
+	cc -std=c11 "${cflags[@]}" -static "${pc_cflags[@]}" -o "$work/hello.static" \
+	$here/hello.c "${pc_static[@]}"
 check "hello.cc: g++ -std=c++11 with pkg-config, <baton/baton.h>" \
-	g++ -std=c++11 "${cflags[@]}" $(pc --cflags baton) -o "$work/hellocc" $here/hello.cc $(pc --libs baton)
+	g++ -std=c++11 "${cflags[@]}" "${pc_cflags[@]}" -o "$work/hellocc" $here/hello.cc "${pc_libs[@]}"
 check "hello.cc runs" bash -c "[[ \"\$('$work/hellocc')\" == '$ver from C++' ]]"
 
 # ---- the examples, built as a user builds them, on memfd
@@ -111,7 +115,7 @@ man3=$lib_stage/usr/share/man/man3
 # inline ones (an object compiled with -fkeep-inline-functions has them),
 # without the __ and baton__ internals.
 printf '#include <baton/baton.h>\n' >"$work/pub.c"
-cc -std=c11 -O0 -fkeep-inline-functions $(pc --cflags baton) -c -o "$work/pub.o" "$work/pub.c"
+cc -std=c11 -O0 -fkeep-inline-functions "${pc_cflags[@]}" -c -o "$work/pub.o" "$work/pub.c"
 {
 	nm "$work/pub.o" | awk '$2 == "t" || $2 == "T" { print $3 }'
 	nm -D --defined-only "$lib_stage/usr/lib/libbaton.so" | awk '{ sub(/@.*/, "", $3); print $3 }'
