@@ -230,7 +230,15 @@ TEST(spin_budget_decays_for_idle_peer)
 	if (parks < 20)
 		SKIP(return, "only %llu of 100 waits parked: machine too busy",
 		     (unsigned long long)parks);
-	EXPECT_EQ(16U, budget);
+	/*
+	 * Not the floor exactly: a consumer descheduled through most of a
+	 * gap parks just before the message comes, and that short wait
+	 * rightly moves the budget a quarter of the way up (138 after 100
+	 * gaps was seen under TSan on a loaded host). Under half the limit
+	 * needs at least three such waits in a row at the very end; a
+	 * budget that never decayed stays at 2000.
+	 */
+	EXPECT_GT(2000U / 2, budget);
 }
 
 /*
