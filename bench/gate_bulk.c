@@ -185,11 +185,11 @@ static void run_mpsc64(uint64_t n)
 
 	open_pair(BATON_RING_MPSC, &p, &c);
 	fill(in, 0);
-	if (baton_mpsc_push_bulk64(p, in, 1, NULL))
+	if (baton_mpsc_push_bulk64(p, in, 1, NULL) != 1)
 		abort();
 	for (i = 0; i < n; i++) {
 		fill(in, 1 + i * BATCH);
-		if (gate_op_mpsc_push_bulk64(p, in))
+		if (gate_op_mpsc_push_bulk64(p, in) != BATCH)
 			abort();
 		if (gate_op_mpsc_pop_bulk64(c, out) != BATCH)
 			abort();

@@ -41,7 +41,7 @@ GATE_NOINLINE uint64_t gate_op_mpsc_pop(struct baton_ring *c)
 	uint64_t v = ~0ull;
 
 	GATE_INJECT();
-	if (baton_mpsc_try_pop(c, &v, sizeof(v), NULL) != 1)
+	if (baton_mpsc_try_pop(c, &v, sizeof(v), NULL) != 0)
 		abort();
 	return v;
 }
@@ -51,7 +51,7 @@ GATE_NOINLINE uint64_t gate_op_mpsc_pop_wait(struct baton_ring *c)
 	uint64_t v = ~0ull;
 
 	GATE_INJECT();
-	if (baton_mpsc_pop(c, &v, sizeof(v), -1, NULL) != 1)
+	if (baton_mpsc_pop(c, &v, sizeof(v), -1, NULL) != 0)
 		abort();
 	return v;
 }

@@ -81,7 +81,7 @@ GATE_NOINLINE uint64_t gate_op_spsc_pop_wait(struct baton_ring *c)
 	uint64_t v = ~0ull;
 
 	GATE_INJECT();
-	if (baton_spsc_pop(c, &v, sizeof(v), -1) != 1)
+	if (baton_spsc_pop(c, &v, sizeof(v), -1) != 0)
 		abort();
 	return v;
 }
@@ -144,7 +144,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(path, "spsc_push_wait") ||
 		   !strcmp(path, "spsc_pop_wait")) {
 		for (i = 0; i < n; i++) {
-			if (gate_op_spsc_push_wait(p, i) != 1)
+			if (gate_op_spsc_push_wait(p, i) != 0)
 				abort();
 			if (gate_op_spsc_pop_wait(c) != i)
 				abort();

@@ -323,9 +323,9 @@ static int run_point(int kind, int np, uint64_t total, uint32_t slots,
 				if (++polls % 64 == 0)
 					sched_yield();
 			}
-			rc = 1;
+			rc = 0;
 		}
-		if (rc != 1) {
+		if (rc != 0) {
 			fprintf(stderr, "mpsc_sweep: pop: %d\n", rc);
 			ret = -EIO;
 			break;
@@ -409,7 +409,7 @@ static void *cg_producer(void *arg)
 		for (i = 0; i < a->n; i += CG_BATCH) {
 			for (int k = 0; k < CG_BATCH; k++)
 				m[k] = i + (uint64_t)k;
-			a->err |= sweep_push_bulk(r, m) != 0;
+			a->err |= sweep_push_bulk(r, m) != CG_BATCH;
 		}
 	}
 	for (i = 0; a->ticket <= CG_TICKET && i < a->n; i++) {

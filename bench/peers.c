@@ -613,7 +613,7 @@ static void baton_mpsc_send(struct chan *c, const uint8_t *buf, uint32_t n)
 		rc = baton_mpsc_push(c->br, buf, c->wsize);
 	else
 		rc = baton_mpsc_push_bulk(c->br, buf, c->wsize, n, NULL);
-	if (rc)
+	if (rc < 0)
 		die("baton_mpsc_push", -rc);
 }
 
@@ -625,16 +625,19 @@ static uint32_t baton_mpsc_recv(struct chan *c, uint8_t *buf, uint32_t max)
 	for (;;) {
 		if (max == 1) {
 			rc = baton_mpsc_try_pop(c->br, buf, c->wsize, NULL);
-			if (rc == BATON_MPSC_LOST)
+			if (rc == 0)
+				return 1;
+			if (rc == -EAGAIN)
 				rc = 0;
 		} else {
-			/* 0: a tombstone, skipped */
+			/* 0: nothing published yet */
 			rc = baton_mpsc_try_pop_bulk(c->br, buf, c->wsize, max,
 						     NULL);
 		}
 		if (rc > 0)
 			return (uint32_t)rc;
-		if (rc != -11 && rc != 0)
+		/* BATON_MPSC_LOST: a tombstone, skipped */
+		if (rc < 0 && rc != BATON_MPSC_LOST)
 			die("baton_mpsc_try_pop", -rc);
 		bench_relax(&spins);
 	}

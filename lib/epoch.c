@@ -228,6 +228,7 @@ static int finish_setup(struct baton_epoch *d, int ret,
 		free(d);
 		return ret;
 	}
+	d->magic = BATON__MAGIC_EPOCH;
 	*out = d;
 	return 0;
 }
@@ -289,15 +290,35 @@ int baton_epoch_open(const char *name, int backend, struct baton_epoch **out)
 	return finish_setup(d, ret, out);
 }
 
-/* Closing ends the registration (kmod: with the file; memfd: the lock). */
-void baton_epoch_close(struct baton_epoch *d)
+/* -EBADF: closed (or not an epoch handle); -EINVAL: NULL, not registered. */
+int __baton_epoch_check(const struct baton_epoch *d, int participant)
 {
 	if (!d)
-		return;
+		return -EINVAL;
+	if (d->magic != BATON__MAGIC_EPOCH)
+		return -EBADF;
+	if (participant && d->index < 0)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Closing ends the registration (kmod: with the file; memfd: the lock).
+ * The handle is poisoned and quarantined, as a ring's (lib/ring.c).
+ */
+int baton_epoch_close(struct baton_epoch *d)
+{
+	int ret = __baton_epoch_check(d, 0);
+
+	if (ret)
+		return ret;
+	d->magic = BATON__MAGIC_DEAD;
 	unmap_all(d);
 	if (d->fd >= 0)
 		close(d->fd);
-	free(d);
+	d->fd = -1;
+	baton__quarantine(d);
+	return 0;
 }
 
 int baton_epoch_unlink(const char *name, int backend)
@@ -320,13 +341,22 @@ int baton_epoch_unlink(const char *name, int backend)
 
 int baton_epoch_fd(const struct baton_epoch *d)
 {
-	return d->fd;
+	int ret = __baton_epoch_check(d, 0);
+
+	return ret ? ret : d->fd;
 }
 
 int baton_epoch_stats(const struct baton_epoch *d,
 		      struct baton_epoch_stats *st)
 {
-	const struct baton_epoch_hdr *h = d->hdr;
+	const struct baton_epoch_hdr *h;
+	int ret = __baton_epoch_check(d, 0);
+
+	if (ret)
+		return ret;
+	if (!st)
+		return -EINVAL;
+	h = d->hdr;
 
 #define LD(f) __atomic_load_n(&h->f, __ATOMIC_RELAXED)
 	st->global = LD(global);
@@ -348,11 +378,18 @@ int baton_epoch_stats(const struct baton_epoch *d,
 
 int baton_epoch_register(struct baton_epoch *d)
 {
+	int ret = __baton_epoch_check(d, 0);
+
+	if (ret)
+		return ret;
 	if (d->index >= 0)
 		return -EBUSY;
 	if (d->backend == BATON_BACKEND_KMOD)
-		return kmod_register(d);
-	return baton__epoch_memfd_register(d);
+		ret = kmod_register(d);
+	else
+		ret = baton__epoch_memfd_register(d);
+	/* Both return the index: baton_epoch_index() tells it from now on. */
+	return ret < 0 ? ret : 0;
 }
 
 int baton_epoch_retire(struct baton_epoch *d, uint64_t handle, uint64_t tag,
@@ -360,9 +397,10 @@ int baton_epoch_retire(struct baton_epoch *d, uint64_t handle, uint64_t tag,
 {
 	struct baton_epoch_entry *ent;
 	uint64_t e;
+	int ret = __baton_epoch_check(d, 1);
 
-	if (d->index < 0)
-		return -EINVAL;
+	if (ret)
+		return ret;
 	if (d->q_local - d->q_cached_head >= d->queue_len) {
 		/* X, matches the collector's release of head. */
 		d->q_cached_head = __atomic_load_n(d->q_head, __ATOMIC_ACQUIRE);
@@ -396,8 +434,10 @@ int baton_epoch_synchronize(struct baton_epoch *d, uint64_t epoch,
 {
 	struct baton_epoch_sync s;
 	uint64_t deadline = 0;
-	int ret;
+	int ret = __baton_epoch_check(d, 0);
 
+	if (ret)
+		return ret;
 	if (timeout_ns >= 0)
 		deadline = baton__now_ns() + (uint64_t)timeout_ns;
 	if (holder)
@@ -432,30 +472,37 @@ int baton_epoch_poll(struct baton_epoch *d, uint64_t epoch)
 {
 	struct baton_epoch_poll p;
 	uint64_t f;
-	int ret;
+	int ret = __baton_epoch_check(d, 0);
 
+	if (ret)
+		return ret;
 	if (d->backend == BATON_BACKEND_MEMFD) {
 		if (epoch > baton_epoch_global(d))
 			return -EINVAL;
 		f = __atomic_load_n(&d->hdr->frontier, __ATOMIC_ACQUIRE);
 		if (epoch <= f)
-			return 1;
+			return 0;
 		ret = baton__epoch_memfd_collect(d, &f, NULL, NULL);
-		return ret ? ret : epoch <= f;
+		if (ret)
+			return ret;
+		return epoch <= f ? 0 : -EAGAIN;
 	}
 	memset(&p, 0, sizeof(p));
 	p.size = sizeof(p);
 	p.epoch = epoch;
 	if (ioctl(d->fd, BATON_EPOCH_IOC_POLL, &p))
 		return -errno;
-	return p.out_quiescent ? 1 : 0;
+	return p.out_quiescent ? 0 : -EAGAIN;
 }
 
 int baton_epoch_collect(struct baton_epoch *d, uint64_t *frontier,
 			uint64_t *completed)
 {
 	struct baton_epoch_collect c;
+	int ret = __baton_epoch_check(d, 0);
 
+	if (ret)
+		return ret;
 	if (d->backend == BATON_BACKEND_MEMFD)
 		return baton__epoch_memfd_collect(d, frontier, completed, NULL);
 	memset(&c, 0, sizeof(c));
@@ -469,13 +516,14 @@ int baton_epoch_collect(struct baton_epoch *d, uint64_t *frontier,
 	return 0;
 }
 
-void __baton_epoch_kick(struct baton_epoch *d)
+int __baton_epoch_kick(struct baton_epoch *d)
 {
 	d->kick_calls++;
-	if (d->backend == BATON_BACKEND_MEMFD)
+	if (d->backend == BATON_BACKEND_MEMFD) {
 		baton__epoch_memfd_kick(d);
-	else
-		ioctl(d->fd, BATON_EPOCH_IOC_KICK, 0);
+		return 0;
+	}
+	return ioctl(d->fd, BATON_EPOCH_IOC_KICK, 0) ? -errno : 0;
 }
 
 /*

@@ -27,6 +27,37 @@
  */
 #define BATON__WAIT_GEN_SHIFT	2
 
+/*
+ * Handle magics (struct baton_ring.magic, baton_epoch.magic, the
+ * waitset's): a live ring's names its kind and role, so the check of
+ * kind and role on the out-of-line paths is one compare; close stores
+ * BATON__MAGIC_DEAD and hands the memory to baton__quarantine() (ring.c)
+ * instead of freeing it, so a later call reads the poison, not freed
+ * memory (best effort: BATON_CLOSED_KEPT handles deep).
+ */
+#define BATON__MAGIC_RING_BASE	0xba700000u
+#define BATON__MAGIC_RING(kind, role) \
+	(BATON__MAGIC_RING_BASE | ((uint32_t)(kind) << 4) | (uint32_t)(role))
+#define BATON__MAGIC_EPOCH	0xba7e0c01u
+#define BATON__MAGIC_WAITSET	0xba7a5e75u
+#define BATON__MAGIC_DEAD	0xdeadba70u
+
+/*
+ * The handle check of the out-of-line ring calls that take one kind and
+ * role: one compare when all is well, __baton_ring_check() to say which
+ * errno otherwise.
+ */
+static inline int baton__ring_ok(const struct baton_ring *r, uint32_t kind,
+				 int role)
+{
+	if (__builtin_expect(r && r->magic == BATON__MAGIC_RING(kind, role), 1))
+		return 0;
+	return __baton_ring_check(r, kind, role);
+}
+
+/* Poison is stored by the caller; keeps @h unfreed for a while (ring.c). */
+BATON_HIDDEN void baton__quarantine(void *h);
+
 /* Region indices into struct baton_ring.map[]. */
 enum {
 	BATON_MAP_HDR = 0,

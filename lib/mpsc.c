@@ -216,11 +216,18 @@ int baton__mpsc_slot_state(uint64_t seq, uint64_t ticket, uint64_t mask)
 	return -EPROTO;
 }
 
-void __baton_mpsc_wake(struct baton_ring *r, uint64_t idx)
+/* The header spells these without <errno.h>. */
+_Static_assert(BATON_MPSC_LOST == -EOWNERDEAD, "BATON_MPSC_LOST");
+_Static_assert(EAGAIN == 11 && EINVAL == 22 && EPROTO == 71, "errno values");
+
+int __baton_mpsc_wake(struct baton_ring *r, uint64_t idx)
 {
+	int ret = baton__ops(r->backend)->mpsc_wake(r, idx);
+
 	/* As __baton_ring_wake_peer(): a parked peer re-checks anyway. */
-	if (baton__ops(r->backend)->mpsc_wake(r, idx) != 1)
+	if (ret != 1)
 		r->wake_calls++;
+	return ret < 0 ? ret : 0;
 }
 
 /*
@@ -270,10 +277,10 @@ int baton_mpsc_prod_wait(struct baton_ring *r, uint64_t ticket)
 {
 	const struct baton_backend_ops *ops;
 	uint32_t polls;
-	int ret;
+	int ret = baton__ring_ok(r, BATON_RING_MPSC, BATON_ROLE_PRODUCER);
 
-	if (!r || r->kind != BATON_RING_MPSC || r->role != BATON_ROLE_PRODUCER)
-		return -EINVAL;
+	if (ret)
+		return ret;
 	for (polls = 1; polls <= r->spin_limit; polls++) {
 		if (baton_mpsc_prod_slot_free(r, ticket))
 			return 0;
@@ -310,8 +317,14 @@ int baton_mpsc_prod_wait(struct baton_ring *r, uint64_t ticket)
 int baton_mpsc_push_full(struct baton_ring *r, const void *msg, size_t len)
 {
 	uint64_t t, tail;
-	int room, ret;
+	int room, ret = baton__ring_ok(r, BATON_RING_MPSC, BATON_ROLE_PRODUCER);
 
+	if (ret)
+		return ret;
+	if (len > r->slot_size || (!msg && len))
+		return -EINVAL;
+	if (r->mpsc_error)
+		return r->mpsc_error;
 	room = prod_wait_room(r, &tail);
 	t = baton_mpsc_prod_reserve_from(r, 1, tail);
 	if (!(room && t == tail) && !baton_mpsc_prod_slot_free(r, t)) {
@@ -332,8 +345,9 @@ int baton_mpsc_push_full(struct baton_ring *r, const void *msg, size_t len)
  * those, one that drops it would lose the rest (the soak found both).
  *
  * __baton_mpsc_fill(): tickets [t, t + n) are this handle's (reserved and
- * in its claim); wait for each slot, copy, publish, then clear the claim.
- * The slow half of baton_mpsc_push_bulk(), and the body of the batch push.
+ * in its claim); wait for each slot, copy, publish, then clear the claim:
+ * n, or a negative errno. The slow half of baton_mpsc_push_bulk(), and the
+ * body of the batch push.
  */
 int __baton_mpsc_fill(struct baton_ring *r, uint64_t t, const void *msgs,
 		      size_t len, uint32_t n, uint32_t *published)
@@ -354,18 +368,23 @@ int __baton_mpsc_fill(struct baton_ring *r, uint64_t t, const void *msgs,
 		*published = i + 1;
 	}
 	baton_mpsc_prod_done(r);
-	return 0;
+	return (int)n;
 }
 
 int baton_mpsc_push_batch_n(struct baton_ring *r, const void *msgs,
 			    size_t len, uint32_t n, uint32_t *published)
 {
+	uint32_t dummy;
 	uint64_t t;
+	int ret;
 
+	if (!published)
+		published = &dummy;
 	*published = 0;
-	if (!r || r->kind != BATON_RING_MPSC ||
-	    r->role != BATON_ROLE_PRODUCER || len > r->slot_size ||
-	    !n || n > r->slot_count || (!msgs && len))
+	ret = baton__ring_ok(r, BATON_RING_MPSC, BATON_ROLE_PRODUCER);
+	if (ret)
+		return ret;
+	if (len > r->slot_size || !n || n > r->slot_count || (!msgs && len))
 		return -EINVAL;
 	if (r->mpsc_error)
 		return r->mpsc_error;
@@ -381,28 +400,26 @@ int baton_mpsc_push_batch_n(struct baton_ring *r, const void *msgs,
  * wakes the producers whose claim waits for one of these slots, so ask
  * for each, until the summary word says nobody is parked any more.
  */
-void __baton_mpsc_wake_n(struct baton_ring *r, uint64_t idx, uint32_t n)
+int __baton_mpsc_wake_n(struct baton_ring *r, uint64_t idx, uint32_t n)
 {
 	uint32_t i;
+	int ret = 0;
 
-	if (r->backend != BATON_BACKEND_MEMFD) {
-		__baton_mpsc_wake(r, idx + n - 1);
-		return;
-	}
+	if (r->backend != BATON_BACKEND_MEMFD)
+		return __baton_mpsc_wake(r, idx + n - 1);
 	for (i = 0; i < n; i++) {
 		if (i && !baton__wait_armed(__atomic_load_n(r->prod_waiting,
 							    __ATOMIC_RELAXED)))
-			return;
-		__baton_mpsc_wake(r, idx + i);
+			break;
+		ret = __baton_mpsc_wake(r, idx + i);
 	}
+	return ret;
 }
 
 int baton_mpsc_push_batch(struct baton_ring *r, const void *msgs, size_t len,
 			  uint32_t n)
 {
-	uint32_t published;
-
-	return baton_mpsc_push_batch_n(r, msgs, len, n, &published);
+	return baton_mpsc_push_batch_n(r, msgs, len, n, NULL);
 }
 
 /* timeout_ns < 0: no deadline. Saturates instead of wrapping. */
@@ -424,10 +441,10 @@ int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
 	const struct baton_backend_ops *ops;
 	uint64_t deadline = 0, t0;
 	uint32_t polls, budget;
-	int has, ret;
+	int has, ret = baton__ring_ok(r, BATON_RING_MPSC, BATON_ROLE_CONSUMER);
 
-	if (!r || r->kind != BATON_RING_MPSC || r->role != BATON_ROLE_CONSUMER)
-		return -EINVAL;
+	if (ret)
+		return ret;
 	ret = baton_mpsc_try_pop(r, msg, len, loss);
 	if (ret != -EAGAIN || timeout_ns == 0)
 		return ret == -EAGAIN ? -ETIMEDOUT : ret;
@@ -478,11 +495,12 @@ int baton_mpsc_push_timeout(struct baton_ring *r, const void *msg, size_t len,
 	const struct baton_backend_ops *ops;
 	uint64_t deadline = 0, tail;
 	uint32_t polls;
-	int has, ret, pk;
+	int has, pk, ret = baton__ring_ok(r, BATON_RING_MPSC,
+					  BATON_ROLE_PRODUCER);
 
-	if (!r || r->kind != BATON_RING_MPSC ||
-	    r->role != BATON_ROLE_PRODUCER || len > r->slot_size ||
-	    (!msg && len))
+	if (ret)
+		return ret;
+	if (len > r->slot_size || (!msg && len))
 		return -EINVAL;
 	ret = baton_mpsc_try_push(r, msg, len);
 	if (ret != -EAGAIN || timeout_ns == 0)
@@ -517,8 +535,11 @@ int baton_mpsc_stats(const struct baton_ring *r, struct baton_mpsc_stats *st)
 {
 	const struct baton_ring_hdr *h;
 	const struct baton_mpsc_hdr *m;
+	int ret = __baton_ring_check(r, BATON_RING_MPSC, 0);
 
-	if (!r || !st || r->kind != BATON_RING_MPSC)
+	if (ret)
+		return ret;
+	if (!st)
 		return -EINVAL;
 	h = r->hdr;
 	/* The offset as validated at attach, not as the header says now. */

@@ -214,10 +214,10 @@ static int park_once(struct baton_ring *r, int has_deadline,
 int baton_ring_park(struct baton_ring *r, int64_t timeout_ns)
 {
 	uint64_t deadline = 0;
-	int has;
+	int has, ret = __baton_ring_check(r, 0, 0);
 
-	if (!r)
-		return -EINVAL;
+	if (ret)
+		return ret;
 	has = deadline_from(timeout_ns, &deadline);
 	return park_once(r, has, deadline);
 }
@@ -228,11 +228,14 @@ int baton_ring_park(struct baton_ring *r, int64_t timeout_ns)
  * reaction would be to retry, and a parked peer re-checks on its own
  * deadline anyway.
  */
-void __baton_ring_wake_peer(struct baton_ring *r)
+int __baton_ring_wake_peer(struct baton_ring *r)
 {
+	int ret = baton__ops(r->backend)->wake(r);
+
 	/* Count only the calls made (memfd: 1 = the episode was taken). */
-	if (baton__ops(r->backend)->wake(r) != 1)
+	if (ret != 1)
 		r->wake_calls++;
+	return ret < 0 ? ret : 0;
 }
 
 /* One poll of whichever side this handle is. */
@@ -286,7 +289,11 @@ static int wait_ring(struct baton_ring *r, uint32_t n, uint64_t *idx,
 int baton_spsc_prod_reserve_wait(struct baton_ring *r, uint32_t n,
 				 uint64_t *idx, int64_t timeout_ns)
 {
-	if (!r || !idx || r->role != BATON_ROLE_PRODUCER)
+	int ret = baton__ring_ok(r, BATON_RING_SPSC, BATON_ROLE_PRODUCER);
+
+	if (ret)
+		return ret;
+	if (!idx)
 		return -EINVAL;
 	return wait_ring(r, n, idx, timeout_ns);
 }
@@ -294,37 +301,43 @@ int baton_spsc_prod_reserve_wait(struct baton_ring *r, uint32_t n,
 int baton_spsc_cons_peek_wait(struct baton_ring *r, uint32_t n, uint64_t *idx,
 			      int64_t timeout_ns)
 {
-	if (!r || !idx || r->role != BATON_ROLE_CONSUMER)
+	int ret = baton__ring_ok(r, BATON_RING_SPSC, BATON_ROLE_CONSUMER);
+
+	if (ret)
+		return ret;
+	if (!idx)
 		return -EINVAL;
 	return wait_ring(r, n, idx, timeout_ns);
 }
 
-/* Returns 1 (one slot moved) or a negative errno. */
+/* A single operation: 0 (one message pushed) or a negative errno. */
 int baton_spsc_push(struct baton_ring *r, const void *msg, size_t len,
 		    int64_t timeout_ns)
 {
 	uint64_t idx;
-	int ret;
+	int ret = baton__ring_ok(r, BATON_RING_SPSC, BATON_ROLE_PRODUCER);
 
-	if (!r || r->role != BATON_ROLE_PRODUCER || len > r->slot_size)
+	if (ret)
+		return ret;
+	if (len > r->slot_size)
 		return -EINVAL;
 	ret = wait_ring(r, 1, &idx, timeout_ns);
 	if (ret < 0)
 		return ret;
 	memcpy(baton_ring_slot(r, idx), msg, len);
 	baton_spsc_prod_submit(r, 1);
-	return ret;
+	return 0;
 }
 
-/* Copies min(len, slot_size) bytes; returns 1 or a negative errno. */
+/* Copies min(len, slot_size) bytes; 0 or a negative errno. */
 int baton_spsc_pop(struct baton_ring *r, void *msg, size_t len,
 		   int64_t timeout_ns)
 {
 	uint64_t idx;
-	int ret;
+	int ret = baton__ring_ok(r, BATON_RING_SPSC, BATON_ROLE_CONSUMER);
 
-	if (!r || r->role != BATON_ROLE_CONSUMER)
-		return -EINVAL;
+	if (ret)
+		return ret;
 	if (len > r->slot_size)
 		len = r->slot_size;
 	ret = wait_ring(r, 1, &idx, timeout_ns);
@@ -332,5 +345,5 @@ int baton_spsc_pop(struct baton_ring *r, void *msg, size_t len,
 		return ret;
 	memcpy(msg, baton_ring_slot(r, idx), len);
 	baton_spsc_cons_release(r, 1);
-	return ret;
+	return 0;
 }

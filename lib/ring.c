@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -392,6 +393,7 @@ int baton_ring_create(const char *name, const struct baton_ring_params *p,
 	if (ret)
 		goto err_close;
 	strncpy(r->name, name, sizeof(r->name) - 1);
+	r->magic = BATON__MAGIC_RING(r->kind, r->role);
 	*out = r;
 	return 0;
 
@@ -432,6 +434,7 @@ int baton_ring_open(const char *name, int role, int backend,
 	if (ret)
 		goto err_close;
 	strncpy(r->name, name, sizeof(r->name) - 1);
+	r->magic = BATON__MAGIC_RING(r->kind, r->role);
 	*out = r;
 	return 0;
 
@@ -443,17 +446,62 @@ err_free:
 }
 
 /*
- * Unmap, then close. With the kmod backend the role is released (and the
- * peer told) only when both the fd and every mapping are gone.
+ * The quarantine of closed handles: the last BATON_CLOSED_KEPT of them
+ * (rings, epoch handles, waitsets), poisoned by their close and kept
+ * allocated, so a call on one, or a second close, reads the poison and
+ * returns -EBADF instead of reading freed (maybe reused) memory. Older
+ * ones are freed here. Closing is the slow path: a mutex is fine.
  */
-void baton_ring_close(struct baton_ring *r)
+static pthread_mutex_t quarantine_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *quarantine[BATON_CLOSED_KEPT];
+static unsigned int quarantine_next;
+
+void baton__quarantine(void *h)
 {
+	void *old;
+
+	pthread_mutex_lock(&quarantine_lock);
+	old = quarantine[quarantine_next];
+	quarantine[quarantine_next] = h;
+	quarantine_next = (quarantine_next + 1) % BATON_CLOSED_KEPT;
+	pthread_mutex_unlock(&quarantine_lock);
+	free(old);
+}
+
+int __baton_ring_check(const struct baton_ring *r, uint32_t kind, int role)
+{
+	uint32_t m;
+
 	if (!r)
-		return;
+		return -EINVAL;
+	m = r->magic;
+	if ((m & ~0xffu) != BATON__MAGIC_RING_BASE)
+		return -EBADF;	/* closed, or not a ring handle */
+	if (kind && (m >> 4 & 0xf) != kind)
+		return -EBADF;	/* an SPSC ring to an MPSC call or back */
+	if (role && (m & 0xf) != (uint32_t)role)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Unmap, then close. With the kmod backend the role is released (and the
+ * peer told) only when both the fd and every mapping are gone. The
+ * handle is poisoned, not freed (baton__quarantine()).
+ */
+int baton_ring_close(struct baton_ring *r)
+{
+	int ret = __baton_ring_check(r, 0, 0);
+
+	if (ret)
+		return ret;
+	r->magic = BATON__MAGIC_DEAD;
 	unmap_all(r);
 	if (r->fd >= 0)
 		close(r->fd);
-	free(r);
+	r->fd = -1;
+	baton__quarantine(r);
+	return 0;
 }
 
 int baton_ring_unlink(const char *name, int backend)
@@ -468,14 +516,21 @@ int baton_ring_unlink(const char *name, int backend)
 
 int baton_ring_fd(const struct baton_ring *r)
 {
-	return r ? r->fd : -EINVAL;
+	int ret = __baton_ring_check(r, 0, 0);
+
+	if (ret)
+		return ret;
+	return r->fd;
 }
 
 int baton_ring_stats(const struct baton_ring *r, struct baton_ring_stats *st)
 {
 	const struct baton_ring_hdr *h;
+	int ret = __baton_ring_check(r, 0, 0);
 
-	if (!r || !st)
+	if (ret)
+		return ret;
+	if (!st)
 		return -EINVAL;
 	h = r->hdr;
 	memset(st, 0, sizeof(*st));

@@ -74,6 +74,7 @@ struct ws_entry {
 };
 
 struct baton_waitset {
+	uint32_t magic;			/* BATON__MAGIC_WAITSET, or the poison */
 	int backend;			/* of the first object; 0 while empty */
 	uint32_t count;
 	uint32_t spin_budget;		/* looks before arming (lib/park.c) */
@@ -90,13 +91,28 @@ int baton_waitset_create(struct baton_waitset **out)
 	ws = calloc(1, sizeof(*ws));
 	if (!ws)
 		return -ENOMEM;
+	ws->magic = BATON__MAGIC_WAITSET;
 	*out = ws;
 	return 0;
 }
 
-void baton_waitset_destroy(struct baton_waitset *ws)
+/* -EINVAL for NULL, -EBADF for a destroyed set (best effort, ring.c). */
+static int ws_check(const struct baton_waitset *ws)
 {
-	free(ws);
+	if (!ws)
+		return -EINVAL;
+	return ws->magic == BATON__MAGIC_WAITSET ? 0 : -EBADF;
+}
+
+int baton_waitset_destroy(struct baton_waitset *ws)
+{
+	int ret = ws_check(ws);
+
+	if (ret)
+		return ret;
+	ws->magic = BATON__MAGIC_DEAD;
+	baton__quarantine(ws);
+	return 0;
 }
 
 static int add_entry(struct baton_waitset *ws, int backend,
@@ -124,9 +140,12 @@ int baton_waitset_add_ring(struct baton_waitset *ws, struct baton_ring *r,
 			   uint64_t cookie)
 {
 	struct ws_entry e = { .ring = r, .cookie = cookie };
+	int ret = ws_check(ws);
 
-	if (!ws || !r)
-		return -EINVAL;
+	if (!ret)
+		ret = __baton_ring_check(r, 0, 0);
+	if (ret)
+		return ret;
 	return add_entry(ws, r->backend, &e);
 }
 
@@ -134,8 +153,13 @@ int baton_waitset_add_epoch(struct baton_waitset *ws, struct baton_epoch *d,
 			    uint64_t epoch, uint64_t cookie)
 {
 	struct ws_entry e = { .epoch = d, .target = epoch, .cookie = cookie };
+	int ret = ws_check(ws);
 
-	if (!ws || !d || epoch > baton_epoch_global(d))
+	if (!ret)
+		ret = __baton_epoch_check(d, 0);
+	if (ret)
+		return ret;
+	if (epoch > baton_epoch_global(d))
 		return -EINVAL;
 	return add_entry(ws, d->backend, &e);
 }
@@ -143,9 +167,10 @@ int baton_waitset_add_epoch(struct baton_waitset *ws, struct baton_epoch *d,
 int baton_waitset_remove(struct baton_waitset *ws, uint64_t cookie)
 {
 	uint32_t i;
+	int ret = ws_check(ws);
 
-	if (!ws)
-		return -EINVAL;
+	if (ret)
+		return ret;
 	for (i = 0; i < ws->count; i++) {
 		if (ws->e[i].cookie != cookie)
 			continue;
@@ -169,7 +194,10 @@ static uint32_t ring_ready(struct baton_ring *r)
 		if (r->role == BATON_ROLE_PRODUCER)
 			return baton_mpsc_prod_room(r, &idx) ? BATON_WS_READY : 0;
 		ret = baton_mpsc_cons_peek(r, &idx);
-		return ret < 0 ? BATON_WS_ERROR : ret ? BATON_WS_READY : 0;
+		/* A message or a tombstone to take: both are ready. */
+		if (ret == 0 || ret == BATON_MPSC_LOST)
+			return BATON_WS_READY;
+		return ret == -EAGAIN ? 0 : BATON_WS_ERROR;
 	}
 	if (r->role == BATON_ROLE_PRODUCER)
 		return baton_spsc_prod_reserve(r, 1, &idx) ? BATON_WS_READY : 0;
@@ -212,7 +240,8 @@ static int collect(struct baton_waitset *ws, struct baton_waitset_event *ev,
 			}
 		} else {
 			ret = baton_epoch_poll(e->epoch, e->target);
-			what = ret < 0 ? BATON_WS_ERROR : ret ? BATON_WS_READY : 0;
+			what = ret == 0 ? BATON_WS_READY :
+			       ret == -EAGAIN ? 0 : BATON_WS_ERROR;
 		}
 		if (!what)
 			continue;
@@ -435,9 +464,11 @@ int baton_waitset_wait(struct baton_waitset *ws,
 {
 	uint32_t limit, polls = 0;
 	uint64_t deadline, t0;
-	int memfd, deaths, n;
+	int memfd, deaths, n = ws_check(ws);
 
-	if (!ws || !ev || !max_events || !ws->count)
+	if (n)
+		return n;
+	if (!ev || !max_events || !ws->count)
 		return -EINVAL;
 	memfd = ws->backend == BATON_BACKEND_MEMFD;
 	n = collect(ws, ev, max_events, !memfd);

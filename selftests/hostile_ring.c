@@ -273,12 +273,12 @@ static int hr_victim_spsc(const char *name, uint32_t role,
 			if (role == BATON_ROLE_CONSUMER) {
 				ret = baton_spsc_pop(r, msg, sizeof(msg),
 						     VICTIM_TO_NS);
-				HX_COUNT(c, C_POP, ret > 0 ? 0 : -ret,
+				HX_COUNT(c, C_POP, ret >= 0 ? 0 : -ret,
 					 ETIMEDOUT, EPROTO, EPIPE, EINTR);
 			} else {
 				ret = baton_spsc_push(r, msg, sizeof(msg),
 						      VICTIM_TO_NS);
-				HX_COUNT(c, C_PUSH, ret > 0 ? 0 : -ret,
+				HX_COUNT(c, C_PUSH, ret >= 0 ? 0 : -ret,
 					 ETIMEDOUT, EPROTO, EPIPE, EINTR);
 			}
 			hx_timed(c, t0, VICTIM_TO_NS);
@@ -320,8 +320,8 @@ static int hr_victim_mpsc_cons(const char *name, struct hr_shared *sh,
 		case 0:
 			ret = baton_mpsc_pop(r, msg, sizeof(msg), VICTIM_TO_NS,
 					     NULL);
-			/* 1: a message, BATON_MPSC_LOST: a tombstone */
-			HX_COUNT(c, C_POP, ret > 0 ? 0 : -ret,
+			/* 0: a message, BATON_MPSC_LOST: a tombstone */
+			HX_COUNT(c, C_POP, ret == 0 || ret == BATON_MPSC_LOST ? 0 : -ret,
 				 ETIMEDOUT, EPROTO, EPIPE, EINTR);
 			hx_timed(c, t0, VICTIM_TO_NS);
 			break;

@@ -250,7 +250,7 @@ static int km_drain(struct baton_ring *c, struct km_round *rd,
 				t->bad++;
 			continue;
 		}
-		if (rc != 1) {
+		if (rc != 0) {
 			if (rc == -EPIPE && !rd->progress_ns)
 				rd->progress_ns = bt_now_ns();
 			return rc;
@@ -324,7 +324,7 @@ static int km_victim_push(struct baton_ring *pr, uint32_t id, uint64_t seq,
 	if (pr->kind == BATON_RING_MPSC)
 		rc = baton_mpsc_push(pr, m, MP_MSG);
 	else
-		rc = baton_spsc_push(pr, m, MP_MSG, 60 * BT_NSEC) == 1 ? 0 : -1;
+		rc = baton_spsc_push(pr, m, MP_MSG, 60 * BT_NSEC) == 0 ? 0 : -1;
 	if (!rc)
 		__atomic_store_n(&sh->published, seq + 1, __ATOMIC_RELEASE);
 	return rc;
@@ -672,7 +672,7 @@ static int km_push_bounded(const char *name, struct baton_ring **pp,
 	mp_msg(m, 0, seq);
 	if (pr->kind == BATON_RING_SPSC) {
 		rc = baton_spsc_push(pr, m, MP_MSG, KM_TIMEOUT);
-		return rc == 1 ? 0 : rc;
+		return rc;
 	}
 	t = baton_mpsc_prod_reserve(pr, 1);
 	while (!baton_mpsc_prod_slot_free(pr, t)) {
@@ -719,7 +719,7 @@ static int km_mpsc_peek_wait(struct baton_ring *c, uint64_t *idx)
 
 	for (;;) {
 		rc = baton_mpsc_cons_peek(c, idx);
-		if (rc)
+		if (rc != -EAGAIN)
 			return rc;
 		rc = _test_park(baton_ring_fd(c), BATON_PARK_DEADLINE, c->local,
 				deadline);
@@ -746,7 +746,7 @@ static int km_victim_read(struct baton_ring *c, volatile struct km_shared *sh,
 		return 0;
 	}
 	rc = km_mpsc_peek_wait(c, &idx);
-	if (rc < 0) {
+	if (rc < 0 && rc != BATON_MPSC_LOST) {
 		printf("# consumer at %llu: %s\n", (unsigned long long)c->local,
 		       strerror(-rc));
 		fflush(stdout);

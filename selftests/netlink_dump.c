@@ -248,7 +248,7 @@ static int nd_producer(const char *name, int n)
 	if (baton_ring_open(name, BATON_ROLE_PRODUCER, BATON_BACKEND_KMOD, &p))
 		return 3;
 	for (i = 0; i < (uint64_t)n; i++)
-		if (baton_spsc_push(p, &i, sizeof(i), 20 * BT_NSEC) != 1)
+		if (baton_spsc_push(p, &i, sizeof(i), 20 * BT_NSEC) != 0)
 			return 4;
 	baton_ring_close(p);
 	return 0;
@@ -271,7 +271,7 @@ TEST_F_TIMEOUT(dump, counters_after_1000_messages, 120)
 	if (pid == 0)
 		_exit(nd_producer(name, ND_MSGS));
 	for (i = 0; i < ND_MSGS; i++) {
-		ASSERT_EQ(1, baton_spsc_pop(c, &v, sizeof(v), 20 * BT_NSEC));
+		ASSERT_EQ(0, baton_spsc_pop(c, &v, sizeof(v), 20 * BT_NSEC));
 		ASSERT_EQ(i, v);
 	}
 	ASSERT_EQ(0, bt_wait_timeout(pid, 20000));
@@ -359,7 +359,7 @@ TEST_F_TIMEOUT(dump, parks_counted_and_parked_peer_shown, 60)
 
 	/* one message wakes it: the push sees its flag and calls WAKE */
 	i = 1;
-	ASSERT_EQ(1, baton_spsc_push(pr, &i, sizeof(i), BT_NSEC));
+	ASSERT_EQ(0, baton_spsc_push(pr, &i, sizeof(i), BT_NSEC));
 	ASSERT_EQ(0, bt_sync_wait(&s, 20000));
 
 	/* fill the ring, then one forced producer park with a deadline */

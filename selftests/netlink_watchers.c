@@ -443,7 +443,7 @@ static int nw_two_namespaces_round(int round)
 	ret[0] = baton_mpsc_pop(ca, m, sizeof(m), 10 * BT_NSEC, &loss);
 	ret[1] = baton_mpsc_pop(cb, m, sizeof(m), 10 * BT_NSEC, &loss);
 	ret[2] = baton_mpsc_pop(cb, m, sizeof(m), 10 * BT_NSEC, &loss);
-	if (ret[0] != BATON_MPSC_LOST || ret[1] != 1 ||
+	if (ret[0] != BATON_MPSC_LOST || ret[1] != 0 ||
 	    ret[2] != BATON_MPSC_LOST) {
 		fprintf(stderr, "# pops: %d %d %d\n", ret[0], ret[1], ret[2]);
 		return 16;

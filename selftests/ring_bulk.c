@@ -127,7 +127,7 @@ static int mpsc_producer(const char *name, uint32_t id)
 			n = (uint32_t)(MPSC_MSGS - j);
 		for (i = 0; i < n; i++)
 			mp_msg(&in[i * 2], id, j + i);
-		if (baton_mpsc_push_bulk16(p, in, n, &pub) || pub != n)
+		if (baton_mpsc_push_bulk16(p, in, n, &pub) != (int)n || pub != n)
 			return 4;
 		j += n;
 	}
@@ -155,10 +155,11 @@ TEST_F_TIMEOUT(bulk, mpsc_two_producers, 120)
 	}
 	while (next[0] + next[1] < 2 * MPSC_MSGS) {
 		k = baton_mpsc_try_pop_bulk16(c, out, 1 + round++ % 5, NULL);
-		if (k == -EAGAIN) {
+		if (k == 0) {
 			/* Park through the kernel: the single pop's wait. */
-			k = baton_mpsc_pop(c, out, MP_MSG, WAIT_NS, NULL);
-			ASSERT_EQ(1, k);
+			ASSERT_EQ(0, baton_mpsc_pop(c, out, MP_MSG, WAIT_NS,
+						    NULL));
+			k = 1;
 		}
 		ASSERT_LT(0, k);
 		for (i = 0; i < (uint32_t)k; i++) {
@@ -216,13 +217,13 @@ TEST_F_TIMEOUT(bulk, mpsc_tombstone_ends_a_batch, 60)
 				     BATON_BACKEND_KMOD, &pr));
 	for (i = 0; i < 3; i++)
 		mp_msg(&in[i * 2], 1, i);
-	ASSERT_EQ(0, baton_mpsc_push_bulk16(pr, in, 3, NULL));	/* 0..2 */
+	ASSERT_EQ(3, baton_mpsc_push_bulk16(pr, in, 3, NULL));	/* 0..2 */
 	pid = dying_producer(self->name, &s);
 	ASSERT_LE(0, pid);
 	ASSERT_EQ(0, bt_sync_wait(&s, 20000));			/* ticket 3 */
 	for (i = 0; i < 3; i++)
 		mp_msg(&in[i * 2], 1, 3 + i);
-	ASSERT_EQ(0, baton_mpsc_push_bulk16(pr, in, 3, NULL));	/* 4..6 */
+	ASSERT_EQ(3, baton_mpsc_push_bulk16(pr, in, 3, NULL));	/* 4..6 */
 	kill(pid, SIGKILL);
 	EXPECT_EQ(128 + SIGKILL, bt_wait_timeout(pid, 20000));
 
@@ -234,16 +235,16 @@ TEST_F_TIMEOUT(bulk, mpsc_tombstone_ends_a_batch, 60)
 	 * dead producer's ticket (kmod/ring.c): park, then look again.
 	 */
 	end = bt_now_ns() + WAIT_NS;
-	while ((k = baton_mpsc_try_pop_bulk16(c, out, 16, &loss)) == -EAGAIN &&
+	while ((k = baton_mpsc_try_pop_bulk16(c, out, 16, &loss)) == 0 &&
 	       bt_now_ns() < end)
 		baton_ring_park(c, 100 * BT_MSEC);
-	ASSERT_EQ(0, k);
+	ASSERT_EQ(BATON_MPSC_LOST, k);
 	EXPECT_EQ(3, loss.ticket);
 	EXPECT_EQ((uint64_t)pid, loss.pid);
 	ASSERT_EQ(3, baton_mpsc_try_pop_bulk16(c, out, 16, &loss));
 	for (i = 0; i < 3; i++)
 		EXPECT_EQ(((uint64_t)1 << 48) | (3 + i), out[i * 2]);
-	EXPECT_EQ(-EAGAIN, baton_mpsc_try_pop_bulk16(c, out, 16, NULL));
+	EXPECT_EQ(0, baton_mpsc_try_pop_bulk16(c, out, 16, NULL));
 	ASSERT_EQ(0, baton_mpsc_stats(c, &st));
 	EXPECT_EQ(1, st.tombstones_written);
 	EXPECT_EQ(1, st.tombstones_skipped);

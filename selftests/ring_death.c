@@ -215,7 +215,7 @@ TEST_F_TIMEOUT(kill, producer_sigkill_drain_exact, 120)
 			_exit(3);
 		for (i = 0; variant->midstream || i < KILL_K; i++) {
 			v = bt_mix(i);
-			if (baton_spsc_push(pr, &v, sizeof(v), -1) != 1)
+			if (baton_spsc_push(pr, &v, sizeof(v), -1) != 0)
 				_exit(4);
 		}
 		bt_sync_post(&ready);
@@ -227,7 +227,7 @@ TEST_F_TIMEOUT(kill, producer_sigkill_drain_exact, 120)
 	ASSERT_EQ(0, bt_sync_post(&go));
 	if (variant->midstream) {
 		for (; got < KILL_K; got++) {
-			ASSERT_EQ(1, baton_spsc_pop(c, &v, sizeof(v),
+			ASSERT_EQ(0, baton_spsc_pop(c, &v, sizeof(v),
 						    20 * BT_NSEC));
 			ASSERT_EQ(bt_mix(got), v);
 		}
@@ -250,7 +250,7 @@ TEST_F_TIMEOUT(kill, producer_sigkill_drain_exact, 120)
 	EXPECT_TRUE(baton_ring_peer_gone(c));
 	for (;;) {
 		rc = baton_spsc_pop(c, &v, sizeof(v), 10 * BT_NSEC);
-		if (rc != 1)
+		if (rc != 0)
 			break;
 		ASSERT_EQ(bt_mix(got), v) TH_LOG("message %llu lost or doubled",
 						 (unsigned long long)got);
@@ -288,7 +288,7 @@ TEST_F(death, end_of_stream_after_drain)
 	EXPECT_EQ(0, _test_park(baton_ring_fd(c), BATON_PARK_DEADLINE, 0,
 				bt_now_ns() + 5 * BT_NSEC));
 	for (i = 0; i < 3; i++) {
-		EXPECT_EQ(1, baton_spsc_pop(c, &v, sizeof(v), 5 * BT_NSEC));
+		EXPECT_EQ(0, baton_spsc_pop(c, &v, sizeof(v), 5 * BT_NSEC));
 		EXPECT_EQ(i, v);
 	}
 	EXPECT_EQ(-EPIPE, baton_spsc_pop(c, &v, sizeof(v), 5 * BT_NSEC));

@@ -129,7 +129,7 @@ TEST_F(park, consumer_parks_until_push)
 		_exit(bt_sync_wait(&done, 30000) ? 6 : 0);
 	}
 	rc = baton_spsc_pop(c, &v, sizeof(v), 20 * BT_NSEC);
-	EXPECT_EQ(1, rc);
+	EXPECT_EQ(0, rc);
 	EXPECT_EQ(42, v);
 	ASSERT_EQ(0, baton_ring_stats(c, &st));
 	EXPECT_LT(0, st.park_calls);
@@ -186,7 +186,7 @@ TEST_F(park, producer_parks_until_pop)
 	}
 	v = 2;
 	rc = baton_spsc_push(pr, &v, sizeof(v), 20 * BT_NSEC);
-	EXPECT_EQ(1, rc);
+	EXPECT_EQ(0, rc);
 	ASSERT_EQ(0, baton_ring_stats(pr, &st));
 	EXPECT_LT(0, st.park_calls);
 	EXPECT_LT(0, st.parks_full);
@@ -255,7 +255,7 @@ TEST_F_TIMEOUT(park, stress_two_slots_no_lost_wakeup, 280)
 			    !__atomic_load_n(stop, __ATOMIC_RELAXED); i++) {
 			v = bt_mix(i);
 			rc = baton_spsc_push(pr, &v, sizeof(v), STRESS_OP_NS);
-			if (rc != 1) {
+			if (rc != 0) {
 				fprintf(stderr, "# producer: push %llu: %d%s\n",
 					(unsigned long long)i, rc,
 					rc == -ETIMEDOUT ?
@@ -277,7 +277,7 @@ TEST_F_TIMEOUT(park, stress_two_slots_no_lost_wakeup, 280)
 		rc = baton_spsc_pop(c, &v, sizeof(v), STRESS_OP_NS);
 		if (rc == -EPIPE && (i == STRESS_COUNT || *stop))
 			break;	/* the producer sent all it was going to */
-		ASSERT_EQ(1, rc) TH_LOG("pop %llu: %d%s",
+		ASSERT_EQ(0, rc) TH_LOG("pop %llu: %d%s",
 					(unsigned long long)i, rc,
 					rc == -ETIMEDOUT ?
 					" (lost wakeup?)" : "");
@@ -576,12 +576,12 @@ TEST_F_TIMEOUT(park, blocking_consumer_one_wake_per_park, 240)
 		pr->spin_limit = 0;
 		for (i = 0; i < n; i++)
 			if (baton_spsc_push(pr, &i, sizeof(i),
-					    20 * BT_NSEC) != 1)
+					    20 * BT_NSEC) != 0)
 				_exit(4);
 		_exit(0);
 	}
 	for (i = 0; i < n; i++) {
-		ASSERT_EQ(1, baton_spsc_pop(c, &v, sizeof(v), 20 * BT_NSEC));
+		ASSERT_EQ(0, baton_spsc_pop(c, &v, sizeof(v), 20 * BT_NSEC));
 		ASSERT_EQ(i, v);
 	}
 	EXPECT_EQ(0, bt_wait_timeout(pid, 20000));

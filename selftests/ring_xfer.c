@@ -91,7 +91,7 @@ static void producer_child(const char *name, uint64_t count, bool batch,
 	while (seq < count && (!batch || seq < 5)) {
 		bt_fill(msg, r->slot_size, seq);
 		rc = baton_spsc_push(r, msg, r->slot_size, OP_TIMEOUT_NS);
-		if (rc != 1) {
+		if (rc != 0) {
 			fprintf(stderr, "push %llu: %d\n",
 				(unsigned long long)seq, rc);
 			_exit(5);
@@ -175,7 +175,7 @@ static void run_transfer(struct __test_metadata *_metadata, const char *name,
 	while (seq < count) {
 		if (!batch) {
 			rc = baton_spsc_pop(r, msg, slot_size, OP_TIMEOUT_NS);
-			ASSERT_EQ(1, rc) TH_LOG("pop %llu: %d",
+			ASSERT_EQ(0, rc) TH_LOG("pop %llu: %d",
 						(unsigned long long)seq, rc);
 			ASSERT_TRUE(bt_check(msg, slot_size, seq))
 				TH_LOG("message %llu corrupt or out of order",
@@ -352,7 +352,7 @@ TEST_F_TIMEOUT(peer, exec_producer, 120)
 	ASSERT_LT(0, pid);
 	for (seq = 0; seq < PEER_COUNT; seq++) {
 		rc = baton_spsc_pop(r, msg, sizeof(msg), OP_TIMEOUT_NS);
-		ASSERT_EQ(1, rc) TH_LOG("pop %llu: %d",
+		ASSERT_EQ(0, rc) TH_LOG("pop %llu: %d",
 					(unsigned long long)seq, rc);
 		ASSERT_TRUE(bt_check(msg, sizeof(msg), seq))
 			TH_LOG("message %llu", (unsigned long long)seq);
@@ -385,7 +385,7 @@ TEST_F_TIMEOUT(peer, exec_consumer, 120)
 	for (seq = 0; seq < PEER_COUNT; seq++) {
 		bt_fill(msg, sizeof(msg), seq);
 		rc = baton_spsc_push(r, msg, sizeof(msg), OP_TIMEOUT_NS);
-		ASSERT_EQ(1, rc) TH_LOG("push %llu: %d",
+		ASSERT_EQ(0, rc) TH_LOG("push %llu: %d",
 					(unsigned long long)seq, rc);
 	}
 	/* closing the producer is the end of stream the helper waits for */

@@ -359,7 +359,7 @@ static int sk_consume_one(struct baton_ring *c, struct sk_ring_state *rs,
 	}
 	for (;;) {
 		rc = baton_mpsc_cons_peek(c, &idx);
-		if (rc)
+		if (rc != -EAGAIN)
 			break;
 		rc = baton_ring_park(c, timeout_ns);
 		if (rc == -ETIMEDOUT)
@@ -367,7 +367,7 @@ static int sk_consume_one(struct baton_ring *c, struct sk_ring_state *rs,
 		if (rc && rc != -EINTR)
 			return rc;
 	}
-	if (rc < 0)
+	if (rc < 0 && rc != BATON_MPSC_LOST)
 		return rc;
 	if (rc == BATON_MPSC_LOST) {
 		sk_account(rs, idx, SK_TOMB);

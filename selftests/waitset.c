@@ -352,7 +352,7 @@ static int stream_producer(char (*name)[BATON_NAME_MAX], int backend,
 			return 2;
 	for (i = 0; i < STREAM_MSGS; i++) {
 		if (baton_spsc_push(r[i % STREAM_RINGS], &i, sizeof(i),
-				    WAIT_NS) != 1)
+				    WAIT_NS) != 0)
 			return 3;
 		if (i % STREAM_BURST == STREAM_BURST - 1)
 			usleep((useconds_t)(bt_mix(i) % 300));

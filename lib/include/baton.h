@@ -10,9 +10,36 @@
  * (Documentation/memory-ordering.rst).
  *
  * Names go object, role, step: baton_spsc_prod_reserve/submit for the
- * producer, baton_spsc_cons_peek/release for the consumer. Functions that
- * can fail return a negative errno. A __ prefix marks a symbol exported
- * only because an inline function calls it.
+ * producer, baton_spsc_cons_peek/release for the consumer. A __ prefix
+ * marks a symbol exported only because an inline function calls it.
+ *
+ * The return convention, for every function here and in <baton_epoch.h>:
+ *   - a single operation returns 0 on success or a negative errno
+ *     (push, pop, create, open, close, register, retire, poll, ...);
+ *   - a batch returns the non-negative count it moved or a negative errno
+ *     (the _bulk and _batch forms, the _wait forms of reserve and peek,
+ *     baton_waitset_wait());
+ *   - the few that answer a question return the answer and cannot fail
+ *     on a live handle: a descriptor (baton_ring_fd(), baton_epoch_fd(),
+ *     -EBADF on a bad handle), a name, a boolean (baton_ring_peer_gone()),
+ *     a count of free or filled slots (the reserve/peek steps), a ticket
+ *     or an epoch (baton_epoch_enter()); each says so in its comment.
+ * A test for failure is therefore always `ret < 0`, never `ret != 1`.
+ *
+ * Misuse returns an error, not a crash. Every out-of-line function checks
+ * the handle it is given: -EBADF when it is not a live handle of the kind
+ * the call takes (closed, or an SPSC ring passed to an MPSC call, or the
+ * reverse), -EINVAL when it is the wrong role (a pop on a producer handle)
+ * or NULL. Close poisons the handle and keeps its memory in a small
+ * quarantine (the last BATON_CLOSED_KEPT closed handles), so a call on a
+ * handle closed since, or a second close, reads the poison and returns
+ * -EBADF; that is best effort, as cheap as it can be: a handle closed
+ * longer ago than that has been freed, and using it is undefined. The
+ * __ helpers that the inline paths call do not check: their caller has
+ * already used the handle. The inline fast paths check only when built
+ * with -DBATON_DEBUG (then each int-returning inline call, and
+ * baton_epoch_enter()/_exit(), makes one out-of-line check first);
+ * without it they are unchanged, and the perf gate holds them to that.
  */
 #ifndef BATON_H
 #define BATON_H
@@ -69,6 +96,7 @@ struct baton_ring {
 	int role;
 	int backend;
 	uint32_t kind;
+	uint32_t magic;			/* live kind and role, or the poison */
 	uint64_t wake_calls;		/* wake syscalls this handle made */
 	uint64_t park_calls;		/* park syscalls this handle made */
 	uint32_t spin_limit;		/* most polls before a blocking call parks */
@@ -186,12 +214,15 @@ int baton_ring_open(const char *name, int role, int backend,
 
 /**
  * baton_ring_close() - unmap and close a handle; NULL is a no-op
- * @r: the handle; freed
+ * @r: the handle; poisoned, then freed (see BATON_CLOSED_KEPT)
  *
  * The role is released (and the peer told, on kmod) once the fd and every
  * mapping are gone; a process that dies closes its handles the same way.
+ *
+ * Return: 0, or -EBADF for a handle already closed (best effort: the last
+ * BATON_CLOSED_KEPT closed handles stay poisoned, older ones are freed).
  */
-void baton_ring_close(struct baton_ring *r);
+int baton_ring_close(struct baton_ring *r);
 
 /**
  * baton_ring_unlink() - remove a ring's name
@@ -211,7 +242,7 @@ int baton_ring_unlink(const char *name, int backend);
  * Readable (consumer) or writable (producer) when the ring has a message
  * or room; see baton_ring_poll_disarm().
  *
- * Return: the fd, or -EINVAL for a NULL handle.
+ * Return: the fd, or -EINVAL for a NULL handle, -EBADF for a closed one.
  */
 int baton_ring_fd(const struct baton_ring *r);
 
@@ -220,7 +251,7 @@ int baton_ring_fd(const struct baton_ring *r);
  * @r: the handle
  * @st: filled in (struct baton_ring_stats)
  *
- * Return: 0, or -EINVAL.
+ * Return: 0, or -EINVAL (NULL), -EBADF (not a live ring handle).
  */
 int baton_ring_stats(const struct baton_ring *r, struct baton_ring_stats *st);
 
@@ -261,6 +292,28 @@ uint32_t baton_version(void);
  * -EINVAL (BATON_BACKEND names no backend).
  */
 int baton_abi_version(uint32_t *abi_version, uint64_t *features);
+
+/* How many closed handles stay poisoned, unfreed, for misuse checks. */
+#define BATON_CLOSED_KEPT	64
+
+/*
+ * The handle check every out-of-line call makes (@kind 0: any kind, @role
+ * 0: any role): 0, -EBADF (not a live ring handle, or not of @kind),
+ * -EINVAL (NULL, or not of @role). Exported for the BATON_DEBUG checks of
+ * the inline paths.
+ */
+int __baton_ring_check(const struct baton_ring *r, uint32_t kind, int role);
+
+#ifdef BATON_DEBUG
+#define BATON__DEBUG_RING(r, kind, role)				\
+	do {								\
+		int err_ = __baton_ring_check((r), (kind), (role));	\
+		if (err_)						\
+			return err_;					\
+	} while (0)
+#else
+#define BATON__DEBUG_RING(r, kind, role)	do { } while (0)
+#endif
 
 /**
  * baton_ring_peer_gone() - whether the other role has gone
@@ -335,8 +388,8 @@ static inline void baton_ring_poll_disarm(struct baton_ring *r)
  * -EPROTO (corrupt indices).
  */
 int baton_ring_park(struct baton_ring *r, int64_t timeout_ns);
-/* Out of line so the fast path stays small: the wake syscall. */
-void __baton_ring_wake_peer(struct baton_ring *r);
+/* Out of line so the fast path stays small: the wake syscall. 0 or errno. */
+int __baton_ring_wake_peer(struct baton_ring *r);
 
 /**
  * baton_ring_slot() - the address of a slot
@@ -476,6 +529,7 @@ static inline int baton_spsc_try_push(struct baton_ring *r, const void *msg,
 {
 	uint64_t idx;
 
+	BATON__DEBUG_RING(r, BATON_RING_SPSC, BATON_ROLE_PRODUCER);
 	if (len > r->slot_size)
 		return -22; /* -EINVAL, without pulling in <errno.h> */
 	if (!baton_spsc_prod_reserve(r, 1, &idx))
@@ -498,6 +552,7 @@ static inline int baton_spsc_try_pop(struct baton_ring *r, void *msg,
 {
 	uint64_t idx;
 
+	BATON__DEBUG_RING(r, BATON_RING_SPSC, BATON_ROLE_CONSUMER);
 	if (len > r->slot_size)
 		len = r->slot_size;
 	if (!baton_spsc_cons_peek(r, 1, &idx))
@@ -558,9 +613,8 @@ int baton_spsc_push(struct baton_ring *r, const void *msg, size_t len,
  * @len: bytes to copy (at most the slot size is copied)
  * @timeout_ns: how long at most; < 0 waits forever
  *
- * Return: a non-negative value on success (test errors as < 0), or a
- * negative errno as for baton_ring_park() (-EPIPE: drained and the
- * producer gone, the end of the stream).
+ * Return: 0, or a negative errno as for baton_ring_park() (-EPIPE:
+ * drained and the producer gone, the end of the stream).
  */
 int baton_spsc_pop(struct baton_ring *r, void *msg, size_t len,
 		   int64_t timeout_ns);
@@ -581,8 +635,12 @@ int baton_spsc_pop(struct baton_ring *r, void *msg, size_t len,
  * the MPSC table of <linux/baton.h>.
  */
 
-/* baton_mpsc_cons_peek()/pop(): the ticket was lost, see struct baton_mpsc_loss */
-#define BATON_MPSC_LOST		2
+/*
+ * baton_mpsc_cons_peek()/pop(): the ticket was lost (its producer died
+ * before publishing it), see struct baton_mpsc_loss. A negative errno
+ * like the others: -EOWNERDEAD (lib/mpsc.c asserts the value).
+ */
+#define BATON_MPSC_LOST		(-130)
 
 /**
  * struct baton_mpsc_loss - a ticket the consumer skipped as a tombstone
@@ -636,12 +694,15 @@ struct baton_mpsc_stats {
  * @r: a handle of an MPSC ring, either role
  * @st: filled in (struct baton_mpsc_stats)
  *
- * Return: 0, or -EINVAL (not an MPSC handle).
+ * Return: 0, or -EBADF (not an MPSC ring handle), -EINVAL.
  */
 int baton_mpsc_stats(const struct baton_ring *r, struct baton_mpsc_stats *st);
 
-/* Out of line (lib/mpsc.c): the syscalls and the waiting loops. */
-void __baton_mpsc_wake(struct baton_ring *r, uint64_t idx);
+/*
+ * Out of line (lib/mpsc.c): the syscalls and the waiting loops. Each
+ * returns 0 or a negative errno.
+ */
+int __baton_mpsc_wake(struct baton_ring *r, uint64_t idx);
 
 /**
  * baton_mpsc_prod_wait() - wait until a held ticket's slot is free
@@ -825,6 +886,7 @@ static inline int baton_mpsc_push(struct baton_ring *r, const void *msg,
 	uint64_t t, tail;
 	int ret;
 
+	BATON__DEBUG_RING(r, BATON_RING_MPSC, BATON_ROLE_PRODUCER);
 	if (len > r->slot_size)
 		return -22; /* -EINVAL, without pulling in <errno.h> */
 	if (r->mpsc_error)
@@ -866,9 +928,12 @@ static inline int baton_mpsc_push(struct baton_ring *r, const void *msg,
 static inline int baton_mpsc_try_push(struct baton_ring *r, const void *msg,
 				      size_t len)
 {
-	struct baton_mpsc_claim *cl = r->claim;
-	uint64_t t = __atomic_load_n(r->tail, __ATOMIC_RELAXED);
+	struct baton_mpsc_claim *cl;
+	uint64_t t;
 
+	BATON__DEBUG_RING(r, BATON_RING_MPSC, BATON_ROLE_PRODUCER);
+	cl = r->claim;
+	t = __atomic_load_n(r->tail, __ATOMIC_RELAXED);
 	if (len > r->slot_size)
 		return -22; /* -EINVAL */
 	if (r->mpsc_error)
@@ -927,9 +992,12 @@ int baton_mpsc_push_timeout(struct baton_ring *r, const void *msg, size_t len,
  * @n: how many, 1..slot_count
  *
  * Waits slot by slot as baton_mpsc_push(). On an error part of the batch
- * may already be out; baton_mpsc_push_batch_n() says how much.
+ * may already be out; baton_mpsc_push_batch_n() says how much in
+ * *published (also on success: n), so a caller can resume after it
+ * instead of duplicating or dropping messages.
  *
- * Return: 0, or an error as baton_mpsc_push().
+ * Return: n (a batch: all of them published), or an error as
+ * baton_mpsc_push().
  */
 int baton_mpsc_push_batch(struct baton_ring *r, const void *msgs, size_t len,
 			  uint32_t n);
@@ -945,7 +1013,8 @@ int baton_mpsc_push_batch(struct baton_ring *r, const void *msgs, size_t len,
  *             a caller can resume after them instead of duplicating or
  *             dropping messages
  *
- * Return: 0, or an error as baton_mpsc_push().
+ * Return: n (a batch: all of them published), or an error as
+ * baton_mpsc_push().
  */
 int baton_mpsc_push_batch_n(struct baton_ring *r, const void *msgs,
 			    size_t len, uint32_t n, uint32_t *published);
@@ -958,9 +1027,10 @@ int baton_mpsc_push_batch_n(struct baton_ring *r, const void *msgs,
  * MPSC consumer: one thread of one process. Release a message or a
  * tombstone with baton_mpsc_cons_release().
  *
- * Return: 1 when it holds a message, BATON_MPSC_LOST when it is a
- * tombstone (read the loss with baton_mpsc_cons_loss()), 0 when it is not
- * published yet, -EPROTO (-71) when its sequence word is corrupt.
+ * Return: 0 when it holds a message, BATON_MPSC_LOST when it is a
+ * tombstone (read the loss with baton_mpsc_cons_loss()), -EAGAIN (-11)
+ * when it is not published yet, -EPROTO (-71) when its sequence word is
+ * corrupt.
  */
 static inline int baton_mpsc_cons_peek(struct baton_ring *r, uint64_t *idx)
 {
@@ -970,10 +1040,10 @@ static inline int baton_mpsc_cons_peek(struct baton_ring *r, uint64_t *idx)
 
 	*idx = c;
 	if (s == c + 1)
-		return 1;
+		return 0;
 	if (s == ((c + 1) | BATON_MPSC_TOMB))
 		return BATON_MPSC_LOST;
-	return s == c ? 0 : -71;
+	return s == c ? -11 : -71;
 }
 
 /**
@@ -1027,23 +1097,23 @@ static inline void baton_mpsc_cons_release(struct baton_ring *r)
  * @loss: filled when the next ticket was lost (may be NULL: the tombstone
  *        is still skipped and reported)
  *
- * Return: 1 (a message), BATON_MPSC_LOST (a tombstone, skipped), or
- * -EAGAIN, -EPROTO.
+ * Return: 0 (a message), BATON_MPSC_LOST (a tombstone, skipped; the next
+ * call goes on behind it), or -EAGAIN, -EPROTO.
  */
 static inline int baton_mpsc_try_pop(struct baton_ring *r, void *msg,
 				     size_t len, struct baton_mpsc_loss *loss)
 {
 	uint64_t idx;
-	int ret = baton_mpsc_cons_peek(r, &idx);
+	int ret;
 
-	if (ret == 0)
-		return -11; /* -EAGAIN */
-	if (ret < 0)
-		return ret;
+	BATON__DEBUG_RING(r, BATON_RING_MPSC, BATON_ROLE_CONSUMER);
+	ret = baton_mpsc_cons_peek(r, &idx);
 	if (ret == BATON_MPSC_LOST) {
 		if (loss)
 			baton_mpsc_cons_loss(r, idx, loss);
 		r->tombstones_skipped++;
+	} else if (ret < 0) {
+		return ret;
 	} else {
 		if (len > r->slot_size)
 			len = r->slot_size;
@@ -1063,7 +1133,8 @@ static inline int baton_mpsc_try_pop(struct baton_ring *r, void *msg,
  *
  * Spins, then parks.
  *
- * Return: as baton_mpsc_try_pop(), or -ETIMEDOUT, -EPIPE (every producer
+ * Return: 0 (a message), BATON_MPSC_LOST, -EPROTO as baton_mpsc_try_pop(),
+ * or -ETIMEDOUT, -EPIPE (every producer
  * has gone and nothing is left: end of stream), -EINTR.
  */
 int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
@@ -1155,6 +1226,7 @@ baton_spsc_try_push_bulk(struct baton_ring *r, const void *msgs, size_t size,
 	uint64_t idx;
 	uint32_t k;
 
+	BATON__DEBUG_RING(r, BATON_RING_SPSC, BATON_ROLE_PRODUCER);
 	if (size > r->slot_size)
 		return -22; /* -EINVAL */
 	k = baton_spsc_prod_reserve(r, n, &idx);
@@ -1187,6 +1259,7 @@ baton_spsc_try_pop_bulk(struct baton_ring *r, void *msgs, size_t size,
 	uint64_t idx;
 	uint32_t k;
 
+	BATON__DEBUG_RING(r, BATON_RING_SPSC, BATON_ROLE_CONSUMER);
 	if (size > r->slot_size)
 		return -22; /* -EINVAL */
 	k = baton_spsc_cons_peek(r, n, &idx);
@@ -1197,10 +1270,13 @@ baton_spsc_try_pop_bulk(struct baton_ring *r, void *msgs, size_t size,
 	return (int)k;
 }
 
-/* Out of line (lib/mpsc.c): the bulk forms' waits and wakes. */
+/*
+ * Out of line (lib/mpsc.c): the bulk forms' waits and wakes. fill: n or a
+ * negative errno, as baton_mpsc_push_bulk(); wake_n: 0 or an errno.
+ */
 int __baton_mpsc_fill(struct baton_ring *r, uint64_t t, const void *msgs,
 		      size_t size, uint32_t n, uint32_t *published);
-void __baton_mpsc_wake_n(struct baton_ring *r, uint64_t idx, uint32_t n);
+int __baton_mpsc_wake_n(struct baton_ring *r, uint64_t idx, uint32_t n);
 
 /*
  * MPSC producer: tickets [t, t + n) written; publish them in order (K, as
@@ -1240,7 +1316,7 @@ static inline void baton__mpsc_publish_n(struct baton_ring *r, uint64_t t,
  * means every earlier release is visible too, and so every slot of the
  * batch is free. If it is not, the out-of-line path waits slot by slot.
  *
- * Return: 0, or an error as baton_mpsc_push_batch_n().
+ * Return: n (a batch), or an error as baton_mpsc_push_batch_n().
  */
 static inline __attribute__((always_inline)) int
 baton_mpsc_push_bulk(struct baton_ring *r, const void *msgs, size_t size,
@@ -1249,6 +1325,7 @@ baton_mpsc_push_bulk(struct baton_ring *r, const void *msgs, size_t size,
 	uint32_t dummy;
 	uint64_t t, tail;
 
+	BATON__DEBUG_RING(r, BATON_RING_MPSC, BATON_ROLE_PRODUCER);
 	if (!published)
 		published = &dummy;
 	*published = 0;
@@ -1265,7 +1342,7 @@ baton_mpsc_push_bulk(struct baton_ring *r, const void *msgs, size_t size,
 	baton__mpsc_publish_n(r, t, n);
 	baton_mpsc_prod_done(r);
 	*published = n;
-	return 0;
+	return (int)n;
 }
 
 /**
@@ -1340,15 +1417,16 @@ static inline void baton_mpsc_cons_release_n(struct baton_ring *r,
  * @n: how many are wanted, >= 1
  * @loss: filled when the next ticket was lost (may be NULL)
  *
- * A batch stops before a tombstone: the call after it returns 0 for the
- * tombstone, and the one after that goes on with the messages behind it.
+ * A batch stops before a tombstone: the call after it returns
+ * BATON_MPSC_LOST for the tombstone, and the one after that goes on with
+ * the messages behind it.
  * The sized forms baton_mpsc_try_pop_bulk8, 16, 32 and 64 take @size as a
  * constant.
  *
- * Return: how many (>= 1), -EAGAIN when the next ticket is not published,
- * -EPROTO, -EINVAL (size > slot_size, n == 0); or 0 when the next ticket
- * was a tombstone: it is skipped and, if @loss is not NULL, described
- * there.
+ * Return: how many (0 when the next ticket is not published yet), -EPROTO,
+ * -EINVAL (size > slot_size, n == 0), or BATON_MPSC_LOST when the next
+ * ticket was a tombstone: it is skipped and, if @loss is not NULL,
+ * described there.
  */
 static inline __attribute__((always_inline)) int
 baton_mpsc_try_pop_bulk(struct baton_ring *r, void *msgs, size_t size,
@@ -1358,22 +1436,23 @@ baton_mpsc_try_pop_bulk(struct baton_ring *r, void *msgs, size_t size,
 	uint32_t k;
 	int ret;
 
+	BATON__DEBUG_RING(r, BATON_RING_MPSC, BATON_ROLE_CONSUMER);
 	if (size > r->slot_size || !n)
 		return -22; /* -EINVAL */
 	k = baton_mpsc_cons_peek_n(r, n, &idx);
 	if (!k) {
 		ret = baton_mpsc_cons_peek(r, &idx);
-		if (ret == 0)
-			return -11; /* -EAGAIN */
-		if (ret < 0)
-			return ret;
+		if (ret == -11)	/* -EAGAIN: nothing published yet */
+			return 0;
 		if (ret == BATON_MPSC_LOST) {
 			if (loss)
 				baton_mpsc_cons_loss(r, idx, loss);
 			r->tombstones_skipped++;
 			baton_mpsc_cons_release(r);
-			return 0;
+			return ret;
 		}
+		if (ret < 0)
+			return ret;
 		k = 1;	/* published since the first look */
 	}
 	baton__copy_out(r, idx, msgs, size, k);
@@ -1456,8 +1535,11 @@ int baton_waitset_create(struct baton_waitset **out);
 /**
  * baton_waitset_destroy() - free a set; its objects stay open
  * @ws: the set; NULL is a no-op
+ *
+ * Return: 0, or -EBADF (already destroyed: best effort, as for a ring
+ * close).
  */
-void baton_waitset_destroy(struct baton_waitset *ws);
+int baton_waitset_destroy(struct baton_waitset *ws);
 
 /**
  * baton_waitset_add_ring() - wait for a ring to be ready
@@ -1490,7 +1572,7 @@ int baton_waitset_add_epoch(struct baton_waitset *ws, struct baton_epoch *d,
  * @ws: the set
  * @cookie: what the object was added with
  *
- * Return: 0 or -ENOENT.
+ * Return: 0, or -ENOENT, -EBADF, -EINVAL.
  */
 int baton_waitset_remove(struct baton_waitset *ws, uint64_t cookie);
 

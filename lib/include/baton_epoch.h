@@ -57,7 +57,7 @@ struct baton_epoch {
 	int fd;
 	int backend;
 	uint32_t max_participants;
-	uint32_t reserved0;
+	uint32_t magic;			/* live, or the poison (lib/epoch.c) */
 	uint64_t kick_calls;		/* kick syscalls this handle made */
 	struct baton_epoch_offsets off;
 	struct {
@@ -148,13 +148,16 @@ int baton_epoch_open(const char *name, int backend, struct baton_epoch **out);
 
 /**
  * baton_epoch_close() - unmap and close a handle; NULL is a no-op
- * @d: the handle; freed
+ * @d: the handle; poisoned, then freed (see BATON_CLOSED_KEPT)
  *
  * A participant's registration ends with it (process death does the
  * same); what it retired and was not yet proven is taken over by the
  * collector.
+ *
+ * Return: 0, or -EBADF for a handle already closed (best effort, as for
+ * baton_ring_close()).
  */
-void baton_epoch_close(struct baton_epoch *d);
+int baton_epoch_close(struct baton_epoch *d);
 
 /**
  * baton_epoch_unlink() - remove a domain's name
@@ -171,7 +174,7 @@ int baton_epoch_unlink(const char *name, int backend);
  * baton_epoch_fd() - the handle's file descriptor
  * @d: the handle
  *
- * Return: the fd.
+ * Return: the fd, or -EINVAL (NULL), -EBADF (not a live epoch handle).
  */
 int baton_epoch_fd(const struct baton_epoch *d);
 
@@ -180,7 +183,7 @@ int baton_epoch_fd(const struct baton_epoch *d);
  * @d: the handle
  * @st: filled in (struct baton_epoch_stats)
  *
- * Return: 0.
+ * Return: 0, or -EINVAL (NULL), -EBADF (not a live epoch handle).
  */
 int baton_epoch_stats(const struct baton_epoch *d,
 		      struct baton_epoch_stats *st);
@@ -192,10 +195,31 @@ int baton_epoch_stats(const struct baton_epoch *d,
  * A participant has its own announcement (baton_epoch_enter()) and
  * retirement queue (baton_epoch_retire()), and is single-threaded.
  *
- * Return: the participant index (>= 0), or -EBUSY (already registered),
- * -ENOSPC (max_participants reached).
+ * Return: 0 (the index is then baton_epoch_index()), or -EBUSY (already
+ * registered), -ENOSPC (max_participants reached), -EBADF, -EINVAL.
  */
 int baton_epoch_register(struct baton_epoch *d);
+
+/**
+ * baton_epoch_index() - a registered handle's participant index
+ * @d: the handle
+ *
+ * A query, not a status: the slot baton_epoch_register() took, as
+ * batonctl and the stats name it.
+ *
+ * Return: the participant index (>= 0), or -1 if not registered.
+ */
+static inline int baton_epoch_index(const struct baton_epoch *d)
+{
+	return d->index;
+}
+
+/*
+ * The handle check every out-of-line epoch call makes: 0, -EBADF (not a
+ * live epoch handle), -EINVAL (NULL; or @participant and the handle is
+ * not registered). Exported for the BATON_DEBUG checks of enter and exit.
+ */
+int __baton_epoch_check(const struct baton_epoch *d, int participant);
 
 /**
  * baton_epoch_retire() - queue an unlinked object for reclamation
@@ -210,7 +234,7 @@ int baton_epoch_register(struct baton_epoch *d);
  *
  * Return: 0, or -ENOSPC when the queue is full: nothing is ever freed
  * early, ownership stays with the caller (collect or synchronize, then
- * retry); -EINVAL (not a participant), -EPROTO.
+ * retry); -EINVAL (not a participant), -EBADF, -EPROTO.
  */
 int baton_epoch_retire(struct baton_epoch *d, uint64_t handle, uint64_t tag,
 		       uint64_t *epoch);
@@ -255,8 +279,8 @@ int baton_epoch_destroy_sync(struct baton_epoch *d, uint64_t handle,
  *
  * Never blocks; may run a collection cycle.
  *
- * Return: 1 if @epoch is quiescent, 0 if not yet, -EINVAL (@epoch in the
- * future).
+ * Return: 0 if @epoch is quiescent, -EAGAIN if not yet, -EINVAL (@epoch
+ * in the future).
  */
 int baton_epoch_poll(struct baton_epoch *d, uint64_t epoch);
 
@@ -271,8 +295,8 @@ int baton_epoch_poll(struct baton_epoch *d, uint64_t epoch);
 int baton_epoch_collect(struct baton_epoch *d, uint64_t *frontier,
 			uint64_t *completed);
 
-/* Out of line so exit stays small: wake parked destroyers. */
-void __baton_epoch_kick(struct baton_epoch *d);
+/* Out of line so exit stays small: wake parked destroyers. 0 or errno. */
+int __baton_epoch_kick(struct baton_epoch *d);
 
 /* Out of line, the rare retry of enter: see baton_epoch_enter(). */
 uint64_t __baton_epoch_reenter(struct baton_epoch *d, uint64_t stale);
@@ -296,14 +320,24 @@ static inline uint64_t baton_epoch_global(const struct baton_epoch *d)
  * instruction and no fence: the StoreLoad ordering between the
  * announcement and the re-check is supplied by the collector, which
  * forces a full barrier on every participant's CPU after publishing a new
- * epoch and before scanning (Q). Returns the epoch announced. Sections do
- * not nest; the handle must be registered.
+ * epoch and before scanning (Q). Sections do not nest; the handle must be
+ * registered. Built with -DBATON_DEBUG, a handle that is not a registered
+ * participant returns a negative errno cast to uint64_t (test with
+ * (int64_t)e < 0) and announces nothing.
  *
- * Return: the epoch announced.
+ * Return: the epoch announced (>= 1): a query's answer, not a status.
  */
 static inline uint64_t baton_epoch_enter(struct baton_epoch *d)
 {
-	uint64_t e = __atomic_load_n(d->global, __ATOMIC_RELAXED);
+	uint64_t e;
+
+#ifdef BATON_DEBUG
+	int err = __baton_epoch_check(d, 1);
+
+	if (err)
+		return (uint64_t)(int64_t)err;
+#endif
+	e = __atomic_load_n(d->global, __ATOMIC_RELAXED);
 
 	/* O, matches Q: a plain store; the collector pays. */
 	__atomic_store_n(d->ann, BATON_EPOCH_ANN(e), __ATOMIC_RELAXED);
@@ -331,8 +365,15 @@ static inline uint64_t baton_epoch_enter(struct baton_epoch *d)
  */
 static inline void baton_epoch_exit(struct baton_epoch *d)
 {
+	uint64_t held;
+
+#ifdef BATON_DEBUG
+	/* Nothing to report through a void: a misused exit does nothing. */
+	if (__baton_epoch_check(d, 1))
+		return;
+#endif
 	/* Our own word (only we write it): the epoch we announced. */
-	uint64_t held = __atomic_load_n(d->ann, __ATOMIC_RELAXED) >> 1;
+	held = __atomic_load_n(d->ann, __ATOMIC_RELAXED) >> 1;
 
 	/* S: the protected reads are done before the announcement drops. */
 	__atomic_store_n(d->ann, 0, __ATOMIC_RELEASE);

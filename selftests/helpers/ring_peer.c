@@ -47,7 +47,7 @@ static int produce(const char *name, uint64_t count)
 	for (seq = 0; seq < count; seq++) {
 		bt_fill(msg, r->slot_size, seq);
 		rc = baton_spsc_push(r, msg, r->slot_size, PEER_TIMEOUT_NS);
-		if (rc != 1) {
+		if (rc != 0) {
 			fprintf(stderr, "ring_peer: push %llu: %d\n",
 				(unsigned long long)seq, rc);
 			return 4;
@@ -82,7 +82,7 @@ static int consume(const char *name, uint64_t count)
 		return 4;
 	for (seq = 0; seq < count; seq++) {
 		rc = baton_spsc_pop(r, msg, r->slot_size, PEER_TIMEOUT_NS);
-		if (rc != 1) {
+		if (rc != 0) {
 			fprintf(stderr, "ring_peer: pop %llu: %d\n",
 				(unsigned long long)seq, rc);
 			return 4;

@@ -131,7 +131,7 @@ static inline void produce(struct xfer *x)
 			x->sum += fill_msg(buf, r->slot_size, seq);
 			got = baton_spsc_push(r, buf, r->slot_size,
 					      x->timeout_ns);
-			if (got != 1) {
+			if (got != 0) {
 				x->err = got < 0 ? got : -EPROTO;
 				x->bad_seq = seq;
 				return;
@@ -169,7 +169,7 @@ static inline void consume(struct xfer *x)
 		if (!x->batch) {
 			got = baton_spsc_pop(r, buf, r->slot_size,
 					     x->timeout_ns);
-			if (got != 1) {
+			if (got != 0) {
 				x->err = got < 0 ? got : -EPROTO;
 				x->bad_seq = seq;
 				return;

@@ -93,12 +93,14 @@ TEST_F(epoch_basic, table_full)
 	for (i = 0; i < 8; i++) {
 		ASSERT_EQ(0, baton_epoch_open(self->name, BATON_BACKEND_AUTO,
 					      &h[i]));
-		ASSERT_EQ(i, baton_epoch_register(h[i]));
+		ASSERT_EQ(0, baton_epoch_register(h[i]));
+		ASSERT_EQ(i, baton_epoch_index(h[i]));
 	}
 	EXPECT_EQ(-ENOSPC, baton_epoch_register(self->d));
 	/* A released slot is free again. */
 	baton_epoch_close(h[3]);
-	EXPECT_EQ(3, baton_epoch_register(self->d));
+	EXPECT_EQ(0, baton_epoch_register(self->d));
+	EXPECT_EQ(3, baton_epoch_index(self->d));
 	for (i = 0; i < 8; i++)
 		if (i != 3)
 			baton_epoch_close(h[i]);
@@ -126,10 +128,10 @@ TEST_F(epoch_basic, synchronize_quiescent_and_reader_held)
 	EXPECT_EQ(-ETIMEDOUT, baton_epoch_synchronize(self->d, e, 30000000,
 						      &holder));
 	EXPECT_EQ(getpid(), holder);
-	EXPECT_EQ(0, baton_epoch_poll(self->d, e));
+	EXPECT_EQ(-EAGAIN, baton_epoch_poll(self->d, e));
 	EXPECT_GT(held, self->d->hdr->frontier);
 	baton_epoch_exit(r);
-	EXPECT_EQ(1, baton_epoch_poll(self->d, e));
+	EXPECT_EQ(0, baton_epoch_poll(self->d, e));
 	EXPECT_EQ(-EINVAL, baton_epoch_synchronize(self->d,
 						   baton_epoch_global(self->d) + 5,
 						   0, NULL));

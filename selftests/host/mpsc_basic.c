@@ -132,7 +132,7 @@ TEST_F(mpsc, try_push_full)
 	EXPECT_EQ(BATON_MPSC_NONE, a->claim->floor);
 	for (i = 0; i < 8; i++) {
 		mk_msg(m, i & 1, (uint64_t)i);
-		ASSERT_EQ(1, baton_mpsc_try_pop(c, got, sizeof(got), NULL));
+		ASSERT_EQ(0, baton_mpsc_try_pop(c, got, sizeof(got), NULL));
 		EXPECT_EQ(m[0], got[0]);
 		EXPECT_EQ(m[1], got[1]);
 	}
@@ -141,7 +141,7 @@ TEST_F(mpsc, try_push_full)
 	for (i = 0; i < 20; i++) {
 		mk_msg(m, 0, (uint64_t)i);
 		ASSERT_EQ(0, baton_mpsc_try_push(a, m, sizeof(m)));
-		ASSERT_EQ(1, baton_mpsc_pop(c, got, sizeof(got), 0, NULL));
+		ASSERT_EQ(0, baton_mpsc_pop(c, got, sizeof(got), 0, NULL));
 		EXPECT_EQ(m[0], got[0]);
 	}
 	ASSERT_EQ(0, baton_mpsc_stats(c, &st));
@@ -166,19 +166,19 @@ TEST_F(mpsc, batch_reserve)
 				     BATON_BACKEND_AUTO, &c));
 	for (i = 0; i < 5; i++)
 		mk_msg(msgs[i], 3, (uint64_t)i);
-	ASSERT_EQ(0, baton_mpsc_push_batch(a, msgs, MSG_SIZE, 5));
+	ASSERT_EQ(5, baton_mpsc_push_batch(a, msgs, MSG_SIZE, 5));
 	EXPECT_EQ(5ULL, *a->tail);
 	EXPECT_EQ(-EINVAL, baton_mpsc_push_batch(a, msgs, MSG_SIZE, 9));
 	EXPECT_EQ(-EINVAL, baton_mpsc_push_batch(a, msgs, MSG_SIZE, 0));
 	for (i = 0; i < 5; i++) {
-		ASSERT_EQ(1, baton_mpsc_pop(c, got, sizeof(got), 0, NULL));
+		ASSERT_EQ(0, baton_mpsc_pop(c, got, sizeof(got), 0, NULL));
 		EXPECT_EQ(msgs[i][0], got[0]);
 	}
 	/* a batch bigger than the free space waits for it, slot by slot */
-	ASSERT_EQ(0, baton_mpsc_push_batch(a, msgs, MSG_SIZE, 5));
-	ASSERT_EQ(0, baton_mpsc_push_batch(a, msgs, MSG_SIZE, 3));
+	ASSERT_EQ(5, baton_mpsc_push_batch(a, msgs, MSG_SIZE, 5));
+	ASSERT_EQ(3, baton_mpsc_push_batch(a, msgs, MSG_SIZE, 3));
 	for (i = 0; i < 8; i++)
-		ASSERT_EQ(1, baton_mpsc_pop(c, got, sizeof(got), 0, NULL));
+		ASSERT_EQ(0, baton_mpsc_pop(c, got, sizeof(got), 0, NULL));
 	baton_ring_close(a);
 	baton_ring_close(c);
 }
@@ -245,7 +245,7 @@ TEST_F(mpsc, dead_holder_tombstoned_while_others_live)
 	EXPECT_EQ(0U, loss.ticket);
 	EXPECT_EQ(0U, loss.pid);
 	ret = baton_mpsc_pop(c, got, sizeof(got), 5000000000LL, &loss);
-	EXPECT_EQ(1, ret);
+	EXPECT_EQ(0, ret);
 	mk_msg(m, 1, 0);
 	EXPECT_EQ(0, memcmp(m, got, sizeof(m)));
 	ASSERT_EQ(0, baton_mpsc_stats(c, &st));
@@ -303,6 +303,8 @@ static void *producer(void *arg)
 			mk_msg(m[1], a->id, seq + 1);
 			mk_msg(m[2], a->id, seq + 2);
 			ret = baton_mpsc_push_batch(a->r, m, MSG_SIZE, 3);
+			if (ret == 3)	/* a batch returns its count */
+				ret = 0;
 			seq += 3;
 		} else if (a->mode == 1) {
 			mk_msg(m[0], a->id, seq);
@@ -334,7 +336,7 @@ static int consume_all(struct baton_ring *c, uint32_t nprod, uint64_t count)
 
 	while (total < nprod * count) {
 		ret = baton_mpsc_pop(c, m, sizeof(m), OP_TIMEOUT_NS, NULL);
-		if (ret != 1)
+		if (ret != 0)
 			return ret < 0 ? ret : -ENODATA;
 		p = (uint32_t)(m[0] >> 48);
 		if (p >= nprod || m[1] != mix64(m[0]))

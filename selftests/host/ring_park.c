@@ -104,7 +104,7 @@ TEST_F(park, zero_timeout_is_a_try)
 	EXPECT_EQ(-ETIMEDOUT, baton_spsc_cons_peek_wait(self->cons, 2, &idx,
 							0));
 	for (v = 0; v < 4; v++)
-		ASSERT_EQ(1, baton_spsc_push(self->prod, &v, sizeof(v), 0));
+		ASSERT_EQ(0, baton_spsc_push(self->prod, &v, sizeof(v), 0));
 	EXPECT_EQ(-ETIMEDOUT, baton_spsc_push(self->prod, &v, sizeof(v), 0));
 	EXPECT_EQ(0U, self->prod->park_calls);
 	EXPECT_EQ(0U, self->cons->park_calls);
@@ -265,7 +265,7 @@ TEST_F(park, memfd_end_of_stream)
 	ASSERT_EQ(0, baton_spsc_try_push(self->prod, &v, sizeof(v)));
 	baton_ring_close(self->prod);
 	self->prod = NULL;
-	EXPECT_EQ(1, baton_spsc_pop(self->cons, &v, sizeof(v), 10 * MS));
+	EXPECT_EQ(0, baton_spsc_pop(self->cons, &v, sizeof(v), 10 * MS));
 	EXPECT_EQ(-EPIPE, baton_spsc_pop(self->cons, &v, sizeof(v),
 					 10 * MS));
 	EXPECT_EQ(1, baton_ring_peer_gone(self->cons));
@@ -287,13 +287,13 @@ static void pong(struct pp *pp)
 
 	for (i = 0; i < pp->rounds; i++) {
 		ret = baton_spsc_pop(pp->in, &v, sizeof(v), OP_TIMEOUT_NS);
-		if (ret != 1 || v != i) {
+		if (ret != 0 || v != i) {
 			pp->err = ret < 0 ? ret : -EBADMSG;
 			pp->bad = i;
 			return;
 		}
 		ret = baton_spsc_push(pp->out, &v, sizeof(v), OP_TIMEOUT_NS);
-		if (ret != 1) {
+		if (ret != 0) {
 			pp->err = ret;
 			pp->bad = i;
 			return;
@@ -308,13 +308,13 @@ static void ping(struct pp *pp)
 
 	for (i = 0; i < pp->rounds; i++) {
 		ret = baton_spsc_push(pp->out, &i, sizeof(i), OP_TIMEOUT_NS);
-		if (ret != 1) {
+		if (ret != 0) {
 			pp->err = ret;
 			pp->bad = i;
 			return;
 		}
 		ret = baton_spsc_pop(pp->in, &v, sizeof(v), OP_TIMEOUT_NS);
-		if (ret != 1 || v != i) {
+		if (ret != 0 || v != i) {
 			pp->err = ret < 0 ? ret : -EBADMSG;
 			pp->bad = i;
 			return;

@@ -58,7 +58,7 @@ static void *pop_all(void *arg)
 
 	while (p->got < p->count) {
 		ret = baton_spsc_pop(p->r, &v, sizeof(v), OP_TIMEOUT_NS);
-		if (ret != 1 || v != p->got) {
+		if (ret != 0 || v != p->got) {
 			p->err = ret < 0 ? ret : -EBADMSG;
 			return NULL;
 		}
@@ -135,7 +135,7 @@ TEST(stream_wakes_le_parks)
 	pp.r = cons;
 	ASSERT_EQ(0, pthread_create(&t, NULL, pop_all, &pp));
 	for (v = 0; v < pp.count; v++)
-		ASSERT_EQ(1, baton_spsc_push(prod, &v, sizeof(v),
+		ASSERT_EQ(0, baton_spsc_push(prod, &v, sizeof(v),
 					     OP_TIMEOUT_NS));
 	ASSERT_EQ(0, pthread_join(t, NULL));
 	EXPECT_EQ(0, pp.err);
@@ -171,7 +171,7 @@ static void *paced_push(void *arg)
 			usleep((useconds_t)(p->gap_ns / 1000));
 		while (now_ns() < next)
 			;
-		if (baton_spsc_push(p->r, &v, sizeof(v), OP_TIMEOUT_NS) != 1)
+		if (baton_spsc_push(p->r, &v, sizeof(v), OP_TIMEOUT_NS) != 0)
 			break;
 	}
 	return NULL;
@@ -198,7 +198,7 @@ static void run_paced(struct __test_metadata *_metadata, uint32_t spin_limit,
 	pc.r = prod;
 	ASSERT_EQ(0, pthread_create(&t, NULL, paced_push, &pc));
 	for (i = 0; i < count; i++) {
-		ASSERT_EQ(1, baton_spsc_pop(cons, &v, sizeof(v), OP_TIMEOUT_NS));
+		ASSERT_EQ(0, baton_spsc_pop(cons, &v, sizeof(v), OP_TIMEOUT_NS));
 		ASSERT_EQ(i, v);
 	}
 	ASSERT_EQ(0, pthread_join(t, NULL));
@@ -400,7 +400,7 @@ TEST(spsc_producer_dies_consumer_parked)
 	}
 	cons->spin_limit = 0;
 	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(1, baton_spsc_pop(cons, &v, sizeof(v), OP_TIMEOUT_NS));
+		ASSERT_EQ(0, baton_spsc_pop(cons, &v, sizeof(v), OP_TIMEOUT_NS));
 		EXPECT_EQ(i, v);
 	}
 	/* Parked when the producer dies: EPIPE, not the 5 s timeout. */
@@ -441,7 +441,7 @@ TEST(spsc_consumer_dies_producer_parked)
 		die_after(fds[1], 100 * MS);
 	}
 	for (v = 0; v < 4; v++)
-		ASSERT_EQ(1, baton_spsc_push(prod, &v, sizeof(v), OP_TIMEOUT_NS));
+		ASSERT_EQ(0, baton_spsc_push(prod, &v, sizeof(v), OP_TIMEOUT_NS));
 	prod->spin_limit = 0;
 	EXPECT_EQ(-EPIPE, baton_spsc_push(prod, &v, sizeof(v), OP_TIMEOUT_NS));
 	t = now_ns();
@@ -467,7 +467,7 @@ TEST(spsc_producer_closed_then_drain)
 				     BATON_BACKEND_AUTO, &cons));
 	ASSERT_EQ(0, baton_spsc_try_push(prod, &v, sizeof(v)));
 	baton_ring_close(prod);
-	EXPECT_EQ(1, baton_spsc_pop(cons, &v, sizeof(v), -1));
+	EXPECT_EQ(0, baton_spsc_pop(cons, &v, sizeof(v), -1));
 	EXPECT_EQ(5U, v);
 	/* No deadline: before, this waited for ever. */
 	EXPECT_EQ(-EPIPE, baton_spsc_pop(cons, &v, sizeof(v), -1));
@@ -545,7 +545,7 @@ TEST(mpsc_all_producers_die)
 	}
 	cons->spin_limit = 0;
 	while ((ret = baton_mpsc_pop(cons, &v, sizeof(v), OP_TIMEOUT_NS,
-				     NULL)) == 1)
+				     NULL)) == 0)
 		n++;
 	t = now_ns();
 	EXPECT_EQ(-EPIPE, ret);
@@ -576,7 +576,7 @@ TEST(mpsc_one_producer_left)
 				     BATON_BACKEND_AUTO, &gone));
 	ASSERT_EQ(0, baton_mpsc_push(gone, &v, sizeof(v)));
 	baton_ring_close(gone);
-	EXPECT_EQ(1, baton_mpsc_pop(cons, &v, sizeof(v), 20 * MS, NULL));
+	EXPECT_EQ(0, baton_mpsc_pop(cons, &v, sizeof(v), 20 * MS, NULL));
 	EXPECT_EQ(-ETIMEDOUT, baton_mpsc_pop(cons, &v, sizeof(v), 30 * MS,
 					     NULL));
 	baton_ring_close(live);
@@ -677,7 +677,7 @@ TEST(mpsc_producers_park_apart)
 				      __ATOMIC_ACQUIRE) >> 2);
 	usleep(5000);
 	for (k = 0; k < 6; k++) {
-		ASSERT_EQ(1, baton_mpsc_pop(cons, &v, sizeof(v), OP_TIMEOUT_NS,
+		ASSERT_EQ(0, baton_mpsc_pop(cons, &v, sizeof(v), OP_TIMEOUT_NS,
 					    NULL));
 		if (v >= 100)
 			seen |= 1ULL << (v - 100);
