@@ -220,14 +220,11 @@ int baton__mpsc_slot_state(uint64_t seq, uint64_t ticket, uint64_t mask)
 _Static_assert(BATON_MPSC_LOST == -EOWNERDEAD, "BATON_MPSC_LOST");
 _Static_assert(EAGAIN == 11 && EINVAL == 22 && EPROTO == 71, "errno values");
 
-int __baton_mpsc_wake(struct baton_ring *r, uint64_t idx)
+void __baton_mpsc_wake(struct baton_ring *r, uint64_t idx)
 {
-	int ret = baton__ops(r->backend)->mpsc_wake(r, idx);
-
 	/* As __baton_ring_wake_peer(): a parked peer re-checks anyway. */
-	if (ret != 1)
+	if (baton__ops(r->backend)->mpsc_wake(r, idx) != 1)
 		r->wake_calls++;
-	return ret < 0 ? ret : 0;
 }
 
 /*
@@ -400,20 +397,20 @@ int baton_mpsc_push_batch_n(struct baton_ring *r, const void *msgs,
  * wakes the producers whose claim waits for one of these slots, so ask
  * for each, until the summary word says nobody is parked any more.
  */
-int __baton_mpsc_wake_n(struct baton_ring *r, uint64_t idx, uint32_t n)
+void __baton_mpsc_wake_n(struct baton_ring *r, uint64_t idx, uint32_t n)
 {
 	uint32_t i;
-	int ret = 0;
 
-	if (r->backend != BATON_BACKEND_MEMFD)
-		return __baton_mpsc_wake(r, idx + n - 1);
+	if (r->backend != BATON_BACKEND_MEMFD) {
+		__baton_mpsc_wake(r, idx + n - 1);
+		return;
+	}
 	for (i = 0; i < n; i++) {
 		if (i && !baton__wait_armed(__atomic_load_n(r->prod_waiting,
 							    __ATOMIC_RELAXED)))
-			break;
-		ret = __baton_mpsc_wake(r, idx + i);
+			return;
+		__baton_mpsc_wake(r, idx + i);
 	}
-	return ret;
 }
 
 int baton_mpsc_push_batch(struct baton_ring *r, const void *msgs, size_t len,

@@ -228,14 +228,11 @@ int baton_ring_park(struct baton_ring *r, int64_t timeout_ns)
  * reaction would be to retry, and a parked peer re-checks on its own
  * deadline anyway.
  */
-int __baton_ring_wake_peer(struct baton_ring *r)
+void __baton_ring_wake_peer(struct baton_ring *r)
 {
-	int ret = baton__ops(r->backend)->wake(r);
-
 	/* Count only the calls made (memfd: 1 = the episode was taken). */
-	if (ret != 1)
+	if (baton__ops(r->backend)->wake(r) != 1)
 		r->wake_calls++;
-	return ret < 0 ? ret : 0;
 }
 
 /* One poll of whichever side this handle is. */

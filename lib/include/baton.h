@@ -36,7 +36,9 @@
  * -EBADF; that is best effort, as cheap as it can be: a handle closed
  * longer ago than that has been freed, and using it is undefined. The
  * __ helpers that the inline paths call do not check: their caller has
- * already used the handle. The inline fast paths check only when built
+ * already used the handle. Their wake and kick calls return nothing: a
+ * failed wake has no useful reaction, and a parked peer re-checks on its
+ * own deadline. The inline fast paths check only when built
  * with -DBATON_DEBUG (then each int-returning inline call, and
  * baton_epoch_enter()/_exit(), makes one out-of-line check first);
  * without it they are unchanged, and the perf gate holds them to that.
@@ -388,8 +390,11 @@ static inline void baton_ring_poll_disarm(struct baton_ring *r)
  * -EPROTO (corrupt indices).
  */
 int baton_ring_park(struct baton_ring *r, int64_t timeout_ns);
-/* Out of line so the fast path stays small: the wake syscall. 0 or errno. */
-int __baton_ring_wake_peer(struct baton_ring *r);
+/*
+ * Out of line so the fast path stays small: the wake syscall. Reports
+ * nothing: a parked peer re-checks on its own deadline anyway.
+ */
+void __baton_ring_wake_peer(struct baton_ring *r);
 
 /**
  * baton_ring_slot() - the address of a slot
@@ -699,10 +704,11 @@ struct baton_mpsc_stats {
 int baton_mpsc_stats(const struct baton_ring *r, struct baton_mpsc_stats *st);
 
 /*
- * Out of line (lib/mpsc.c): the syscalls and the waiting loops. Each
- * returns 0 or a negative errno.
+ * Out of line (lib/mpsc.c): the syscalls and the waiting loops. The wake
+ * reports nothing, as __baton_ring_wake_peer(); the others return 0 or a
+ * negative errno.
  */
-int __baton_mpsc_wake(struct baton_ring *r, uint64_t idx);
+void __baton_mpsc_wake(struct baton_ring *r, uint64_t idx);
 
 /**
  * baton_mpsc_prod_wait() - wait until a held ticket's slot is free
@@ -1272,11 +1278,11 @@ baton_spsc_try_pop_bulk(struct baton_ring *r, void *msgs, size_t size,
 
 /*
  * Out of line (lib/mpsc.c): the bulk forms' waits and wakes. fill: n or a
- * negative errno, as baton_mpsc_push_bulk(); wake_n: 0 or an errno.
+ * negative errno, as baton_mpsc_push_bulk(); wake_n reports nothing.
  */
 int __baton_mpsc_fill(struct baton_ring *r, uint64_t t, const void *msgs,
 		      size_t size, uint32_t n, uint32_t *published);
-int __baton_mpsc_wake_n(struct baton_ring *r, uint64_t idx, uint32_t n);
+void __baton_mpsc_wake_n(struct baton_ring *r, uint64_t idx, uint32_t n);
 
 /*
  * MPSC producer: tickets [t, t + n) written; publish them in order (K, as

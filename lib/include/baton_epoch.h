@@ -295,8 +295,8 @@ int baton_epoch_poll(struct baton_epoch *d, uint64_t epoch);
 int baton_epoch_collect(struct baton_epoch *d, uint64_t *frontier,
 			uint64_t *completed);
 
-/* Out of line so exit stays small: wake parked destroyers. 0 or errno. */
-int __baton_epoch_kick(struct baton_epoch *d);
+/* Out of line so exit stays small: wake parked destroyers (no report). */
+void __baton_epoch_kick(struct baton_epoch *d);
 
 /* Out of line, the rare retry of enter: see baton_epoch_enter(). */
 uint64_t __baton_epoch_reenter(struct baton_epoch *d, uint64_t stale);
