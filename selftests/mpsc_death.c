@@ -294,7 +294,7 @@ TEST_F_TIMEOUT(mpsc_death, kill9_random_producer_200_times, 300)
 					       (unsigned long long)loss.pid);
 				continue;
 			}
-			if (rc != 1)
+			if (rc != 0)
 				break;
 			ASSERT_TRUE(mp_ok(m));
 			ASSERT_GT(KILL_PRODS, mp_prod(m));
