@@ -97,15 +97,19 @@ int main(void)
 		struct msg m;
 
 		ret = baton_mpsc_pop(r, &m, sizeof(m), WAIT_NS, &loss);
-		if (ret < 0)
-			return fail("consumer", "baton_mpsc_pop", ret);
-		/* A producer that died holding a ticket leaves a tombstone. */
+		/*
+		 * A producer that died holding a ticket leaves a tombstone:
+		 * BATON_MPSC_LOST, negative like an error but not one (the
+		 * next pop goes on behind it), so test it first.
+		 */
 		if (ret == BATON_MPSC_LOST) {
 			fprintf(stderr, "mpsc_fanin: ticket %llu lost by pid %llu\n",
 				(unsigned long long)loss.ticket,
 				(unsigned long long)loss.pid);
 			return 1;
 		}
+		if (ret < 0)
+			return fail("consumer", "baton_mpsc_pop", ret);
 		if (m.producer >= PRODUCERS || m.seq != next[m.producer]) {
 			fprintf(stderr, "mpsc_fanin: producer %u sent %llu, expected %llu\n",
 				m.producer, (unsigned long long)m.seq,
