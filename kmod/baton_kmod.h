@@ -24,6 +24,7 @@
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
+#include <linux/wait.h>
 
 #include <linux/baton.h>
 #include <linux/baton_nl.h>
@@ -34,6 +35,7 @@ struct pid;
 struct baton_ring_create;
 struct baton_ring_open;
 struct baton_unlink;
+struct baton_name_wait;
 
 /* uaccess.c: the size rules of every baton ioctl struct; they may fault. */
 int baton_copy_in(void *k, size_t ksize, size_t ver0,
@@ -180,11 +182,15 @@ struct baton_named {
 /*
  * @list: reachable by name. @live: every published object not yet freed,
  * unlinked ones included (statistics list them; they hold no reference).
+ * @added counts publications; @added_wq wakes BATON_IOC_NAME_WAIT
+ * sleepers after each one (owner.c, baton_name_wait()).
  */
 struct baton_names {
-	struct mutex lock;		/* guards list and live */
+	struct mutex lock;		/* guards list, live and added */
 	struct list_head list;
 	struct list_head live;
+	u64 added;
+	wait_queue_head_t added_wq;
 	void (*release)(struct kref *ref);	/* the kind's free */
 };
 
@@ -202,6 +208,7 @@ struct baton_named *baton_names_unlink(struct baton_names *names,
 void baton_names_drain(struct baton_names *names,
 		       void (*put)(struct baton_named *n));
 int baton_owner_permission(const struct baton_owner *o, int may);
+int baton_name_wait(const struct baton_name_wait *k);
 
 /*
  * The one visibility rule of statistics and events (owner.c): may the

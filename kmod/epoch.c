@@ -176,6 +176,7 @@ struct baton_names baton_domains = {
 	.lock = __MUTEX_INITIALIZER(baton_domains.lock),
 	.list = LIST_HEAD_INIT(baton_domains.list),
 	.live = LIST_HEAD_INIT(baton_domains.live),
+	.added_wq = __WAIT_QUEUE_HEAD_INITIALIZER(baton_domains.added_wq),
 	.release = baton_epoch_free,
 };
 

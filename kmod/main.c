@@ -23,7 +23,7 @@
 #define BATON_FEATURES	(BATON_FEAT_RING_SPSC | BATON_FEAT_PARK |	\
 			 BATON_FEAT_POLL | BATON_FEAT_PEER_DEATH |	\
 			 BATON_FEAT_ROLE_MMAP | BATON_FEAT_RING_MPSC |	\
-			 BATON_FEAT_EPOCH)
+			 BATON_FEAT_EPOCH | BATON_FEAT_NAME_WAIT)
 
 /* Handlers get the copied-in struct, the user pointer and the caller's size. */
 static long baton_ioc_version(void *arg, void __user *uarg, u32 usize)
@@ -68,6 +68,11 @@ static long baton_ioc_epoch_unlink(void *k, void __user *uarg, u32 usize)
 	return baton_epoch_unlink(k);
 }
 
+static long baton_ioc_name_wait(void *k, void __user *uarg, u32 usize)
+{
+	return baton_name_wait(k);
+}
+
 /* Room for the largest struct any /dev/baton ioctl takes. */
 union baton_dev_arg {
 	struct baton_version version;
@@ -76,6 +81,7 @@ union baton_dev_arg {
 	struct baton_unlink unlink;
 	struct baton_epoch_create epoch_create;
 	struct baton_epoch_open epoch_open;
+	struct baton_name_wait name_wait;
 };
 
 /*
@@ -104,6 +110,8 @@ static const struct baton_dev_op baton_dev_ops[] = {
 	  BATON_EPOCH_OPEN_SIZE_VER0, baton_ioc_epoch_open },
 	{ BATON_IOC_EPOCH_UNLINK, sizeof(struct baton_unlink),
 	  BATON_UNLINK_SIZE_VER0, baton_ioc_epoch_unlink },
+	{ BATON_IOC_NAME_WAIT, sizeof(struct baton_name_wait),
+	  BATON_NAME_WAIT_SIZE_VER0, baton_ioc_name_wait },
 };
 
 static long baton_dev_ioctl(struct file *file, unsigned int cmd,
@@ -169,6 +177,8 @@ static int __init baton_init(void)
 		     BATON_EPOCH_SYNC_SIZE_VER0);
 	BUILD_BUG_ON(sizeof(struct baton_epoch_poll) !=
 		     BATON_EPOCH_POLL_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct baton_name_wait) !=
+		     BATON_NAME_WAIT_SIZE_VER0);
 
 	/* Netlink first: events of the first ring need the family. */
 	ret = baton_nl_init();

@@ -42,8 +42,9 @@
  * initial user namespace. Every such decision goes through that one
  * function.
  *
- * Locking: names->lock (mutex) guards a registry's lists, the ids and the
- * published flags. A struct baton_named's name, owner and namespace are
+ * Locking: names->lock (mutex) guards a registry's lists, the ids, the
+ * published flags and the count of publications that BATON_IOC_NAME_WAIT
+ * sleepers watch (woken through names->added_wq, outside the mutex). A struct baton_named's name, owner and namespace are
  * written once, before the object is published, and only read afterwards.
  */
 #include <linux/atomic.h>
@@ -51,6 +52,7 @@
 #include <linux/cred.h>
 #include <linux/err.h>
 #include <linux/fs.h>
+#include <linux/hrtimer.h>
 #include <linux/ipc_namespace.h>
 #include <linux/kref.h>
 #include <linux/list.h>
@@ -58,6 +60,7 @@
 #include <linux/nsproxy.h>
 #include <linux/proc_ns.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/string.h>
 #include <linux/uidgid.h>
 
@@ -328,8 +331,12 @@ int baton_names_add(struct baton_names *names, struct baton_named *n)
 		n->published = true;
 		list_add_tail(&n->node, &names->list);
 		list_add_tail(&n->live, &names->live);
+		WRITE_ONCE(names->added, names->added + 1);
 	}
 	mutex_unlock(&names->lock);
+	/* After the lock: a waiter re-checks under it (baton_name_wait()). */
+	if (!ret)
+		wake_up_all(&names->added_wq);
 	return ret;
 }
 
@@ -379,6 +386,91 @@ struct baton_named *baton_names_unlink(struct baton_names *names,
 		list_del_init(&n->node);
 	mutex_unlock(&names->lock);
 	return n;
+}
+
+/*
+ * Whether @name is reachable in the caller's namespace, and how many
+ * publications the registry had made when that was true (*@added).
+ */
+static bool baton_names_has(struct baton_names *names, const char *name,
+			    u64 *added)
+{
+	bool found;
+
+	mutex_lock(&names->lock);
+	found = baton_names_find(names, name, 0);
+	*added = names->added;
+	mutex_unlock(&names->lock);
+	return found;
+}
+
+/*
+ * Sleep until the registry publishes something after @added, the
+ * deadline passes (-ETIMEDOUT) or a signal comes (-ERESTARTSYS). No lost
+ * wake: baton_names_add() bumps @added before its wake_up_all(), which
+ * takes the queue's lock; we queue under that lock and only then read
+ * @added, so either the wake finds us queued or we see the new count.
+ */
+static int baton_names_sleep(struct baton_names *names, u64 added,
+			     bool has_deadline, ktime_t deadline)
+{
+	DEFINE_WAIT(wait);
+	int ret = 0;
+
+	for (;;) {
+		ktime_t until = deadline;
+
+		prepare_to_wait(&names->added_wq, &wait, TASK_INTERRUPTIBLE);
+		if (READ_ONCE(names->added) != added)
+			break;
+		if (signal_pending(current)) {
+			ret = -ERESTARTSYS;
+			break;
+		}
+		if (!schedule_hrtimeout_range(has_deadline ? &until : NULL,
+					      current->timer_slack_ns,
+					      HRTIMER_MODE_ABS)) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+	}
+	finish_wait(&names->added_wq, &wait);
+	return ret;
+}
+
+/*
+ * BATON_IOC_NAME_WAIT: return once an object of k->kind named k->name
+ * exists in the caller's IPC namespace. Each publication in the registry
+ * wakes every sleeper, which looks again: creates are rare next to the
+ * work they set up, so a thundering herd of lookups is cheap.
+ */
+int baton_name_wait(const struct baton_name_wait *k)
+{
+	bool has = k->flags & BATON_NAME_WAIT_DEADLINE;
+	ktime_t deadline = min_t(u64, k->deadline_ns, KTIME_MAX);
+	struct baton_names *names;
+	u64 added;
+	int ret;
+
+	if (k->flags & ~BATON_NAME_WAIT_DEADLINE || k->reserved0 ||
+	    k->reserved[0] || k->reserved[1] || (!has && k->deadline_ns))
+		return -EINVAL;
+	if (k->kind == BATON_NAME_RING)
+		names = &baton_rings;
+	else if (k->kind == BATON_NAME_EPOCH)
+		names = &baton_domains;
+	else
+		return -EINVAL;
+	ret = baton_check_name(k->name);
+	if (ret)
+		return ret;
+
+	while (!baton_names_has(names, k->name, &added)) {
+		ret = baton_names_sleep(names, added, has, deadline);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 /* Module exit: no file or mapping is left, so only the registry's refs. */

@@ -144,6 +144,7 @@ struct baton_names baton_rings = {
 	.lock = __MUTEX_INITIALIZER(baton_rings.lock),
 	.list = LIST_HEAD_INIT(baton_rings.list),
 	.live = LIST_HEAD_INIT(baton_rings.live),
+	.added_wq = __WAIT_QUEUE_HEAD_INITIALIZER(baton_rings.added_wq),
 	.release = baton_ring_free,
 };
 

@@ -32,16 +32,28 @@ _Static_assert(sizeof(struct baton_epoch_open) >= BATON_EPOCH_OPEN_SIZE_VER0,
 _Static_assert(sizeof(struct baton_epoch_sync) >= BATON_EPOCH_SYNC_SIZE_VER0,
 	       "baton_epoch_sync");
 
-int baton__epoch_params_valid(uint32_t max_participants, uint32_t queue_len)
+int baton__epoch_params_check(const struct baton__what *w,
+			      uint32_t max_participants, uint32_t queue_len)
 {
 	if (!max_participants ||
 	    max_participants > BATON_EPOCH_PARTICIPANTS_MAX)
-		return -EINVAL;
+		return baton__reject(w, -EINVAL,
+				     "max_participants %u: must be 1 to %d",
+				     max_participants,
+				     BATON_EPOCH_PARTICIPANTS_MAX);
 	if (queue_len < BATON_EPOCH_QUEUE_MIN ||
 	    queue_len > BATON_EPOCH_QUEUE_MAX ||
 	    (queue_len & (queue_len - 1)))
-		return -EINVAL;
+		return baton__reject(w, -EINVAL,
+				     "queue_len %u: must be a power of two from %d to %d",
+				     queue_len, BATON_EPOCH_QUEUE_MIN,
+				     BATON_EPOCH_QUEUE_MAX);
 	return 0;
+}
+
+int baton__epoch_params_valid(uint32_t max_participants, uint32_t queue_len)
+{
+	return baton__epoch_params_check(NULL, max_participants, queue_len);
 }
 
 /* The layout a backend handed us must fit what it claims to describe. */
@@ -233,61 +245,83 @@ static int finish_setup(struct baton_epoch *d, int ret,
 	return 0;
 }
 
+/*
+ * A new domain's parameters, on either backend, as the module checks them
+ * (kmod/epoch.c, baton_epoch_create()): every refusal names its field.
+ */
+static int epoch_create_check(const struct baton__what *w, const char *name,
+			      const struct baton_epoch_params *p,
+			      struct baton_epoch **out)
+{
+	int ret = baton__name_check(w, name);
+
+	if (ret)
+		return ret;
+	if (!p)
+		return baton__reject(w, -EINVAL, "params: NULL");
+	if (!out)
+		return baton__reject(w, -EINVAL, "out: NULL");
+	ret = baton__epoch_params_check(w, p->max_participants, p->queue_len);
+	if (ret)
+		return ret;
+	if (p->mode & ~0777U)
+		return baton__reject(w, -EINVAL,
+				     "mode 0%o: only the permission bits 0777 (no setuid, setgid or sticky bit)",
+				     p->mode);
+	return 0;
+}
+
 int baton_epoch_create(const char *name, const struct baton_epoch_params *p,
 		       struct baton_epoch **out)
 {
+	struct baton__what w;
 	struct baton_epoch *d;
 	int backend, ret;
 
-	if (!p || !out)
-		return -EINVAL;
-	/* The module's rules, for both backends (kmod/epoch.c). */
-	ret = baton__name_valid(name);
-	if (!ret)
-		ret = baton__epoch_params_valid(p->max_participants,
-						p->queue_len);
-	if (!ret && (p->mode & ~0777U))
-		ret = -EINVAL;		/* no setuid, setgid, sticky bits */
+	baton__what(&w, "baton_epoch_create", name);
+	ret = epoch_create_check(&w, name, p, out);
 	if (ret)
 		return ret;
-	backend = baton_backend_resolve(p->backend);
+	backend = baton__backend_check(&w, p->backend);
 	if (backend < 0)
 		return backend;
 	d = new_handle();
 	if (!d)
-		return -ENOMEM;
+		return baton__fail(&w, -ENOMEM);
 	d->backend = backend;
 	snprintf(d->name, sizeof(d->name), "%s", name);
 	if (backend == BATON_BACKEND_KMOD)
 		ret = kmod_create(name, p, d);
 	else
 		ret = baton__epoch_memfd_create(name, p, d);
-	return finish_setup(d, ret, out);
+	return baton__fail(&w, finish_setup(d, ret, out));
 }
 
 int baton_epoch_open(const char *name, int backend, struct baton_epoch **out)
 {
+	struct baton__what w;
 	struct baton_epoch *d;
 	int ret;
 
-	if (!out)
-		return -EINVAL;
-	ret = baton__name_valid(name);
+	baton__what(&w, "baton_epoch_open", name);
+	ret = baton__name_check(&w, name);
 	if (ret)
 		return ret;
-	backend = baton_backend_resolve(backend);
+	if (!out)
+		return baton__reject(&w, -EINVAL, "out: NULL");
+	backend = baton__backend_check(&w, backend);
 	if (backend < 0)
 		return backend;
 	d = new_handle();
 	if (!d)
-		return -ENOMEM;
+		return baton__fail(&w, -ENOMEM);
 	d->backend = backend;
 	snprintf(d->name, sizeof(d->name), "%s", name);
 	if (backend == BATON_BACKEND_KMOD)
 		ret = kmod_open(name, d);
 	else
 		ret = baton__epoch_memfd_open(name, d);
-	return finish_setup(d, ret, out);
+	return baton__fail(&w, finish_setup(d, ret, out));
 }
 
 /* -EBADF: closed (or not an epoch handle); -EINVAL: NULL, not registered. */
@@ -378,17 +412,26 @@ int baton_epoch_stats(const struct baton_epoch *d,
 
 int baton_epoch_register(struct baton_epoch *d)
 {
+	struct baton__what w;
 	int ret = __baton_epoch_check(d, 0);
 
-	if (ret)
-		return ret;
+	if (ret) {
+		baton__what(&w, "baton_epoch_register", NULL);
+		return baton__reject(&w, ret, d ?
+				     "domain: not an open epoch handle" :
+				     "domain: NULL handle");
+	}
+	baton__what(&w, "baton_epoch_register", d->name);
 	if (d->index >= 0)
-		return -EBUSY;
+		return baton__reject(&w, -EBUSY,
+				     "this handle is already participant %d: one registration per handle (open the domain again for another)",
+				     d->index);
 	if (d->backend == BATON_BACKEND_KMOD)
 		ret = kmod_register(d);
 	else
 		ret = baton__epoch_memfd_register(d);
 	/* Both return the index: baton_epoch_index() tells it from now on. */
+	ret = baton__fail(&w, ret);
 	return ret < 0 ? ret : 0;
 }
 

@@ -17,6 +17,9 @@
 
 BATON_HIDDEN int baton__epoch_params_valid(uint32_t max_participants,
 					   uint32_t queue_len);
+BATON_HIDDEN int baton__epoch_params_check(const struct baton__what *w,
+					   uint32_t max_participants,
+					   uint32_t queue_len);
 BATON_HIDDEN int baton__epoch_offsets_valid(const struct baton_epoch_offsets *o,
 					    uint32_t max_participants,
 					    uint32_t queue_len,

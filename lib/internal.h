@@ -115,12 +115,43 @@ struct baton_backend_ops {
 BATON_HIDDEN extern const struct baton_backend_ops baton__kmod_ops;
 BATON_HIDDEN extern const struct baton_backend_ops baton__memfd_ops;
 
+/*
+ * log.c: why a setup call was refused. A struct baton__what names the
+ * call and the object ("baton_ring_create(\"t.x\")") once; a check given
+ * a NULL what stays silent (the library's own re-checks of what a
+ * backend returned).
+ */
+struct baton__what {
+	const char *call;
+	char buf[160];
+};
+
+BATON_HIDDEN void baton__log(enum baton_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+BATON_HIDDEN void baton__what(struct baton__what *w, const char *call,
+			      const char *name);
+/* Log "<what>: <fmt>" (WARN for EINVAL and EPROTO, else INFO); @err. */
+BATON_HIDDEN int baton__reject(const struct baton__what *w, int err,
+			       const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Log a backend's failure @err at its level (log.c); @err. */
+BATON_HIDDEN int baton__fail(const struct baton__what *w, int err);
+
 /* ring.c */
 BATON_HIDDEN const struct baton_backend_ops *baton__ops(int backend);
 BATON_HIDDEN int baton__name_valid(const char *name);
+BATON_HIDDEN int baton__name_check(const struct baton__what *w,
+				   const char *name);
+BATON_HIDDEN int baton__backend_check(const struct baton__what *w,
+				      int backend);
 BATON_HIDDEN int baton__dev_ioctl(unsigned long cmd, void *arg);
 BATON_HIDDEN int baton__geometry_valid(uint32_t kind, uint32_t slot_count,
 				       uint32_t slot_size);
+BATON_HIDDEN int baton__geometry_check(const struct baton__what *w,
+				       uint32_t kind, uint32_t slot_count,
+				       uint32_t slot_size);
+BATON_HIDDEN int baton__ring_params_check(const struct baton__what *w,
+					  const struct baton_ring_params *p);
 BATON_HIDDEN int baton__offsets_valid(const struct baton_ring_offsets *off,
 				      uint32_t slot_count, uint32_t slot_size,
 				      uint64_t file_size);

@@ -79,64 +79,141 @@ int baton_backend_resolve(int backend)
 	return BATON_BACKEND_MEMFD;
 }
 
-/* 1..63 bytes of [A-Za-z0-9._-]: the kernel's rule, checked up front. */
-int baton__name_valid(const char *name)
+/*
+ * 1..63 bytes of [A-Za-z0-9._-]: the kernel's rule (kmod/owner.c,
+ * baton_check_name()), checked up front on both backends.
+ */
+int baton__name_check(const struct baton__what *w, const char *name)
 {
 	size_t i, len;
 
 	if (!name)
-		return -EINVAL;
+		return baton__reject(w, -EINVAL, "name: NULL");
 	len = strnlen(name, BATON_NAME_MAX);
-	if (len == 0 || len >= BATON_NAME_MAX)
-		return -EINVAL;
+	if (len == 0)
+		return baton__reject(w, -EINVAL,
+				     "name: empty: must be 1 to %d bytes of [A-Za-z0-9._-]",
+				     BATON_NAME_MAX - 1);
+	if (len >= BATON_NAME_MAX)
+		return baton__reject(w, -EINVAL,
+				     "name: %d bytes or more: must be 1 to %d bytes",
+				     BATON_NAME_MAX, BATON_NAME_MAX - 1);
 	for (i = 0; i < len; i++) {
-		char c = name[i];
+		unsigned char c = (unsigned char)name[i];
 
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 		      (c >= '0' && c <= '9') || c == '.' || c == '_' ||
 		      c == '-'))
-			return -EINVAL;
+			return baton__reject(w, -EINVAL,
+					     "name: byte %zu is 0x%02x: must be one of [A-Za-z0-9._-]",
+					     i, c);
 	}
+	return 0;
+}
+
+int baton__name_valid(const char *name)
+{
+	return baton__name_check(NULL, name);
+}
+
+/* The backend a caller asked for, and $BATON_BACKEND under AUTO. */
+int baton__backend_check(const struct baton__what *w, int backend)
+{
+	const char *env = getenv("BATON_BACKEND");
+	int ret = baton_backend_resolve(backend);
+
+	if (ret >= 0)
+		return ret;
+	if (backend != BATON_BACKEND_AUTO)
+		return baton__reject(w, ret,
+				     "backend %d: must be BATON_BACKEND_AUTO (0), _KMOD (1) or _MEMFD (2)",
+				     backend);
+	return baton__reject(w, ret,
+			     "$BATON_BACKEND \"%.32s\": must be \"kmod\", \"memfd\" or unset",
+			     env ? env : "");
+}
+
+int baton__geometry_check(const struct baton__what *w, uint32_t kind,
+			  uint32_t slot_count, uint32_t slot_size)
+{
+	if (kind != BATON_RING_SPSC && kind != BATON_RING_MPSC)
+		return baton__reject(w, -EINVAL,
+				     "kind %u: must be BATON_RING_SPSC (%d) or BATON_RING_MPSC (%d)",
+				     kind, BATON_RING_SPSC, BATON_RING_MPSC);
+	if (slot_count < BATON_SLOTS_MIN || slot_count > BATON_SLOTS_MAX ||
+	    (slot_count & (slot_count - 1)))
+		return baton__reject(w, -EINVAL,
+				     "slot_count %u: must be a power of two from %u to %u",
+				     slot_count, BATON_SLOTS_MIN,
+				     BATON_SLOTS_MAX);
+	if (slot_size < BATON_SLOT_SIZE_MIN ||
+	    slot_size > BATON_SLOT_SIZE_MAX || (slot_size & 7))
+		return baton__reject(w, -EINVAL,
+				     "slot_size %u: must be a multiple of 8 from %u to %u",
+				     slot_size, BATON_SLOT_SIZE_MIN,
+				     BATON_SLOT_SIZE_MAX);
+	if ((uint64_t)slot_count * slot_size > BATON_RING_BYTES_MAX)
+		return baton__reject(w, -EINVAL,
+				     "slot_count %u * slot_size %u = %llu bytes: must be at most %u (256 MiB)",
+				     slot_count, slot_size,
+				     (unsigned long long)slot_count * slot_size,
+				     BATON_RING_BYTES_MAX);
 	return 0;
 }
 
 int baton__geometry_valid(uint32_t kind, uint32_t slot_count,
 			  uint32_t slot_size)
 {
-	if (kind != BATON_RING_SPSC && kind != BATON_RING_MPSC)
-		return -EINVAL;
-	if (slot_count < BATON_SLOTS_MIN || slot_count > BATON_SLOTS_MAX ||
-	    (slot_count & (slot_count - 1)))
-		return -EINVAL;
-	if (slot_size < BATON_SLOT_SIZE_MIN ||
-	    slot_size > BATON_SLOT_SIZE_MAX || (slot_size & 7))
-		return -EINVAL;
-	if ((uint64_t)slot_count * slot_size > BATON_RING_BYTES_MAX)
-		return -EINVAL;
-	return 0;
+	return baton__geometry_check(NULL, kind, slot_count, slot_size);
 }
 
 /*
  * Everything a new ring's parameters must satisfy, on either backend, as
- * the module checks it (kmod/ring.c): checked here before the backend is
- * chosen, so code tested on memfd is refused the same way under kmod.
+ * the module checks it (kmod/ring.c, baton_ring_create()): checked here
+ * before the backend is chosen, so code tested on memfd is refused the
+ * same way under kmod, and every refusal names its field and rule (the
+ * module's EINVAL cannot say which). Keep the two lists of rules equal.
  */
-static int ring_params_valid(const char *name,
+int baton__ring_params_check(const struct baton__what *w,
 			     const struct baton_ring_params *p)
 {
-	int ret = baton__name_valid(name);
+	int ret = baton__geometry_check(w, p->kind, p->slot_count,
+					p->slot_size);
 
-	if (!ret)
-		ret = baton__geometry_valid(p->kind, p->slot_count,
-					    p->slot_size);
 	if (ret)
 		return ret;
 	if (p->mode & ~0777U)
-		return -EINVAL;		/* no setuid, setgid, sticky bits */
-	if (p->kind == BATON_RING_MPSC ?
-	    !p->max_producers || p->max_producers > BATON_MPSC_PRODUCERS_MAX :
-	    p->max_producers > 1)
-		return -EINVAL;
+		return baton__reject(w, -EINVAL,
+				     "mode 0%o: only the permission bits 0777 (no setuid, setgid or sticky bit)",
+				     p->mode);
+	if (p->kind == BATON_RING_MPSC &&
+	    (!p->max_producers || p->max_producers > BATON_MPSC_PRODUCERS_MAX))
+		return baton__reject(w, -EINVAL,
+				     "max_producers %u: an MPSC ring takes 1 to %d",
+				     p->max_producers,
+				     BATON_MPSC_PRODUCERS_MAX);
+	if (p->kind == BATON_RING_SPSC && p->max_producers > 1)
+		return baton__reject(w, -EINVAL,
+				     "max_producers %u: an SPSC ring has one producer (0 or 1)",
+				     p->max_producers);
+	return 0;
+}
+
+/* The arguments every create and open takes besides the parameters. */
+static int call_check(const struct baton__what *w, const char *name,
+		      int role, const void *out)
+{
+	int ret = baton__name_check(w, name);
+
+	if (ret)
+		return ret;
+	if (role != BATON_ROLE_PRODUCER && role != BATON_ROLE_CONSUMER)
+		return baton__reject(w, -EINVAL,
+				     "role %d: must be BATON_ROLE_PRODUCER (%d) or BATON_ROLE_CONSUMER (%d)",
+				     role, BATON_ROLE_PRODUCER,
+				     BATON_ROLE_CONSUMER);
+	if (!out)
+		return baton__reject(w, -EINVAL, "out: NULL");
 	return 0;
 }
 
@@ -358,31 +435,31 @@ static int new_handle(struct baton_ring **out)
 	return 0;
 }
 
-static int role_valid(int role)
-{
-	return role == BATON_ROLE_PRODUCER || role == BATON_ROLE_CONSUMER;
-}
-
 int baton_ring_create(const char *name, const struct baton_ring_params *p,
 		      int role, struct baton_ring **out)
 {
 	const struct baton_backend_ops *ops;
+	struct baton__what w;
 	struct baton_ring_desc d;
 	struct baton_ring *r;
 	int backend, ret;
 
-	if (!name || !p || !out || !role_valid(role))
-		return -EINVAL;
-	ret = ring_params_valid(name, p);
+	baton__what(&w, "baton_ring_create", name);
+	ret = call_check(&w, name, role, out);
 	if (ret)
 		return ret;
-	backend = baton_backend_resolve(p->backend);
+	if (!p)
+		return baton__reject(&w, -EINVAL, "params: NULL");
+	ret = baton__ring_params_check(&w, p);
+	if (ret)
+		return ret;
+	backend = baton__backend_check(&w, p->backend);
 	if (backend < 0)
 		return backend;
 	ops = baton__ops(backend);
 	ret = new_handle(&r);
 	if (ret)
-		return ret;
+		return baton__fail(&w, ret);
 	memset(&d, 0, sizeof(d));
 	d.fd = -1;
 	ret = ops->create(name, p, role, &d);
@@ -404,26 +481,29 @@ err_close:
 	close(d.fd);
 err_free:
 	free(r);
-	return ret;
+	return baton__fail(&w, ret);
 }
 
 int baton_ring_open(const char *name, int role, int backend,
 		    struct baton_ring **out)
 {
 	const struct baton_backend_ops *ops;
+	struct baton__what w;
 	struct baton_ring_desc d;
 	struct baton_ring *r;
 	int ret;
 
-	if (!name || !out || !role_valid(role))
-		return -EINVAL;
-	backend = baton_backend_resolve(backend);
+	baton__what(&w, "baton_ring_open", name);
+	ret = call_check(&w, name, role, out);
+	if (ret)
+		return ret;
+	backend = baton__backend_check(&w, backend);
 	if (backend < 0)
 		return backend;
 	ops = baton__ops(backend);
 	ret = new_handle(&r);
 	if (ret)
-		return ret;
+		return baton__fail(&w, ret);
 	memset(&d, 0, sizeof(d));
 	d.fd = -1;
 	ret = ops->open(name, role, &d);
@@ -442,7 +522,7 @@ err_close:
 	close(d.fd);
 err_free:
 	free(r);
-	return ret;
+	return baton__fail(&w, ret);
 }
 
 /*
@@ -506,12 +586,17 @@ int baton_ring_close(struct baton_ring *r)
 
 int baton_ring_unlink(const char *name, int backend)
 {
-	if (!name)
-		return -EINVAL;
-	backend = baton_backend_resolve(backend);
+	struct baton__what w;
+	int ret;
+
+	baton__what(&w, "baton_ring_unlink", name);
+	ret = baton__name_check(&w, name);
+	if (ret)
+		return ret;
+	backend = baton__backend_check(&w, backend);
 	if (backend < 0)
 		return backend;
-	return baton__ops(backend)->unlink(name);
+	return baton__fail(&w, baton__ops(backend)->unlink(name));
 }
 
 int baton_ring_fd(const struct baton_ring *r)

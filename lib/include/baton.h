@@ -46,6 +46,7 @@
 #ifndef BATON_H
 #define BATON_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -316,6 +317,85 @@ int __baton_ring_check(const struct baton_ring *r, uint32_t kind, int role);
 #else
 #define BATON__DEBUG_RING(r, kind, role)	do { } while (0)
 #endif
+
+/**
+ * baton_ring_open_or_create() - open @name, or create it from @p if absent
+ * @name: the ring's name
+ * @p: the geometry to create with, and to expect of an existing ring
+ * @role: BATON_ROLE_PRODUCER or BATON_ROLE_CONSUMER
+ * @out: the new handle
+ * @created: if not NULL, set to 1 when this call created the ring, else 0
+ *
+ * Safe when several processes call it at once: exactly one creates, the
+ * others open what it created (a create that loses the race to another
+ * opens instead). The backend is @p->backend.
+ *
+ * Return: 0, or a negative errno as baton_ring_create() and
+ * baton_ring_open(); -EEXIST when a ring of that name exists with another
+ * kind, slot_count, slot_size or max_producers (the log names the field).
+ */
+int baton_ring_open_or_create(const char *name,
+			      const struct baton_ring_params *p, int role,
+			      struct baton_ring **out, int *created);
+
+/**
+ * baton_ring_open_timeout() - open @name, waiting for it to be created
+ * @name: the ring's name
+ * @role: BATON_ROLE_PRODUCER or BATON_ROLE_CONSUMER
+ * @backend: enum baton_backend
+ * @timeout_ns: how long to wait for the name; 0: do not wait;
+ *              negative: no limit
+ * @out: the new handle
+ *
+ * For a consumer that may start before its producer. kmod: the module
+ * sleeps until a ring of that name is created in the caller's IPC
+ * namespace (BATON_IOC_NAME_WAIT); memfd: inotify on /dev/shm. Only a
+ * missing name is waited for: any other failure returns at once.
+ *
+ * Return: 0, -ETIMEDOUT when no ring of that name appeared in time,
+ * -EINTR on a signal, or a negative errno as baton_ring_open().
+ */
+int baton_ring_open_timeout(const char *name, int role, int backend,
+			    int64_t timeout_ns, struct baton_ring **out);
+
+/*
+ * Messages. Every create, open and register that is refused says why
+ * through the print callback: for -EINVAL the field, its value and the
+ * rule ("libbaton: baton_ring_create("x"): slot_size 12: must be a
+ * multiple of 8 from 8 to 65536"). Each message is one line, starting
+ * with "libbaton: " and ending with a newline.
+ *
+ * Levels: BATON_LOG_WARN a rule broken by the arguments (EINVAL) or
+ * corrupt shared pages (EPROTO); BATON_LOG_INFO a refusal by the system
+ * (EACCES, EDQUOT, ENODEV, ENOSPC, ...); BATON_LOG_DEBUG answers a caller
+ * often expects (ENOENT, EEXIST, EBUSY) and what open-or-create did.
+ *
+ * The default printer writes BATON_LOG_WARN messages to stderr; the
+ * environment variable BATON_LOG ("none", "warn", "info", "debug")
+ * changes which levels it prints. baton_set_print() replaces it (NULL:
+ * print nothing) and returns the previous one. The callback may be
+ * called from any thread that calls into the library; it is never
+ * called from an inline fast-path function.
+ */
+enum baton_log_level {
+	BATON_LOG_WARN = 0,
+	BATON_LOG_INFO = 1,
+	BATON_LOG_DEBUG = 2,
+};
+
+typedef int (*baton_print_fn)(enum baton_log_level level, const char *fmt,
+			      va_list args);
+
+baton_print_fn baton_set_print(baton_print_fn fn);
+
+/**
+ * baton_strerror() - what an errno means when a baton call returns it
+ * @err: a negative (or positive) errno
+ *
+ * Return: a static string: the baton meaning (EPIPE: the peer has gone,
+ * EPROTO: the shared pages are inconsistent, ...), else strerror()'s.
+ */
+const char *baton_strerror(int err);
 
 /**
  * baton_ring_peer_gone() - whether the other role has gone

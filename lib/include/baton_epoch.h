@@ -147,6 +147,40 @@ int baton_epoch_create(const char *name, const struct baton_epoch_params *p,
 int baton_epoch_open(const char *name, int backend, struct baton_epoch **out);
 
 /**
+ * baton_epoch_open_or_create() - open @name, or create it from @p if absent
+ * @name: the domain
+ * @p: the parameters to create with, and to expect of an existing domain
+ * @out: the new handle, not yet a participant
+ * @created: if not NULL, set to 1 when this call created the domain, else 0
+ *
+ * Safe when several processes call it at once: exactly one creates, the
+ * others open what it created. The backend is @p->backend.
+ *
+ * Return: 0, or a negative errno as baton_epoch_create() and
+ * baton_epoch_open(); -EEXIST when a domain of that name exists with
+ * another max_participants or queue_len (the log says which).
+ */
+int baton_epoch_open_or_create(const char *name,
+			       const struct baton_epoch_params *p,
+			       struct baton_epoch **out, int *created);
+
+/**
+ * baton_epoch_open_timeout() - open @name, waiting for it to be created
+ * @name: the domain
+ * @backend: enum baton_backend
+ * @timeout_ns: how long to wait for the name; 0: do not wait;
+ *              negative: no limit
+ * @out: the new handle, not yet a participant
+ *
+ * As baton_ring_open_timeout(): kmod sleeps in BATON_IOC_NAME_WAIT,
+ * memfd watches /dev/shm with inotify; only a missing name is waited for.
+ *
+ * Return: 0, -ETIMEDOUT, -EINTR, or a negative errno as baton_epoch_open().
+ */
+int baton_epoch_open_timeout(const char *name, int backend,
+			     int64_t timeout_ns, struct baton_epoch **out);
+
+/**
  * baton_epoch_close() - unmap and close a handle; NULL is a no-op
  * @d: the handle; poisoned, then freed (see BATON_CLOSED_KEPT)
  *

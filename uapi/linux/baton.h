@@ -925,4 +925,53 @@ struct baton_epoch_poll {
  *     collector's entry reads before the head that frees their slots.
  */
 
+/*
+ * Waiting for a name: a consumer that starts before its producer sleeps
+ * in the module until the ring (or domain) is created, instead of polling
+ * for it.
+ */
+#define BATON_FEAT_NAME_WAIT	(1ULL << 9)	/* BATON_IOC_NAME_WAIT */
+
+/* struct baton_name_wait.kind: which registry to wait on */
+#define BATON_NAME_RING		1
+#define BATON_NAME_EPOCH	2
+
+/* struct baton_name_wait.flags */
+#define BATON_NAME_WAIT_DEADLINE	(1U << 0)	/* deadline_ns is valid */
+
+/**
+ * struct baton_name_wait - BATON_IOC_NAME_WAIT on /dev/baton
+ * @size: sizeof(struct baton_name_wait)
+ * @flags: BATON_NAME_WAIT_DEADLINE or 0
+ * @kind: BATON_NAME_RING or BATON_NAME_EPOCH
+ * @reserved0: 0
+ * @name: the name to wait for (BATON_NAME_MAX rules)
+ * @deadline_ns: absolute CLOCK_MONOTONIC time; with
+ *               BATON_NAME_WAIT_DEADLINE the call fails with ETIMEDOUT
+ *               once it passes; must be 0 without the flag
+ * @reserved: 0
+ *
+ * Returns 0 as soon as an object of @kind named @name exists in the
+ * caller's IPC namespace: at once if it does already, else when one is
+ * created. Nothing is opened and no permission is checked: the caller
+ * then opens it (BATON_IOC_RING_OPEN), and goes back to waiting if the
+ * open says ENOENT (the name was unlinked in between). Errors: EINVAL
+ * (flags, reserved, kind, name, a deadline without the flag), ETIMEDOUT,
+ * EINTR or a restart on a signal (the deadline is absolute). Sleeps
+ * interruptibly; holds no lock while asleep.
+ */
+struct baton_name_wait {
+	__u32 size;
+	__u32 flags;
+	__u32 kind;
+	__u32 reserved0;
+	char name[BATON_NAME_MAX];
+	__aligned_u64 deadline_ns;
+	__aligned_u64 reserved[2];
+};
+#define BATON_NAME_WAIT_SIZE_VER0	104
+
+/* on /dev/baton */
+#define BATON_IOC_NAME_WAIT	_IO(BATON_IOC_MAGIC, 0x04)
+
 #endif /* _UAPI_LINUX_BATON_H */
