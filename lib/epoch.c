@@ -266,7 +266,7 @@ static int epoch_create_check(const struct baton__what *w, const char *name,
 		return ret;
 	if (p->mode & ~0777U)
 		return baton__reject(w, -EINVAL,
-				     "mode 0%o: only the permission bits 0777 (no setuid, setgid or sticky bit)",
+				     "mode 0%o: must be permission bits only, within 0777 (no setuid, setgid or sticky bit)",
 				     p->mode);
 	return 0;
 }

@@ -184,7 +184,7 @@ int baton__ring_params_check(const struct baton__what *w,
 		return ret;
 	if (p->mode & ~0777U)
 		return baton__reject(w, -EINVAL,
-				     "mode 0%o: only the permission bits 0777 (no setuid, setgid or sticky bit)",
+				     "mode 0%o: must be permission bits only, within 0777 (no setuid, setgid or sticky bit)",
 				     p->mode);
 	if (p->kind == BATON_RING_MPSC &&
 	    (!p->max_producers || p->max_producers > BATON_MPSC_PRODUCERS_MAX))
