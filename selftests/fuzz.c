@@ -24,7 +24,7 @@
  *    EBUSY; EINTR when the alarm below interrupts its wait for the module
  *    mutex) because this program holds /dev/baton open throughout.
  * A periodic SIGALRM without SA_RESTART bounds every blocking call (a
- * park or synchronize without a deadline ends in EINTR).
+ * park, synchronize or name wait without a deadline ends in EINTR).
  *
  * Every result must be success or an errno documented for that call
  * (uapi/linux/baton.h, Documentation/abi.rst; EFAULT for a bad pointer).
@@ -192,6 +192,8 @@ static const int E_ARG0[] = { EINVAL, 0 };
 static const int E_REGISTER[] = { EINVAL, E2BIG, EFAULT, EBUSY, ENOSPC, 0 };
 static const int E_SYNC[] = { EINVAL, E2BIG, EFAULT, ETIMEDOUT, EINTR, 0 };
 static const int E_NOTTY[] = { ENOTTY, 0 };
+static const int E_NAME_WAIT[] = { EINVAL, E2BIG, EFAULT, ETIMEDOUT, EINTR,
+				   0 };
 static const int E_MMAP[] = { EINVAL, EACCES, ENOMEM, 0 };
 static const int E_MPROTECT[] = { EACCES, ENOMEM, EINVAL, 0 };
 static const int E_MREMAP[] = { EFAULT, EINVAL, ENOMEM, 0 };
@@ -349,6 +351,17 @@ static void fz_fill(unsigned int cmd, void *k)
 	case BATON_IOC_EPOCH_OPEN:
 		fz_name(((struct baton_epoch_open *)k)->name);
 		break;
+	case BATON_IOC_NAME_WAIT: {
+		struct baton_name_wait *w = k;
+
+		w->kind = chance(90) ? 1 + rnd(2) : rnd(4);
+		fz_name(w->name);
+		w->flags = chance(70) ? BATON_NAME_WAIT_DEADLINE : 0;
+		if (w->flags || chance(10))
+			w->deadline_ns = chance(80) ? (uint64_t)bt_now_ns() +
+				rnd(3) * BT_MSEC : rnd64();
+		break;
+	}
 	case BATON_RING_IOC_PARK: {
 		struct baton_park *p = k;
 
@@ -387,6 +400,7 @@ static uint32_t fz_ksize(unsigned int cmd)
 	case BATON_IOC_EPOCH_UNLINK:	return sizeof(struct baton_unlink);
 	case BATON_IOC_EPOCH_CREATE:	return sizeof(struct baton_epoch_create);
 	case BATON_IOC_EPOCH_OPEN:	return sizeof(struct baton_epoch_open);
+	case BATON_IOC_NAME_WAIT:	return sizeof(struct baton_name_wait);
 	case BATON_RING_IOC_PARK:	return sizeof(struct baton_park);
 	case BATON_RING_IOC_INFO:	return sizeof(struct baton_ring_info);
 	case BATON_EPOCH_IOC_REGISTER:
@@ -458,7 +472,7 @@ static void *fz_arg(unsigned int cmd, uint32_t *size)
 static const unsigned int dev_cmds[] = {
 	BATON_IOC_VERSION, BATON_IOC_RING_CREATE, BATON_IOC_RING_OPEN,
 	BATON_IOC_UNLINK, BATON_IOC_EPOCH_CREATE, BATON_IOC_EPOCH_OPEN,
-	BATON_IOC_EPOCH_UNLINK,
+	BATON_IOC_EPOCH_UNLINK, BATON_IOC_NAME_WAIT,
 };
 static const unsigned int ring_cmds[] = {
 	BATON_RING_IOC_PARK, BATON_RING_IOC_WAKE, BATON_RING_IOC_INFO,
@@ -527,6 +541,8 @@ static const int *fz_allowed(uint32_t kind, unsigned int cmd)
 	size_t i;
 
 	if (kind == K_DEV) {
+		if (cmd == BATON_IOC_NAME_WAIT)
+			return E_NAME_WAIT;
 		for (i = 0; i < NELEM(dev_cmds); i++)
 			if (cmd == dev_cmds[i])
 				return E_DEV;
@@ -1015,6 +1031,7 @@ static const char *fz_cmd_name(uint32_t cmd)
 		{ BATON_IOC_EPOCH_CREATE, "EPOCH_CREATE" },
 		{ BATON_IOC_EPOCH_OPEN, "EPOCH_OPEN" },
 		{ BATON_IOC_EPOCH_UNLINK, "EPOCH_UNLINK" },
+		{ BATON_IOC_NAME_WAIT, "NAME_WAIT" },
 		{ BATON_RING_IOC_PARK, "PARK" },
 		{ BATON_RING_IOC_WAKE, "WAKE" },
 		{ BATON_RING_IOC_INFO, "INFO" },

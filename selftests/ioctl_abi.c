@@ -21,6 +21,7 @@ _Static_assert(sizeof(struct baton_ring_open) == BATON_RING_OPEN_SIZE_VER0, "");
 _Static_assert(sizeof(struct baton_unlink) == BATON_UNLINK_SIZE_VER0, "");
 _Static_assert(sizeof(struct baton_park) == BATON_PARK_SIZE_VER0, "");
 _Static_assert(sizeof(struct baton_ring_info) == BATON_RING_INFO_SIZE_VER0, "");
+_Static_assert(sizeof(struct baton_name_wait) == BATON_NAME_WAIT_SIZE_VER0, "");
 
 #define ABI_SLOTS	4
 #define ABI_SLOT_SIZE	64
@@ -94,6 +95,19 @@ FIXTURE_VARIANT_ADD(ioctl_abi, park) {
 	.valid_flags = BATON_PARK_DEADLINE,
 };
 
+/* The fixture's ring exists: the wait returns at once. */
+FIXTURE_VARIANT_ADD(ioctl_abi, name_wait) {
+	.cmd = BATON_IOC_NAME_WAIT,
+	.size = sizeof(struct baton_name_wait),
+	.ver0 = BATON_NAME_WAIT_SIZE_VER0,
+	.nr_resv = 3,
+	.resv = { offsetof(struct baton_name_wait, reserved0),
+		  offsetof(struct baton_name_wait, reserved[0]),
+		  offsetof(struct baton_name_wait, reserved[1]) },
+	.resv_len = { 4, 8, 8 },
+	.valid_flags = BATON_NAME_WAIT_DEADLINE,
+};
+
 FIXTURE_VARIANT_ADD(ioctl_abi, ring_info) {
 	.cmd = BATON_RING_IOC_INFO,
 	.on_ring = true,
@@ -164,6 +178,13 @@ static void abi_prep(struct __test_metadata *_metadata,
 					       BATON_ROLE_PRODUCER, 2, 8,
 					       0600, NULL));
 		strcpy(u->name, self->victim);
+		break;
+	}
+	case BATON_IOC_NAME_WAIT: {
+		struct baton_name_wait *w = (void *)self->buf;
+
+		w->kind = BATON_NAME_RING;
+		strcpy(w->name, self->name);
 		break;
 	}
 	case BATON_RING_IOC_PARK: {
@@ -413,7 +434,8 @@ TEST(version_reports_abi_and_features)
 	/* No bit the header does not define. */
 	EXPECT_EQ(0, v.out_features &
 		     ~((uint64_t)(BATON_FEAT_ROLE_MMAP * 2 - 1) |
-		       BATON_FEAT_RING_MPSC | BATON_FEAT_EPOCH));
+		       BATON_FEAT_RING_MPSC | BATON_FEAT_EPOCH |
+		       BATON_FEAT_NAME_WAIT));
 	close(dev);
 }
 
@@ -438,7 +460,7 @@ TEST(unknown_cmd_on_dev_enotty)
 {
 	uint8_t buf[512] = { 0 };
 	const unsigned long cmds[] = {
-		_IO(BATON_IOC_MAGIC, 0x04),
+		_IO(BATON_IOC_MAGIC, 0x05),	/* 0x04: BATON_IOC_NAME_WAIT */
 		_IO(BATON_IOC_MAGIC, 0x3f),
 		_IO(BATON_IOC_MAGIC, 0xff),
 		/* Same nr, other direction/size encoding: another command. */
