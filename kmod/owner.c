@@ -44,8 +44,9 @@
  *
  * Locking: names->lock (mutex) guards a registry's lists, the ids, the
  * published flags and the count of publications that BATON_IOC_NAME_WAIT
- * sleepers watch (woken through names->added_wq, outside the mutex). A struct baton_named's name, owner and namespace are
- * written once, before the object is published, and only read afterwards.
+ * sleepers watch (woken through names->added_wq, outside the mutex).
+ * A struct baton_named's name, owner and namespace are written once,
+ * before the object is published, and only read afterwards.
  */
 #include <linux/atomic.h>
 #include <linux/capability.h>
