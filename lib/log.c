@@ -138,7 +138,7 @@ int baton__fail(const struct baton__what *w, int err)
 		 * back means the two disagree.
 		 */
 		baton__log(BATON_LOG_WARN,
-			   "libbaton: %s: refused by the backend (EINVAL) after the library's own checks passed: library and module disagree on a rule (BATON_IOC_VERSION tells the module's ABI)\n",
+			   "libbaton: %s: refused by the backend (EINVAL) after the library's own checks passed: the library and the module disagree on a rule? (BATON_IOC_VERSION tells the module's ABI)\n",
 			   w->buf);
 		return err;
 	}
