@@ -101,12 +101,16 @@ int baton__name_check(const struct baton__what *w, const char *name)
 	for (i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)name[i];
 
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-		      c == '-'))
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-')
+			continue;
+		if (c > 0x20 && c < 0x7f)
 			return baton__reject(w, -EINVAL,
-					     "name: byte %zu is 0x%02x: must be one of [A-Za-z0-9._-]",
+					     "name: byte %zu is '%c': must be one of [A-Za-z0-9._-]",
 					     i, c);
+		return baton__reject(w, -EINVAL,
+				     "name: byte %zu is 0x%02x: must be one of [A-Za-z0-9._-]",
+				     i, c);
 	}
 	return 0;
 }
