@@ -155,7 +155,9 @@ TEST(signal_interrupts)
 
 /*
  * A child that creates @name (ring or domain) once the parent said it
- * waits; the parent's wait must end with 0.
+ * waits, and keeps it until the parent's wait returned (an object
+ * unlinked before the woken waiter looks again is, rightly, not found);
+ * the parent's wait must end with 0.
  */
 static int create_later(int go, const char *name, uint32_t kind,
 			bool other_ns)
@@ -176,6 +178,9 @@ static int create_later(int go, const char *name, uint32_t kind,
 		ret = baton_epoch_create(name, &dom, &d);
 	if (ret < 0)
 		return 20;
+	/* Keep it until the parent's wait is over (it closes the pipe). */
+	while (read(go, &c, 1) > 0)
+		;
 	if (kind == BATON_NAME_RING) {
 		baton_ring_close(r);
 		baton_ring_unlink(name, BATON_BACKEND_KMOD);
@@ -201,8 +206,8 @@ static int wait_while_child_creates(const char *name, uint32_t kind,
 	}
 	close(go[0]);
 	(void)!write(go[1], "g", 1);
-	close(go[1]);
 	rc = name_wait(name, kind, BATON_NAME_WAIT_DEADLINE, in_ms(ms));
+	close(go[1]);
 	*child = -1;
 	if (waitpid(pid, &status, 0) == pid && WIFEXITED(status))
 		*child = WEXITSTATUS(status);
