@@ -386,6 +386,21 @@ enum baton_log_level {
 typedef int (*baton_print_fn)(enum baton_log_level level, const char *fmt,
 			      va_list args);
 
+/**
+ * baton_set_print() - replace the library's message printer
+ * @fn: called with a level (enum baton_log_level), a printf format and
+ *      its arguments, once per message; NULL prints nothing
+ *
+ * In the style of libbpf_set_print(). Each message is one line that starts
+ * with "libbaton: " and ends with a newline; for a refused create, open or
+ * register it names the call, the object, the field, its value and the
+ * rule. The default printer writes BATON_LOG_WARN messages to stderr, or
+ * the levels the environment variable BATON_LOG names ("none", "warn",
+ * "info", "debug"). @fn may be called from any thread that calls into the
+ * library, never from an inline fast-path function.
+ *
+ * Return: the printer in place before the call (the default one at first).
+ */
 baton_print_fn baton_set_print(baton_print_fn fn);
 
 /**
