@@ -71,10 +71,10 @@ debug|debug612|kcsan) suffix="-$vm_kernel" built=1 ;;
 esac
 
 # The debug kernels run the suite several times slower. The kill matrix is
-# the slowest program on them: 355 s on the 6.1 debug kernel and 309 s on
-# the KCSAN one, but more than 600 s on the 6.12 debug kernel (at load 5),
-# where the survivor's median stall after a death is 24-160 ms per matrix
-# point, against 0-88 ms on the 6.1 debug kernel and 0-9 ms on Debian's.
+# the slowest program on them: about 350 s on an idle host on the 6.1 and
+# 6.12 debug kernels alike, 309 s on the KCSAN one, but more than 600 s on
+# the 6.12 debug kernel when the host ran other work (load 5 to 10), so
+# programs there get twice the Debian kernels' 600 s.
 test_timeout=${BATON_TEST_TIMEOUT:-600}
 if [[ -z "$vm_timeout" ]]; then
 	vm_timeout=2400
