@@ -156,6 +156,7 @@ BATON_HIDDEN int baton__offsets_valid(const struct baton_ring_offsets *off,
 				      uint32_t slot_count, uint32_t slot_size,
 				      uint64_t file_size);
 BATON_HIDDEN uint64_t baton__now_ns(void);
+BATON_HIDDEN int baton__deadline_from(int64_t timeout_ns, uint64_t *deadline);
 
 /* mpsc.c */
 BATON_HIDDEN int baton__mpsc_offsets_valid(const struct baton_ring_offsets *off,

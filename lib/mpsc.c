@@ -419,18 +419,6 @@ int baton_mpsc_push_batch(struct baton_ring *r, const void *msgs, size_t len,
 	return baton_mpsc_push_batch_n(r, msgs, len, n, NULL);
 }
 
-/* timeout_ns < 0: no deadline. Saturates instead of wrapping. */
-static int deadline_from(int64_t timeout_ns, uint64_t *deadline)
-{
-	uint64_t now;
-
-	if (timeout_ns < 0)
-		return 0;
-	now = baton__now_ns();
-	*deadline = now + (uint64_t)timeout_ns < now ? UINT64_MAX :
-						       now + (uint64_t)timeout_ns;
-	return 1;
-}
 
 int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
 		   int64_t timeout_ns, struct baton_mpsc_loss *loss)
@@ -456,7 +444,7 @@ int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
 		}
 	}
 	ops = baton__ops(r->backend);
-	has = deadline_from(timeout_ns, &deadline);
+	has = baton__deadline_from(timeout_ns, &deadline);
 	for (;;) {
 		int pk;
 
@@ -509,7 +497,7 @@ int baton_mpsc_push_timeout(struct baton_ring *r, const void *msg, size_t len,
 			return ret;
 	}
 	ops = baton__ops(r->backend);
-	has = deadline_from(timeout_ns, &deadline);
+	has = baton__deadline_from(timeout_ns, &deadline);
 	for (;;) {
 		pk = 0;
 		if (!baton_mpsc_prod_room(r, &tail)) {

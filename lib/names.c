@@ -53,17 +53,6 @@ struct named_kind {
 	int (*open)(const char *name, void *arg);	/* 0 or -errno */
 };
 
-static int deadline_of(int64_t timeout_ns, uint64_t *deadline)
-{
-	uint64_t now;
-
-	if (timeout_ns < 0)
-		return 0;
-	now = baton__now_ns();
-	*deadline = now + (uint64_t)timeout_ns < now ? UINT64_MAX :
-						       now + (uint64_t)timeout_ns;
-	return 1;
-}
 
 /* kmod: sleep in the module until the name exists (or not any more). */
 static int kmod_wait_name(const struct named_kind *k, const char *name,
@@ -194,7 +183,7 @@ static int open_waiting(const struct baton__what *w,
 			int backend, int64_t timeout_ns, void *arg)
 {
 	uint64_t deadline = 0;
-	int has = deadline_of(timeout_ns, &deadline);
+	int has = baton__deadline_from(timeout_ns, &deadline);
 	int ret;
 
 	if (backend == BATON_BACKEND_KMOD)

@@ -47,8 +47,12 @@
 
 #include "internal.h"
 
-/* timeout_ns < 0: no deadline. Saturates instead of wrapping. */
-static int deadline_from(int64_t timeout_ns, uint64_t *deadline)
+/*
+ * The absolute deadline of a call given @timeout_ns (< 0: none, and 0 is
+ * returned), saturating instead of wrapping; 1 when there is one. Shared
+ * by every timed call (park.c, mpsc.c, names.c).
+ */
+int baton__deadline_from(int64_t timeout_ns, uint64_t *deadline)
 {
 	uint64_t now;
 
@@ -218,7 +222,7 @@ int baton_ring_park(struct baton_ring *r, int64_t timeout_ns)
 
 	if (ret)
 		return ret;
-	has = deadline_from(timeout_ns, &deadline);
+	has = baton__deadline_from(timeout_ns, &deadline);
 	return park_once(r, has, deadline);
 }
 
@@ -268,7 +272,7 @@ static int wait_ring(struct baton_ring *r, uint32_t n, uint64_t *idx,
 			return (int)got;
 		}
 	}
-	has = deadline_from(timeout_ns, &deadline);
+	has = baton__deadline_from(timeout_ns, &deadline);
 	for (;;) {
 		ret = park_once(r, has, deadline);
 		/* Work that raced with a timeout or EPIPE still counts. */
