@@ -5,7 +5,9 @@
  *
  * Owns: watcher slots are counted per user (nobody filling its own does
  * not keep root from watching); the queue of pending events is bounded per
- * user (nobody flooding events does not make root lose its own); tombstone
+ * user (nobody flooding events does not make root lose its own), and loses
+ * nothing while it has room (events queued as the work item takes a
+ * batch are all delivered, and no watcher is told of a drop); tombstone
  * events of two rings with the same name in two IPC namespaces are never
  * merged into one; a watcher belongs to its socket, not to its port id (a
  * new socket that binds the port id of one being closed receives nothing
@@ -313,6 +315,108 @@ TEST_F_TIMEOUT(per_user_limits, flooding_the_event_queue_drops_none_of_roots,
 	munmap(sh, sizeof(*sh));
 }
 
+/* ---- no loss while the queue has room ---- */
+
+#define NW_RACE_EMITTERS	2
+#define NW_RACE_RINGS		600	/* each emitter's: 3 events a ring */
+#define NW_RACE_AHEAD		50	/* rings one may be ahead of the reader */
+
+struct nw_emitter {
+	struct nw_tally *t;
+	int id;
+	int dev;
+	int ret;
+};
+
+/*
+ * Create and unlink rings as fast as the reader keeps up: the work item
+ * takes one small batch after another while new events are queued, and
+ * the queue (BATON_NL_PENDING_MAX a user) never comes near full.
+ */
+static void *nw_emit(void *arg)
+{
+	struct nw_emitter *em = arg;
+	char name[BATON_NAME_MAX];
+	int i;
+
+	for (i = 0; i < NW_RACE_RINGS; i++) {
+		int64_t end = bt_now_ns() + NW_WAIT_MS * BT_MSEC;
+
+		while (i - __atomic_load_n(&em->t->got[BATON_EVENT_RING_DESTROYED],
+					   __ATOMIC_RELAXED) / NW_RACE_EMITTERS >
+		       NW_RACE_AHEAD && bt_now_ns() < end)
+			bt_sleep_ms(1);
+		snprintf(name, sizeof(name), "%s%d.%d", em->t->prefix, em->id,
+			 i);
+		em->ret = _test_ring_create(em->dev, name, BATON_ROLE_PRODUCER,
+					    2, 8, 0600, NULL);
+		if (em->ret)
+			break;
+		em->ret = _test_unlink(em->dev, name);
+		if (em->ret)
+			break;
+	}
+	return NULL;
+}
+
+/*
+ * Events emitted by two threads while the work item delivers: every one
+ * arrives, and no watcher is told of a drop. The queue's per-user entry
+ * is freed each time the work item takes a batch; an event that had seen
+ * the entry before, and queued after, was dropped as if the queue were
+ * full (the flake of 2026-12-01 in the 6.12 debug kernel's run).
+ */
+TEST_F_TIMEOUT(per_user_limits, events_while_the_queue_has_room_are_never_lost,
+	       300)
+{
+	struct nw_emitter em[NW_RACE_EMITTERS];
+	pthread_t th[NW_RACE_EMITTERS], reader;
+	struct nw_tally t = { 0 };
+	int64_t end;
+	char prefix[32];
+	struct nlt_err e;
+	struct nlt root;
+	int i, big = 16 << 20, want = NW_RACE_EMITTERS * NW_RACE_RINGS;
+
+	BT_REQUIRE_DEV();
+	ASSERT_EQ(0, nlt_open(&root));
+	ASSERT_EQ(0, setsockopt(root.fd, SOL_SOCKET, SO_RCVBUFFORCE, &big,
+				sizeof(big)));
+	ASSERT_EQ(0, nlt_watch(&root, &e));
+	snprintf(prefix, sizeof(prefix), "st.nw.race.%d.", (int)getpid());
+	t.s = &root;
+	t.prefix = prefix;
+	ASSERT_EQ(0, pthread_create(&reader, NULL, nw_reader, &t));
+	for (i = 0; i < NW_RACE_EMITTERS; i++) {
+		em[i] = (struct nw_emitter){ .t = &t, .id = i,
+					     .dev = bt_dev_open() };
+		ASSERT_LE(0, em[i].dev);
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, nw_emit, &em[i]));
+	}
+	for (i = 0; i < NW_RACE_EMITTERS; i++) {
+		pthread_join(th[i], NULL);
+		EXPECT_EQ(0, em[i].ret);
+		close(em[i].dev);
+	}
+	end = bt_now_ns() + NW_WAIT_MS * BT_MSEC;
+	while (__atomic_load_n(&t.got[BATON_EVENT_RING_DESTROYED],
+			       __ATOMIC_RELAXED) < want && bt_now_ns() < end)
+		bt_sleep_ms(10);
+	bt_sleep_ms(200);	/* a late DROPS, or a duplicate, would show */
+	t.stop = 1;
+	pthread_join(reader, NULL);
+	TH_LOG("%d rings: %d created, %d unlinked, %d destroyed; drops %llu",
+	       want, t.got[BATON_EVENT_RING_CREATED],
+	       t.got[BATON_EVENT_RING_UNLINKED],
+	       t.got[BATON_EVENT_RING_DESTROYED],
+	       (unsigned long long)t.max_drops);
+	EXPECT_EQ(0, t.max_drops);
+	EXPECT_EQ(want, t.got[BATON_EVENT_RING_CREATED]);
+	EXPECT_EQ(want, t.got[BATON_EVENT_RING_UNLINKED]);
+	EXPECT_EQ(want, t.got[BATON_EVENT_RING_DESTROYED]);
+	nlt_close(&root);
+}
+
 /* ---- tombstones of two rings with one name ---- */
 
 /* Sum of TOMBSTONES counts about @name seen within @ms, and the tickets. */
@@ -320,6 +424,7 @@ struct nw_tombs {
 	uint64_t count;
 	uint64_t first_ticket;
 	int events;
+	int end;		/* why the wait ended: -ETIMEDOUT, or an error */
 };
 
 static void nw_collect_tombs(struct nlt *s, const char *name, long ms,
@@ -328,8 +433,8 @@ static void nw_collect_tombs(struct nlt *s, const char *name, long ms,
 	static struct nlt_obj ev;
 
 	memset(out, 0, sizeof(*out));
-	while (!nlt_wait_event(s, BATON_EVENT_TOMBSTONES, name, ms, &ev, NULL,
-			       NULL)) {
+	while (!(out->end = nlt_wait_event(s, BATON_EVENT_TOMBSTONES, name, ms,
+					   &ev, NULL, NULL))) {
 		if (!out->events++)
 			out->first_ticket = ev.a.v[BATON_A_EVENT_TICKET];
 		out->count += ev.a.v[BATON_A_EVENT_COUNT];
@@ -392,6 +497,14 @@ static int nw_roomy(struct nlt *s)
 			  sizeof(big));
 }
 
+/* Say which step of a round failed: the exit code alone reaches nobody. */
+static int nw_step_failed(int code, const char *step)
+{
+	fprintf(stderr, "# round failed at %s (exit %d): %s\n", step, code,
+		strerror(errno));
+	return code;
+}
+
 /* One round, in a child so that the IPC namespace goes with it. */
 static int nw_two_namespaces_round(int round)
 {
@@ -412,7 +525,7 @@ static int nw_two_namespaces_round(int round)
 	dev = bt_dev_open();
 	ns1 = open("/proc/self/ns/ipc", O_RDONLY | O_CLOEXEC);
 	if (dev < 0 || ns1 < 0 || bt_sync_init(&s))
-		return 10;
+		return nw_step_failed(10, "device, namespace or sync");
 	/*
 	 * The WATCH first, then the tiny buffer: an event delivered between
 	 * the subscription and its ack would fill a tiny buffer, and the ack
@@ -422,22 +535,25 @@ static int nw_two_namespaces_round(int round)
 		if (nlt_open(&busy[i]) || nlt_watch(&busy[i], &e) ||
 		    setsockopt(busy[i].fd, SOL_SOCKET, SO_RCVBUF, &tiny,
 			       sizeof(tiny)))
-			return 11;
+			return nw_step_failed(11, "busy watcher");
 	/* ring A and its watcher in the first namespace */
 	if (nlt_open(&w1) || nw_roomy(&w1) || nlt_watch(&w1, &e) ||
 	    baton_ring_create(name, &p, BATON_ROLE_CONSUMER, &ca))
-		return 12;
+		return nw_step_failed(12, "first namespace's watcher or ring");
 	/* ring B, the same name, and its watcher in a second one */
 	if (unshare(CLONE_NEWIPC) || nlt_open(&w2) || nw_roomy(&w2) ||
 	    nlt_watch(&w2, &e) ||
 	    baton_ring_create(name, &p, BATON_ROLE_CONSUMER, &cb))
-		return 13;
+		return nw_step_failed(13, "second namespace's watcher or ring");
 	prod = nw_two_ns_producer(name, ns1, &s);
-	if (prod < 0 || bt_sync_wait(&s, NW_WAIT_MS))
-		return 14;
+	if (prod < 0 || bt_sync_wait(&s, NW_WAIT_MS)) {
+		fprintf(stderr, "# producer: exit %d\n",
+			prod < 0 ? prod : bt_wait_timeout(prod, 1000));
+		return nw_step_failed(14, "producer setup");
+	}
 	kill(prod, SIGKILL);
 	if (bt_wait_timeout(prod, NW_WAIT_MS) != 128 + SIGKILL)
-		return 15;
+		return nw_step_failed(15, "producer's death");
 	/* the work item is busy with the burst while both tombstones queue */
 	nw_burst(dev, "burst", 150);
 	ret[0] = baton_mpsc_pop(ca, m, sizeof(m), 10 * BT_NSEC, &loss);
@@ -451,11 +567,11 @@ static int nw_two_namespaces_round(int round)
 	nw_collect_tombs(&w1, name, NW_WAIT_MS, &ta);
 	nw_collect_tombs(&w2, name, NW_WAIT_MS, &tb);
 	fprintf(stderr,
-		"# round %d: first namespace: %d events, ticket %llu, count %llu; second: %d events, ticket %llu, count %llu\n",
+		"# round %d: first namespace: %d events, ticket %llu, count %llu (%s); second: %d events, ticket %llu, count %llu (%s)\n",
 		round, ta.events, (unsigned long long)ta.first_ticket,
-		(unsigned long long)ta.count, tb.events,
+		(unsigned long long)ta.count, strerror(-ta.end), tb.events,
 		(unsigned long long)tb.first_ticket,
-		(unsigned long long)tb.count);
+		(unsigned long long)tb.count, strerror(-tb.end));
 	baton_ring_close(cb);
 	baton_ring_unlink(name, BATON_BACKEND_KMOD);
 	baton_ring_close(ca);
