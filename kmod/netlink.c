@@ -1023,26 +1023,46 @@ static struct baton_nl_user *baton_nl_user_find(kuid_t uid)
 	return NULL;
 }
 
+/* The entry that counts @uid's queued events, listing @spare if none. */
+static struct baton_nl_user *baton_nl_user_get(kuid_t uid,
+					       struct baton_nl_user **spare)
+{
+	struct baton_nl_user *u;
+
+	lockdep_assert_held(&baton_nl_queue_lock);
+	u = baton_nl_user_find(uid);
+	if (!u && *spare) {
+		u = *spare;
+		*spare = NULL;
+		u->uid = uid;
+		list_add(&u->node, &baton_nl_users);
+	}
+	return u;
+}
+
 /*
  * Queue @e, charged to @uid, unless that user has BATON_NL_PENDING_MAX
- * waiting already. @spare is a fresh entry for a user not yet listed; it
- * is used or freed here. The work is scheduled under the lock, so once
+ * waiting already. The user's entry is found (or listed) and the event
+ * queued in one hold of the lock: the work item frees every entry when it
+ * takes a batch, so an entry seen in an earlier hold may be gone, and an
+ * event that trusted it was dropped as if the queue were full. A user
+ * without an entry gets one allocated outside the lock, then the lookup
+ * is made again. The work is scheduled under the lock, so once
  * baton_nl_exit() has set the stopping flag under it, no schedule can
  * follow its cancel.
  */
-static bool baton_nl_enqueue(struct baton_nl_event *e, kuid_t uid,
-			     struct baton_nl_user *spare)
+static bool baton_nl_enqueue(struct baton_nl_event *e, kuid_t uid, gfp_t gfp)
 {
-	struct baton_nl_user *u;
+	struct baton_nl_user *u, *spare = NULL;
 	bool queued = false;
 
 	spin_lock(&baton_nl_queue_lock);
 	u = baton_nl_user_find(uid);
-	if (!u && spare && !baton_nl_stopping) {
-		spare->uid = uid;
-		list_add(&spare->node, &baton_nl_users);
-		u = spare;
-		spare = NULL;
+	if (!u) {
+		spin_unlock(&baton_nl_queue_lock);
+		spare = kzalloc(sizeof(*spare), gfp | __GFP_NOWARN);
+		spin_lock(&baton_nl_queue_lock);
+		u = baton_nl_user_get(uid, &spare);
 	}
 	if (!baton_nl_stopping && u && u->pending < BATON_NL_PENDING_MAX) {
 		list_add_tail(&e->node, &baton_nl_pending);
@@ -1058,16 +1078,13 @@ static bool baton_nl_enqueue(struct baton_nl_event *e, kuid_t uid,
 void baton_event(const struct baton_event *ev, gfp_t gfp)
 {
 	kuid_t uid = baton_nl_charged_uid(current_cred());
-	struct baton_nl_user *spare = NULL;
 	struct baton_nl_event *e;
-	bool merged, new_user;
+	bool merged;
 
 	if (!baton_nl_listening())
 		return;
 	spin_lock(&baton_nl_queue_lock);
 	merged = baton_nl_coalesce(ev);
-	/* A user without an entry gets one, allocated outside the lock. */
-	new_user = !merged && !baton_nl_user_find(uid);
 	spin_unlock(&baton_nl_queue_lock);
 	if (merged)
 		return;
@@ -1077,8 +1094,6 @@ void baton_event(const struct baton_event *ev, gfp_t gfp)
 		atomic64_inc(&baton_nl_lost);
 		return;
 	}
-	if (new_user)
-		spare = kzalloc(sizeof(*spare), gfp | __GFP_NOWARN);
 	e->ev = *ev;
 	e->ev.obj = &e->snap;
 	e->obj = ev->obj;
@@ -1091,7 +1106,7 @@ void baton_event(const struct baton_event *ev, gfp_t gfp)
 	strscpy(e->snap.name, ev->obj->name, sizeof(e->snap.name));
 	e->snap.owner = ev->obj->owner;
 	e->snap.ipc_ns = baton_get_ipc_ns(ev->obj->ipc_ns);
-	if (!baton_nl_enqueue(e, uid, spare)) {
+	if (!baton_nl_enqueue(e, uid, gfp)) {
 		if (!READ_ONCE(baton_nl_stopping))
 			atomic64_inc(&baton_nl_lost);
 		baton_nl_event_free(e);
