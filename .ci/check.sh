@@ -216,8 +216,29 @@ done >"$body"
 	cat "$body"
 } >"$logs/summary.tap"
 
+# failure_context STAGE TEST: the last lines a failed kselftest printed
+# (from its "#  RUN" line to its "not ok"), from the stage's output, so a
+# failure in CI, where only the end of this output is kept, says why.
+failure_context() {
+	local out="$logs/$1.out" test=$2
+	[[ -f $out ]] || out="$logs/$1.log"
+	[[ -f $out && $test == *.* ]] || return 0
+	awk -v t="$test" '
+		index($0, "#  RUN") && index($0, " " t " ...") { on = 1; n = 0 }
+		on { buf[n++ % 12] = $0 }
+		on && /^not ok/ && index($0, " " t) {
+			for (i = (n > 12 ? n - 12 : 0); i < n; i++) print "    | " buf[i % 12]
+			on = 0
+		}' "$out"
+}
+
 echo
-grep '^not ok' "$logs/summary.tap" || true
+shown=0
+while IFS= read -r line; do
+	echo "$line"
+	[[ $line =~ ^not\ ok\ [0-9]+\ -\ ([^:]+):\ ([^ ]+)$ ]] || continue
+	((shown++ < 3)) && failure_context "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+done < <(grep '^not ok' "$logs/summary.tap" || true)
 printf '%s\n' "${kernel_lines[@]}"
 echo "logs: $logs/ (summary.tap has every result), $((SECONDS - t0))s"
 echo "$pass passed, $fail failed, $skip skipped"
