@@ -1023,7 +1023,10 @@ static struct baton_nl_user *baton_nl_user_find(kuid_t uid)
 	return NULL;
 }
 
-/* The entry that counts @uid's queued events, listing @spare if none. */
+/*
+ * The entry that counts @uid's queued events, listing @spare if none.
+ * Never once stopping: baton_nl_exit() frees the list after setting it.
+ */
 static struct baton_nl_user *baton_nl_user_get(kuid_t uid,
 					       struct baton_nl_user **spare)
 {
@@ -1031,7 +1034,7 @@ static struct baton_nl_user *baton_nl_user_get(kuid_t uid,
 
 	lockdep_assert_held(&baton_nl_queue_lock);
 	u = baton_nl_user_find(uid);
-	if (!u && *spare) {
+	if (!u && *spare && !baton_nl_stopping) {
 		u = *spare;
 		*spare = NULL;
 		u->uid = uid;
