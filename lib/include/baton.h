@@ -353,7 +353,11 @@ int baton_ring_open_or_create(const char *name,
  * missing name is waited for: any other failure returns at once.
  *
  * Return: 0, -ETIMEDOUT when no ring of that name appeared in time,
- * -EINTR on a signal, or a negative errno as baton_ring_open().
+ * -EINTR on a signal, or a negative errno as baton_ring_open(). memfd
+ * only, when it must wait: -EMFILE when the user has no inotify instance
+ * left (fs.inotify.max_user_instances, 128 by default) or the process no
+ * descriptor, -ENOSPC when the user has no inotify watch left
+ * (fs.inotify.max_user_watches), -ENODEV without /dev/shm.
  */
 int baton_ring_open_timeout(const char *name, int role, int backend,
 			    int64_t timeout_ns, struct baton_ring **out);

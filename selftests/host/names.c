@@ -5,11 +5,14 @@
  * many rounds), and open with a timeout that waits for the name, for
  * both orders of start (consumer before producer and after), for rings
  * and epoch domains; the timeout itself, and failures other than a
- * missing name returned at once. Processes, not threads: ASan only.
+ * missing name returned at once, and -EMFILE, at once, when the wait can
+ * have no inotify instance. Processes, not threads: ASan only.
  */
 #include "kselftest_harness.h"
 #include "common.h"
 #include "baton_epoch.h"
+
+#include <sys/resource.h>
 
 #define RACE_ROUNDS	200
 #define WAIT_NS		(10LL * 1000 * 1000 * 1000)
@@ -313,6 +316,63 @@ TEST(other_errors_do_not_wait)
 	baton_ring_close(c1);
 	baton_ring_close(p);
 	EXPECT_EQ(0, baton_ring_unlink(name, BATON_BACKEND_AUTO));
+}
+
+/*
+ * Child: no descriptor left (RLIMIT_NOFILE at what is open now), so the
+ * wait's inotify instance cannot be had: -EMFILE at once, not a hang and
+ * not -ENOENT; a name that exists needs no instance, yet its open needs
+ * a descriptor too, so that one is tried with one descriptor to spare.
+ */
+static int wait_without_descriptors(const char *missing, const char *there)
+{
+	struct rlimit rl;
+	struct baton_ring *r;
+	int probe = dup(0), ret;
+
+	if (probe < 0)
+		return 10;
+	close(probe);		/* the lowest free number: all below are open */
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 11;
+	rl.rlim_cur = (rlim_t)probe;	/* the hard limit stays: raised below */
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		return 11;
+	ret = baton_ring_open_timeout(missing, BATON_ROLE_CONSUMER,
+				      BATON_BACKEND_AUTO, WAIT_NS, &r);
+	if (ret != -EMFILE)
+		return 20 + (-ret & 63);
+	rl.rlim_cur = (rlim_t)probe + 1;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		return 12;
+	ret = baton_ring_open_timeout(there, BATON_ROLE_CONSUMER,
+				      BATON_BACKEND_AUTO, WAIT_NS, &r);
+	if (ret)
+		return 30 + (-ret & 63);
+	baton_ring_close(r);
+	return 0;
+}
+
+TEST(no_inotify_instance_is_emfile_at_once)
+{
+	char missing[BATON_NAME_MAX], there[BATON_NAME_MAX];
+	struct baton_ring *p;
+	int status = -1;
+	pid_t pid;
+
+	force_memfd();
+	ring_name(missing, sizeof(missing), "emf");
+	ring_name(there, sizeof(there), "emf");
+	ASSERT_EQ(0, baton_ring_create(there, &spsc, BATON_ROLE_PRODUCER, &p));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(wait_without_descriptors(missing, there));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	baton_ring_close(p);
+	EXPECT_EQ(0, baton_ring_unlink(there, BATON_BACKEND_AUTO));
 }
 
 static int timed_participant(const char *name, int ready)
