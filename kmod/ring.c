@@ -335,7 +335,16 @@ static void baton_waiters_publish(struct baton_waiters *w)
 		WRITE_ONCE(*w->old_word, w->bits);
 }
 
-/* The last file of a side has gone: nobody there is left to wake. */
+/*
+ * The last file of a side has gone: take its arms down, so the peer makes
+ * no WAKE for nobody. Woken all the same: the count was read under
+ * ring->lock, dropped before this, and a newcomer of the side may have
+ * attached and armed in between; taking its arm down without a wake
+ * would leave it asleep with its flag down, which no publication wakes
+ * (models/park_wake.pml, VARIANT 9). Woken, it finds its arm gone and
+ * re-arms with F and G, as after any WAKE; an epoll registration is
+ * re-polled and re-armed by ->poll.
+ */
 static void baton_waiters_reset(struct baton_waiters *w)
 {
 	spin_lock_irq(&w->wq.lock);
@@ -343,6 +352,7 @@ static void baton_waiters_reset(struct baton_waiters *w)
 	w->armed = 0;
 	w->gen++;
 	baton_waiters_publish(w);
+	__wake_up_locked_key(&w->wq, TASK_NORMAL, NULL);
 	spin_unlock_irq(&w->wq.lock);
 }
 

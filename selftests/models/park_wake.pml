@@ -41,6 +41,12 @@
  *              arm down (main before issue 13)                    -> lost wakeup
  *   VARIANT 7: ->poll arms only when the fd is not ready           -> lost wakeup
  *   VARIANT 8: ->poll arms without F and G                         -> lost wakeup
+ *   VARIANT 9: the reset made when the last file of the side goes
+ *              takes the arms down without a wake, while a newcomer
+ *              of the side is already armed (main before the fix)  -> lost wakeup
+ *
+ * The other waker stands for that reset too: as built it is a WAKE (flags
+ * down, everyone woken), made at any time, whether or not a flag is up.
  */
 #ifndef VARIANT
 #define VARIANT 0
@@ -94,6 +100,11 @@ active proctype producer() {
 active proctype other_waker() {
   do
   :: atomic { spur < SPUR && wmem != 0 -> wake_locked(); spur++ }
+#if VARIANT == 9
+  :: atomic { spur < SPUR -> empty(wbuf); kpark = 0; kpoll = 0; wmem = 0; spur++ }
+#else
+  :: atomic { spur < SPUR -> wake_locked(); spur++ }
+#endif
   :: spur == SPUR -> break
   :: head == N -> break
   od
