@@ -92,6 +92,8 @@ struct baton_waiters {
 	unsigned int armed;	/* parkers armed in generation @gen */
 	u64 gen;
 	bool waking;		/* inside a WAKE that started a generation */
+	u64 poll_raised;	/* POLL arms raised by ->poll */
+	u64 poll_covered;	/* of those, the last whose F and G are done */
 	u32 *word;		/* what the peer loads (E) */
 	u32 *old_word;		/* MPSC producers: the producer page's word */
 };
@@ -1044,6 +1046,15 @@ static __poll_t baton_ring_ready(struct baton_ring *ring, u32 role)
 	return mask;
 }
 
+/* An arm's F and G are done: pollers that find it need not pay them. */
+static void baton_poll_covered(struct baton_waiters *w, u64 seq)
+{
+	spin_lock_irq(&w->wq.lock);
+	if (w->poll_covered < seq)
+		w->poll_covered = seq;
+	spin_unlock_irq(&w->wq.lock);
+}
+
 /*
  * Raise BATON_WAIT_POLL for a side if it is down (in the kernel's copy or,
  * after baton_ring_poll_disarm(), in the word), then F and G as a park
@@ -1051,11 +1062,20 @@ static __poll_t baton_ring_ready(struct baton_ring *ring, u32 role)
  * ->poll for the last time before it sleeps while the fd is still ready,
  * right after the WAKE that took the arm down, so an arm made only on a
  * not-ready poll would be missing for the next publication.
+ *
+ * A poller that finds the flag up is covered by it only once the arm that
+ * raised it has paid its own F and G: until then the flag may still be in
+ * that poller's store buffer, a publication may have missed it (E), and
+ * this poller, reading the index now, would miss the publication too
+ * (two MPSC producers polling for EPOLLOUT). So it pays F and G itself;
+ * its G reaches the other poller's CPU as well, which drains that flag
+ * (models/poll_pair_tso.pml).
  */
 static void baton_poll_arm(struct baton_ring *ring, u32 role)
 {
 	struct baton_waiters *w = baton_own_waiters(ring, role);
-	bool arm;
+	bool arm, fence;
+	u64 seq;
 
 	spin_lock_irq(&w->wq.lock);
 	arm = !(w->bits & BATON_WAIT_POLL) ||
@@ -1063,15 +1083,22 @@ static void baton_poll_arm(struct baton_ring *ring, u32 role)
 	if (arm) {
 		w->bits |= BATON_WAIT_POLL;
 		baton_waiters_publish(w);
+		seq = ++w->poll_raised;
+	} else {
+		seq = w->poll_raised;
 	}
+	fence = arm || w->poll_covered < seq;
 	spin_unlock_irq(&w->wq.lock);
-	if (!arm)
+	if (!fence)
 		return;
-	baton_ring_count(ring, role == BATON_ROLE_CONSUMER ?
-			 &ring->hdr->poll_arms_of_consumer :
-			 &ring->hdr->poll_arms_of_producer);
+	if (arm)
+		baton_ring_count(ring, role == BATON_ROLE_CONSUMER ?
+				 &ring->hdr->poll_arms_of_consumer :
+				 &ring->hdr->poll_arms_of_producer);
 	smp_mb();	/* F, matches E */
 	baton_barrier_peers(&ring->mms);	/* G, matches E */
+	if (arm)
+		baton_poll_covered(w, seq);
 }
 
 /*
