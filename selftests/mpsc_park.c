@@ -15,12 +15,12 @@
  */
 #include "mpsc_common.h"
 
-FIXTURE(mpk) {
+FIXTURE(parked_producers) {
 	int dev;
 	char name[BATON_NAME_MAX];
 };
 
-FIXTURE_SETUP(mpk)
+FIXTURE_SETUP(parked_producers)
 {
 	BT_REQUIRE_DEV();
 	self->dev = bt_dev_open();
@@ -28,7 +28,7 @@ FIXTURE_SETUP(mpk)
 	bt_make_name(self->name, sizeof(self->name), "mpk");
 }
 
-FIXTURE_TEARDOWN(mpk)
+FIXTURE_TEARDOWN(parked_producers)
 {
 	if (self->dev > 0) {
 		_test_unlink(self->dev, self->name);
@@ -73,7 +73,7 @@ static int parked_producer(const char *name, int64_t timeout_ns)
  * page) while producer B is parked on a full ring; the consumer's release
  * must still wake B.
  */
-TEST_F_TIMEOUT(mpk, other_producer_cannot_silence_wake, 60)
+TEST_F_TIMEOUT(parked_producers, other_producer_cannot_silence_wake, 60)
 {
 	struct baton_ring_params p = mp_params(2, 2);
 	struct baton_ring_info info;
@@ -119,7 +119,7 @@ TEST_F_TIMEOUT(mpk, other_producer_cannot_silence_wake, 60)
  * A producer that polled a full ring once is woken once: the consumer's
  * releases after that make no wake call each.
  */
-TEST_F(mpk, polled_producer_costs_one_wake)
+TEST_F(parked_producers, polled_producer_costs_one_wake)
 {
 	struct baton_ring_params p = mp_params(2, 2);
 	struct pollfd pfd = { .events = POLLOUT };
@@ -224,12 +224,12 @@ static void push_deadline(struct __test_metadata *_metadata, int backend)
 	baton_ring_unlink(name, backend);
 }
 
-TEST_F_TIMEOUT(mpk, push_deadline_kmod, 60)
+TEST_F_TIMEOUT(parked_producers, push_deadline_kmod, 60)
 {
 	push_deadline(_metadata, BATON_BACKEND_KMOD);
 }
 
-TEST_F_TIMEOUT(mpk, push_deadline_memfd, 60)
+TEST_F_TIMEOUT(parked_producers, push_deadline_memfd, 60)
 {
 	push_deadline(_metadata, BATON_BACKEND_MEMFD);
 }

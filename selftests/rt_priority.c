@@ -333,7 +333,7 @@ static int rt_hog_main(struct rt_shared *sh, bool stop_at_inversion)
 	return 0;
 }
 
-FIXTURE(rt)
+FIXTURE(rt_priorities)
 {
 	int dev;
 	char name[BATON_NAME_MAX];
@@ -341,35 +341,35 @@ FIXTURE(rt)
 	bool rt_kernel;
 };
 
-FIXTURE_VARIANT(rt)
+FIXTURE_VARIANT(rt_priorities)
 {
 	enum rt_lock_kind kind;
 	bool mutex;		/* no priority inheritance outside RT */
 	const char *locks;
 };
 
-FIXTURE_VARIANT_ADD(rt, ring_spinlocks)
+FIXTURE_VARIANT_ADD(rt_priorities, ring_spinlocks)
 {
 	.kind = RT_RING,
 	.mutex = false,
 	.locks = "ring->lock and the wait-queue locks (spinlock_t)",
 };
 
-FIXTURE_VARIANT_ADD(rt, epoch_cycle)
+FIXTURE_VARIANT_ADD(rt_priorities, epoch_cycle)
 {
 	.kind = RT_EPOCH,
 	.mutex = true,
 	.locks = "the domain's d->lock across a cycle (mutex)",
 };
 
-FIXTURE_VARIANT_ADD(rt, registry_open)
+FIXTURE_VARIANT_ADD(rt_priorities, registry_open)
 {
 	.kind = RT_REGISTRY,
 	.mutex = true,
 	.locks = "the domain registry's lock (mutex)",
 };
 
-FIXTURE_SETUP(rt)
+FIXTURE_SETUP(rt_priorities)
 {
 	struct baton_ring_create c;
 	struct baton_epoch_create e;
@@ -395,7 +395,7 @@ FIXTURE_SETUP(rt)
 	ASSERT_NE(MAP_FAILED, self->sh);
 }
 
-FIXTURE_TEARDOWN(rt)
+FIXTURE_TEARDOWN(rt_priorities)
 {
 	if (variant->kind == RT_RING)
 		_test_unlink(self->dev, self->name);
@@ -426,7 +426,7 @@ static int rt_wait_code(pid_t pid)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-TEST_F_TIMEOUT(rt, high_priority_finishes_while_hog_waits, 300)
+TEST_F_TIMEOUT(rt_priorities, high_priority_finishes_while_hog_waits, 300)
 {
 	/* Outside RT a mutex may invert: see the first one, then stop. */
 	bool expect_pi = self->rt_kernel || !variant->mutex;

@@ -19,7 +19,7 @@
 #define NMAX 64
 #define WAIT_NS (5LL * 1000 * 1000 * 1000)
 
-FIXTURE(ws) {
+FIXTURE(waitset) {
 	char name[NMAX][BATON_NAME_MAX];
 	struct baton_ring *r[NMAX];
 	struct baton_waitset *ws;
@@ -27,18 +27,18 @@ FIXTURE(ws) {
 	uint32_t n;
 };
 
-FIXTURE_VARIANT(ws) {
+FIXTURE_VARIANT(waitset) {
 	uint32_t n;
 	int role;	/* the role this process holds and waits with */
 };
 
-FIXTURE_VARIANT_ADD(ws, cons_1) { .n = 1, .role = BATON_ROLE_CONSUMER };
-FIXTURE_VARIANT_ADD(ws, cons_8) { .n = 8, .role = BATON_ROLE_CONSUMER };
-FIXTURE_VARIANT_ADD(ws, cons_64) { .n = 64, .role = BATON_ROLE_CONSUMER };
-FIXTURE_VARIANT_ADD(ws, prod_8) { .n = 8, .role = BATON_ROLE_PRODUCER };
-FIXTURE_VARIANT_ADD(ws, prod_64) { .n = 64, .role = BATON_ROLE_PRODUCER };
+FIXTURE_VARIANT_ADD(waitset, cons_1) { .n = 1, .role = BATON_ROLE_CONSUMER };
+FIXTURE_VARIANT_ADD(waitset, cons_8) { .n = 8, .role = BATON_ROLE_CONSUMER };
+FIXTURE_VARIANT_ADD(waitset, cons_64) { .n = 64, .role = BATON_ROLE_CONSUMER };
+FIXTURE_VARIANT_ADD(waitset, prod_8) { .n = 8, .role = BATON_ROLE_PRODUCER };
+FIXTURE_VARIANT_ADD(waitset, prod_64) { .n = 64, .role = BATON_ROLE_PRODUCER };
 
-FIXTURE_SETUP(ws)
+FIXTURE_SETUP(waitset)
 {
 	struct baton_ring_params p = bt_params(4, 8);
 	uint32_t i;
@@ -55,7 +55,7 @@ FIXTURE_SETUP(ws)
 	}
 }
 
-FIXTURE_TEARDOWN(ws)
+FIXTURE_TEARDOWN(waitset)
 {
 	uint32_t i;
 
@@ -100,7 +100,7 @@ static uint64_t reported(const struct baton_waitset_event *ev, int n,
  * After the last subset it waits for one more go; then, with @die, it
  * makes the rings in @die ready and SIGKILLs itself, else it exits.
  */
-static int peer(FIXTURE_DATA(ws) *self, int my_role, struct bt_sync *go,
+static int peer(FIXTURE_DATA(waitset) *self, int my_role, struct bt_sync *go,
 		struct bt_sync *done, int subsets, int delay_ms, uint64_t die)
 {
 	struct baton_ring *r[NMAX];
@@ -143,7 +143,7 @@ static int peer(FIXTURE_DATA(ws) *self, int my_role, struct bt_sync *go,
 }
 
 /* Undo what the peer did to a subset, so the rings are not ready again. */
-static void settle(struct __test_metadata *_metadata, FIXTURE_DATA(ws) *self,
+static void settle(struct __test_metadata *_metadata, FIXTURE_DATA(waitset) *self,
 		   int role, uint64_t m)
 {
 	uint64_t v = 0;
@@ -164,7 +164,7 @@ static void settle(struct __test_metadata *_metadata, FIXTURE_DATA(ws) *self,
 
 /* Collect events until exactly @m was reported; any other is a failure. */
 static void expect_exactly(struct __test_metadata *_metadata,
-			   FIXTURE_DATA(ws) *self, uint64_t m, uint32_t events)
+			   FIXTURE_DATA(waitset) *self, uint64_t m, uint32_t events)
 {
 	uint64_t got = 0;
 	int n;
@@ -177,7 +177,7 @@ static void expect_exactly(struct __test_metadata *_metadata,
 	}
 }
 
-static void fill_all(FIXTURE_DATA(ws) *self)
+static void fill_all(FIXTURE_DATA(waitset) *self)
 {
 	uint64_t v = 1;
 	uint32_t i;
@@ -193,7 +193,7 @@ static void fill_all(FIXTURE_DATA(ws) *self)
  * Subsets made ready by another process, first while we sleep in the
  * wait (the peer waits 20 ms), then with the events already there.
  */
-TEST_F_TIMEOUT(ws, subsets, 120)
+TEST_F_TIMEOUT(waitset, subsets, 120)
 {
 	int peer_role = variant->role == BATON_ROLE_CONSUMER ?
 			BATON_ROLE_PRODUCER : BATON_ROLE_CONSUMER;
@@ -235,7 +235,7 @@ TEST_F_TIMEOUT(ws, subsets, 120)
  * first, then every ring reports GONE. A producer set reports GONE for
  * all (every consumer went).
  */
-TEST_F_TIMEOUT(ws, deaths, 60)
+TEST_F_TIMEOUT(waitset, deaths, 60)
 {
 	int peer_role = variant->role == BATON_ROLE_CONSUMER ?
 			BATON_ROLE_PRODUCER : BATON_ROLE_CONSUMER;
@@ -268,7 +268,7 @@ TEST_F_TIMEOUT(ws, deaths, 60)
 }
 
 /* An epoch domain in the set beside the rings. */
-TEST_F_TIMEOUT(ws, epoch_entry, 60)
+TEST_F_TIMEOUT(waitset, epoch_entry, 60)
 {
 	char name[BATON_NAME_MAX];
 	struct baton_epoch_params p = {
