@@ -10,13 +10,16 @@
  * ticket, and the tombstones counter matches; an epoch reader inside its
  * read section is an active reader and the oldest announcement, with its
  * pid, and a synchronize that waits on it past straggler_ms gives a
- * STRAGGLER event naming it; UNWATCH stops the events.
+ * STRAGGLER event naming it; UNWATCH stops the events; one name created
+ * and unlinked by two threads at once has its events in that order.
  *
  * Events are delivered from a work item, so every wait for one is
  * bounded by a generous timeout and never measured.
  */
 #include "mpsc_common.h"
 #include "netlink_util.h"
+
+#include <pthread.h>
 
 #define NE_WAIT_MS	20000
 #define STRAGGLER_PARAM	"/sys/module/baton/parameters/straggler_ms"
@@ -377,6 +380,142 @@ TEST_F(watch_events, unwatch_stops_events)
 	EXPECT_EQ(-ETIMEDOUT, nlt_recv(&quiet, buf, sizeof(buf), 0));
 	baton_ring_close(r);
 	nlt_close(&quiet);
+}
+
+/* ---- one name, two threads ---- */
+
+#define NE_ROUNDS	1500	/* each thread's create-and-unlink rounds */
+#define NE_AHEAD	40	/* successes the reader may be behind by */
+
+/* The watcher's view of one name: its events in order, checked. */
+struct ne_order {
+	struct nlt *s;
+	const char *name;
+	volatile int stop;
+	int created, unlinked;		/* events seen */
+	int out_of_order;		/* CREATED twice, or UNLINKED first */
+	int last;			/* the last CREATED or UNLINKED */
+	uint64_t drops;
+};
+
+static void ne_order_one(const struct nlmsghdr *h, struct ne_order *o)
+{
+	static struct nlt_obj ev;
+	int type;
+
+	nlt_parse_obj(h, BATON_A_EVENT_NAME, -1, &ev);
+	if (ev.a.v[BATON_A_EVENT_DROPS] > o->drops)
+		o->drops = ev.a.v[BATON_A_EVENT_DROPS];
+	type = (int)ev.a.v[BATON_A_EVENT_TYPE];
+	if (strcmp(ev.a.name, o->name) ||
+	    (type != BATON_EVENT_RING_CREATED &&
+	     type != BATON_EVENT_RING_UNLINKED))
+		return;
+	if (type == (o->last ?: BATON_EVENT_RING_UNLINKED))
+		o->out_of_order++;
+	o->last = type;
+	if (type == BATON_EVENT_RING_CREATED)
+		__atomic_add_fetch(&o->created, 1, __ATOMIC_RELAXED);
+	else
+		o->unlinked++;
+}
+
+static void *ne_order_reader(void *arg)
+{
+	static char buf[NLT_BUF];
+	struct ne_order *o = arg;
+
+	while (!o->stop) {
+		ssize_t n = nlt_recv(o->s, buf, sizeof(buf), 100);
+		struct nlmsghdr *h;
+
+		for (h = (struct nlmsghdr *)buf; n > 0 && NLMSG_OK(h, n);
+		     h = NLMSG_NEXT(h, n))
+			if (h->nlmsg_type == o->s->family)
+				ne_order_one(h, o);
+	}
+	return NULL;
+}
+
+struct ne_churner {
+	struct ne_order *o;
+	const char *name;
+	int dev;
+	int created, unlinked;		/* ioctls that succeeded */
+	int *total_created;		/* both threads' */
+};
+
+/* Create and unlink the one name, racing the other thread for it. */
+static void *ne_churn(void *arg)
+{
+	struct ne_churner *c = arg;
+	int i;
+
+	for (i = 0; i < NE_ROUNDS; i++) {
+		int64_t end = bt_now_ns() + NE_WAIT_MS * BT_MSEC;
+
+		/* a queue that never fills: the test is order, not room */
+		while (__atomic_load_n(c->total_created, __ATOMIC_RELAXED) -
+		       __atomic_load_n(&c->o->created, __ATOMIC_RELAXED) >
+		       NE_AHEAD && bt_now_ns() < end)
+			bt_sleep_ms(1);
+		if (!_test_ring_create(c->dev, c->name, BATON_ROLE_PRODUCER, 2,
+				       8, 0600, NULL)) {
+			c->created++;
+			__atomic_add_fetch(c->total_created, 1,
+					   __ATOMIC_RELAXED);
+		}
+		if (!_test_unlink(c->dev, c->name))
+			c->unlinked++;
+	}
+	return NULL;
+}
+
+/*
+ * Two threads create and unlink one name as fast as they can. A name is
+ * created, then unlinked, then created again: its events must say so in
+ * that order. When they were queued after the registry's lock was
+ * dropped, a create could publish the name, another thread unlink it and
+ * queue UNLINKED, and only then CREATED be queued: the watcher would
+ * believe a name gone that was there, or there that was gone.
+ */
+TEST_F_TIMEOUT(watch_events, one_name_created_and_unlinked_in_order, 300)
+{
+	struct ne_churner c[2];
+	struct ne_order o = { .s = &self->ev, .name = self->name };
+	int i, big = 16 << 20, total_created = 0, want_c = 0, want_u = 0;
+	pthread_t th[2], reader;
+	int64_t end;
+
+	ASSERT_EQ(0, setsockopt(self->ev.fd, SOL_SOCKET, SO_RCVBUFFORCE, &big,
+				sizeof(big)));
+	ASSERT_EQ(0, pthread_create(&reader, NULL, ne_order_reader, &o));
+	for (i = 0; i < 2; i++) {
+		c[i] = (struct ne_churner){ .o = &o, .name = self->name,
+					    .dev = bt_dev_open(),
+					    .total_created = &total_created };
+		ASSERT_LE(0, c[i].dev);
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, ne_churn, &c[i]));
+	}
+	for (i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		close(c[i].dev);
+		want_c += c[i].created;
+		want_u += c[i].unlinked;
+	}
+	end = bt_now_ns() + NE_WAIT_MS * BT_MSEC;
+	while ((__atomic_load_n(&o.created, __ATOMIC_RELAXED) < want_c ||
+		o.unlinked < want_u) && bt_now_ns() < end)
+		bt_sleep_ms(10);
+	o.stop = 1;
+	pthread_join(reader, NULL);
+	TH_LOG("%d creates and %d unlinks succeeded; events: %d created, %d unlinked, %d out of order, drops %llu",
+	       want_c, want_u, o.created, o.unlinked, o.out_of_order,
+	       (unsigned long long)o.drops);
+	EXPECT_EQ(0, o.drops);
+	EXPECT_EQ(want_c, o.created);
+	EXPECT_EQ(want_u, o.unlinked);
+	EXPECT_EQ(0, o.out_of_order);
 }
 
 TEST_HARNESS_MAIN
