@@ -192,6 +192,8 @@ struct baton_names {
 	u64 added;
 	wait_queue_head_t added_wq;
 	void (*release)(struct kref *ref);	/* the kind's free */
+	u32 created_event;			/* BATON_EVENT_*_CREATED */
+	u32 unlinked_event;			/* BATON_EVENT_*_UNLINKED */
 };
 
 int baton_check_name(const char *name);

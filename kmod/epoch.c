@@ -178,6 +178,8 @@ struct baton_names baton_domains = {
 	.live = LIST_HEAD_INIT(baton_domains.live),
 	.added_wq = __WAIT_QUEUE_HEAD_INITIALIZER(baton_domains.added_wq),
 	.release = baton_epoch_free,
+	.created_event = BATON_EVENT_EPOCH_CREATED,
+	.unlinked_event = BATON_EVENT_EPOCH_UNLINKED,
 };
 
 static const struct file_operations baton_epoch_fops;
@@ -1143,8 +1145,6 @@ int baton_epoch_create(struct baton_epoch_create *k, void __user *uarg,
 		put_unused_fd(fd);
 		return ret;
 	}
-	/* Before fd_install(): until then our file pins the domain. */
-	baton_epoch_event(d, BATON_EVENT_EPOCH_CREATED);
 	fd_install(fd, file);
 	return 0;
 }
@@ -1201,8 +1201,6 @@ int baton_epoch_unlink(const struct baton_unlink *k)
 	n = baton_names_unlink(&baton_domains, k);
 	if (IS_ERR(n))
 		return PTR_ERR(n);
-	baton_epoch_event(container_of(n, struct baton_epoch, named),
-			  BATON_EVENT_EPOCH_UNLINKED);
 	baton_epoch_put_named(n);	/* the registry's reference */
 	return 0;
 }

@@ -16,7 +16,9 @@
  * a reference of their own. It also keeps every published object until
  * its free (names->live, no reference held), so statistics can list a
  * ring that was unlinked but is still in use; the kind's free calls
- * baton_named_forget() first.
+ * baton_named_forget() first. Publication and unlink queue the kind's
+ * CREATED and UNLINKED events under the registry's lock, so that their
+ * order is the registry's.
  *
  * Names are scoped to the creator's IPC namespace, as POSIX message
  * queues are: create, open and unlink only see the objects of the
@@ -316,6 +318,25 @@ void baton_named_put(struct baton_names *names, struct baton_named *n)
 }
 
 /*
+ * CREATED or UNLINKED of @n, queued under the registry's lock: the order
+ * of the queue is then the order of the registry, and a watcher never
+ * sees a name's UNLINKED before the CREATED it follows (another task may
+ * unlink the name the moment the lock is dropped).
+ */
+static void baton_names_event(struct baton_names *names,
+			      struct baton_named *n, u32 type)
+{
+	struct baton_event ev = {
+		.type = type,
+		.obj = n,
+		.index = -1,
+	};
+
+	lockdep_assert_held(&names->lock);
+	baton_event(&ev, GFP_KERNEL);
+}
+
+/*
  * Publish @n under its name (EEXIST if taken in the caller's namespace,
  * which is @n's: the caller created it); the registry takes a ref.
  */
@@ -333,6 +354,7 @@ int baton_names_add(struct baton_names *names, struct baton_named *n)
 		list_add_tail(&n->node, &names->list);
 		list_add_tail(&n->live, &names->live);
 		WRITE_ONCE(names->added, names->added + 1);
+		baton_names_event(names, n, names->created_event);
 	}
 	mutex_unlock(&names->lock);
 	/* After the lock: a waiter re-checks under it (baton_name_wait()). */
@@ -385,6 +407,8 @@ struct baton_named *baton_names_unlink(struct baton_names *names,
 		n = ERR_PTR(-EACCES);
 	else
 		list_del_init(&n->node);
+	if (!IS_ERR(n))
+		baton_names_event(names, n, names->unlinked_event);
 	mutex_unlock(&names->lock);
 	return n;
 }

@@ -148,6 +148,8 @@ struct baton_names baton_rings = {
 	.live = LIST_HEAD_INIT(baton_rings.live),
 	.added_wq = __WAIT_QUEUE_HEAD_INITIALIZER(baton_rings.added_wq),
 	.release = baton_ring_free,
+	.created_event = BATON_EVENT_RING_CREATED,
+	.unlinked_event = BATON_EVENT_RING_UNLINKED,
 };
 
 static const struct file_operations baton_ring_fops;
@@ -1306,8 +1308,6 @@ int baton_ring_create(struct baton_ring_create *k, void __user *uarg,
 		baton_ring_file_abort(fd, file);
 		return ret;
 	}
-	/* Before fd_install(): until then our file pins the ring. */
-	baton_ring_event(ring, BATON_EVENT_RING_CREATED);
 	fd_install(fd, file);
 	return 0;
 }
@@ -1371,8 +1371,6 @@ int baton_ring_unlink(const struct baton_unlink *k)
 	n = baton_names_unlink(&baton_rings, k);
 	if (IS_ERR(n))
 		return PTR_ERR(n);
-	baton_ring_event(container_of(n, struct baton_ring, named),
-			 BATON_EVENT_RING_UNLINKED);
 	baton_ring_put_named(n);	/* the registry's reference */
 	return 0;
 }
