@@ -419,7 +419,6 @@ int baton_mpsc_push_batch(struct baton_ring *r, const void *msgs, size_t len,
 	return baton_mpsc_push_batch_n(r, msgs, len, n, NULL);
 }
 
-
 int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
 		   int64_t timeout_ns, struct baton_mpsc_loss *loss)
 {

@@ -398,9 +398,10 @@ struct ne_order {
 	uint64_t drops;
 };
 
-static void ne_order_one(const struct nlmsghdr *h, struct ne_order *o)
+static void ne_order_one(const struct nlmsghdr *h, void *arg)
 {
 	static struct nlt_obj ev;
+	struct ne_order *o = arg;
 	int type;
 
 	nlt_parse_obj(h, BATON_A_EVENT_NAME, -1, &ev);
@@ -422,18 +423,10 @@ static void ne_order_one(const struct nlmsghdr *h, struct ne_order *o)
 
 static void *ne_order_reader(void *arg)
 {
-	static char buf[NLT_BUF];
 	struct ne_order *o = arg;
 
-	while (!o->stop) {
-		ssize_t n = nlt_recv(o->s, buf, sizeof(buf), 100);
-		struct nlmsghdr *h;
-
-		for (h = (struct nlmsghdr *)buf; n > 0 && NLMSG_OK(h, n);
-		     h = NLMSG_NEXT(h, n))
-			if (h->nlmsg_type == o->s->family)
-				ne_order_one(h, o);
-	}
+	while (!o->stop)
+		nlt_read_events(o->s, 100, ne_order_one, o);
 	return NULL;
 }
 

@@ -598,6 +598,27 @@ static inline int nlt_wait_event(struct nlt *s, uint32_t type,
 	}
 }
 
+/*
+ * For a reader thread that tallies events: one datagram of @s (waiting at
+ * most @timeout_ms), each of the family's messages in it handed to @fn.
+ * Returns what nlt_recv() did. The buffer is the calling thread's.
+ */
+static inline ssize_t nlt_read_events(struct nlt *s, int timeout_ms,
+				      void (*fn)(const struct nlmsghdr *h,
+						 void *arg),
+				      void *arg)
+{
+	static __thread char buf[NLT_BUF];
+	ssize_t n = nlt_recv(s, buf, sizeof(buf), timeout_ms), left = n;
+	struct nlmsghdr *h;
+
+	for (h = (struct nlmsghdr *)buf; left > 0 && NLMSG_OK(h, left);
+	     h = NLMSG_NEXT(h, left))
+		if (h->nlmsg_type == s->family)
+			fn(h, arg);
+	return n;
+}
+
 /* ---- batonctl ---- */
 
 /* The helper next to this binary, else where the VM image keeps it. */

@@ -187,9 +187,10 @@ struct nw_tally {
 	uint64_t others;			/* events about other names */
 };
 
-static void nw_tally_one(const struct nlmsghdr *h, struct nw_tally *t)
+static void nw_tally_one(const struct nlmsghdr *h, void *arg)
 {
 	static struct nlt_obj ev;
+	struct nw_tally *t = arg;
 	uint64_t type;
 
 	nlt_parse_obj(h, BATON_A_EVENT_NAME, -1, &ev);
@@ -205,21 +206,32 @@ static void nw_tally_one(const struct nlmsghdr *h, struct nw_tally *t)
 
 static void *nw_reader(void *arg)
 {
-	static char buf[NLT_BUF];
 	struct nw_tally *t = arg;
 
-	while (!t->stop) {
-		ssize_t n = nlt_recv(t->s, buf, sizeof(buf), 100);
-		struct nlmsghdr *h;
-
-		if (n < 0)
-			continue;
-		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, n);
-		     h = NLMSG_NEXT(h, n))
-			if (h->nlmsg_type == t->s->family)
-				nw_tally_one(h, t);
-	}
+	while (!t->stop)
+		nlt_read_events(t->s, 100, nw_tally_one, t);
 	return NULL;
+}
+
+/*
+ * Root's watcher with a receive buffer of @rcvbuf bytes, its events about
+ * the names "st.nw.@tag.<pid>." tallied into @t by a thread.
+ */
+static int nw_tally_start(struct nw_tally *t, struct nlt *root, int rcvbuf,
+			  char *prefix, size_t len, const char *tag,
+			  pthread_t *th)
+{
+	struct nlt_err e;
+
+	snprintf(prefix, len, "st.nw.%s.%d.", tag, (int)getpid());
+	t->s = root;
+	t->prefix = prefix;
+	if (nlt_open(root) ||
+	    setsockopt(root->fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf,
+		       sizeof(rcvbuf)) ||
+	    nlt_watch(root, &e))
+		return -1;
+	return pthread_create(th, NULL, nw_reader, t) ? -1 : 0;
 }
 
 static bool nw_all_in(const struct nw_tally *t)
@@ -243,11 +255,10 @@ TEST_F_TIMEOUT(per_user_limits, flooding_the_event_queue_drops_none_of_roots,
 	struct nw_shared *sh;
 	char prefix[32], name[BATON_NAME_MAX];
 	struct bt_sync up;
-	struct nlt_err e;
 	struct nlt root;
 	pthread_t th;
 	int64_t end;
-	int dev, i, big = 64 << 20;
+	int dev, i;
 	pid_t pid;
 
 	BT_REQUIRE_DEV();
@@ -258,15 +269,9 @@ TEST_F_TIMEOUT(per_user_limits, flooding_the_event_queue_drops_none_of_roots,
 	sh = nw_shared_map();
 	ASSERT_NE(NULL, sh);
 	ASSERT_EQ(0, bt_sync_init(&up));
-	ASSERT_EQ(0, nlt_open(&root));
 	/* root reads as fast as it can: its own socket never overflows */
-	ASSERT_EQ(0, setsockopt(root.fd, SOL_SOCKET, SO_RCVBUFFORCE, &big,
-				sizeof(big)));
-	ASSERT_EQ(0, nlt_watch(&root, &e));
-	snprintf(prefix, sizeof(prefix), "st.nw.root.%d.", (int)getpid());
-	t.s = &root;
-	t.prefix = prefix;
-	ASSERT_EQ(0, pthread_create(&th, NULL, nw_reader, &t));
+	ASSERT_EQ(0, nw_tally_start(&t, &root, 64 << 20, prefix,
+				    sizeof(prefix), "root", &th));
 
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -374,19 +379,12 @@ TEST_F_TIMEOUT(per_user_limits, events_while_the_queue_has_room_are_never_lost,
 	struct nw_tally t = { 0 };
 	int64_t end;
 	char prefix[32];
-	struct nlt_err e;
 	struct nlt root;
-	int i, big = 16 << 20, want = NW_RACE_EMITTERS * NW_RACE_RINGS;
+	int i, want = NW_RACE_EMITTERS * NW_RACE_RINGS;
 
 	BT_REQUIRE_DEV();
-	ASSERT_EQ(0, nlt_open(&root));
-	ASSERT_EQ(0, setsockopt(root.fd, SOL_SOCKET, SO_RCVBUFFORCE, &big,
-				sizeof(big)));
-	ASSERT_EQ(0, nlt_watch(&root, &e));
-	snprintf(prefix, sizeof(prefix), "st.nw.race.%d.", (int)getpid());
-	t.s = &root;
-	t.prefix = prefix;
-	ASSERT_EQ(0, pthread_create(&reader, NULL, nw_reader, &t));
+	ASSERT_EQ(0, nw_tally_start(&t, &root, 16 << 20, prefix,
+				    sizeof(prefix), "race", &reader));
 	for (i = 0; i < NW_RACE_EMITTERS; i++) {
 		em[i] = (struct nw_emitter){ .t = &t, .id = i,
 					     .dev = bt_dev_open() };
