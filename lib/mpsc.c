@@ -132,8 +132,9 @@ int baton__mpsc_attach(struct baton_ring *r, const struct baton_ring_desc *d,
 					d->file_size);
 	if (ret)
 		return ret;
-	p = mmap(NULL, off->seq_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 d->fd, (off_t)off->seq_mmap);
+	/* Populated for the reason attach() in ring.c gives. */
+	p = mmap(NULL, off->seq_size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_POPULATE, d->fd, (off_t)off->seq_mmap);
 	if (p == MAP_FAILED)
 		return -errno;
 	r->mpsc_map[0].addr = p;

@@ -322,6 +322,13 @@ static uint32_t spin_limit_default(void)
  * both index pages, for the peer's waiting word). The kmod
  * backend enforces that; on memfd it is self-protection against our own
  * stray writes. Then set up the fast-path state from the validated desc.
+ *
+ * MAP_POPULATE: the memfd backend's pages are allocated at create
+ * (posix_fallocate) but their page-table entries are not, so without it
+ * the first lap of the ring takes a minor fault per slot page, inside
+ * whichever push or pop first touches it: that was the busy-polling
+ * round trip's p99.9 (12 us against a 220 ns p50 here). The kmod backend
+ * inserts its pages at mmap, so there it changes nothing.
  */
 static int attach(struct baton_ring *r, const struct baton_ring_desc *d,
 		  int role)
@@ -349,7 +356,8 @@ static int attach(struct baton_ring *r, const struct baton_ring_desc *d,
 		return ret;
 	for (i = 0; i < 4; i++) {
 		int prot = PROT_READ | (owned[i] ? PROT_WRITE : 0);
-		void *p = mmap(NULL, (size_t)len[i], prot, MAP_SHARED, d->fd,
+		void *p = mmap(NULL, (size_t)len[i], prot,
+			       MAP_SHARED | MAP_POPULATE, d->fd,
 			       (off_t)start[i]);
 
 		if (p == MAP_FAILED) {
