@@ -123,6 +123,39 @@ echo "| MPSC streaming 8 B batch 1 ≥ 2× rte_ring MP/SC (one producer each) | 
 echo "| waking a parked consumer ≤ 1.2× a bare futex wake (round trip p50, both park at once) | $(ratio "$(rt baton-park)" "$(rt futex)")× | $(plr baton-park futex) |"
 echo "| syscalls per message = 0 (batch 1 / 32) | $(awk -F, '$2 == "baton" { printf "%s ", $4 }' "$sysc" 2>/dev/null) | - |"
 echo
+echo "## Against the targets of issue 16 (ratios of medians, host)"
+echo
+echo "baton's SPSC peer copies with the bulk forms (baton_spsc_try_push_bulk64 and"
+echo "friends: one reservation and at most two copies a batch); baton-mpsc with"
+echo "baton_mpsc_push_bulk and baton_mpsc_try_pop_bulk; rte_ring with its _bulk calls."
+echo
+s64() { val host "$1" stream 64 0 "$2" 8; }
+pl64() { echo "$(val host "$1" stream 64 0 "$3" 18) / $(val host "$2" stream 64 0 "$3" 18)"; }
+tail_ratio() { ratio "$(val host "$1" rt "$2" 0 1 14)" "$(val host "$1" rt "$2" 0 1 11)"; }
+echo "| target | measured | placements |"
+echo "| --- | --- | --- |"
+echo "| streaming 64 B batch 32 ≥ 1.0× the bare ring of the same layout | $(ratio "$(s64 baton 32)" "$(s64 bare 32)")× | $(pl64 baton bare 32) |"
+echo "| streaming 64 B batch 32 ≥ 1.5× rte_ring SP/SC | $(ratio "$(s64 baton 32)" "$(s64 rte-spsc 32)")× | $(pl64 baton rte-spsc 32) |"
+echo "| MPSC streaming 8 B batch 32 ≥ 1.2× rte_ring MP/SC bulk | $(ratio "$(st baton-mpsc 32)" "$(st rte-mpsc 32)")× | $(pls baton-mpsc rte-mpsc 32) |"
+echo "| MPSC streaming 64 B batch 32 ≥ 1.2× rte_ring MP/SC bulk | $(ratio "$(s64 baton-mpsc 32)" "$(s64 rte-mpsc 32)")× | $(pl64 baton-mpsc rte-mpsc 32) |"
+for sz in 8 64 1024; do
+	echo "| busy-polling round trip ${sz} B: p99 ≤ 2× p50 | $(tail_ratio baton $sz)× (p50 $(fmt "$(val host baton rt $sz 0 1 11)" ns), p99 $(fmt "$(val host baton rt $sz 0 1 14)" ns), p99.9 $(fmt "$(val host baton rt $sz 0 1 15)" ns)) | $(val host baton rt $sz 0 1 18) |"
+done
+echo
+echo "## Round-trip tails, every round-trip figure (host, inline, batch 1)"
+echo
+echo "Medians over the runs of each percentile; the bare ring is the hand-written"
+echo "ring with baton's layout, the floor a ring of this shape can reach."
+echo
+echo "| peer | size | p50 | p99 | p99.9 | p99 / p50 | placements |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
+for p in $peers; do
+	for sz in 8 64 1024; do
+		[[ -z $(val host "$p" rt $sz 0 1 11) ]] && continue
+		echo "| $p | $sz B | $(fmt "$(val host "$p" rt $sz 0 1 11)" ns) | $(fmt "$(val host "$p" rt $sz 0 1 14)" ns) | $(fmt "$(val host "$p" rt $sz 0 1 15)" ns) | $(tail_ratio "$p" $sz)× | $(val host "$p" rt $sz 0 1 18) |"
+	done
+done
+echo
 echo "baton-mpsc and rte-mpsc here have one producer; the producer-count sweep is"
 echo "bench/mpsc_sweep's. baton-park uses the blocking forms with spin_limit 0, so each"
 echo "round trip is two park/wake cycles, as for the futex and eventfd peers."
