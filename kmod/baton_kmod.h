@@ -2,7 +2,7 @@
 /*
  * baton: what the module's files share, and nothing else.
  *
- * main.c owns /dev/baton and the ioctl dispatch; uaccess.c the
+ * main.c owns /dev/baton and the ioctl dispatch; pool.c buffer pools; uaccess.c the
  * size-versioned struct rules (baton_copy_in/out); ring.c owns ring objects, their registry and
  * ring fds; mpsc.c owns the MPSC protocol state of a ring (producer
  * indices, dead producers, tombstones); barrier.c owns the set of mms that
@@ -58,6 +58,15 @@ int baton_epoch_open(struct baton_epoch_open *k, void __user *uarg,
 		     u32 usize);
 int baton_epoch_unlink(const struct baton_unlink *k);
 void baton_epoch_registry_drain(void);
+
+/* pool.c: the /dev/baton ioctls that act on buffer pools. */
+struct baton_pool_create;
+struct baton_pool_open;
+int baton_pool_create(struct baton_pool_create *k, void __user *uarg,
+		      u32 usize);
+int baton_pool_open(struct baton_pool_open *k, void __user *uarg, u32 usize);
+int baton_pool_unlink(const struct baton_unlink *k);
+void baton_pool_registry_drain(void);
 
 /*
  * barrier.c: the mms that map one ring, for the IPI barrier (G).
@@ -230,9 +239,10 @@ bool baton_named_unlinked(struct baton_names *names,
 void baton_named_put(struct baton_names *names, struct baton_named *n);
 void baton_named_forget(struct baton_names *names, struct baton_named *n);
 
-/* The two registries, for netlink.c's lookups and dumps. */
+/* The registries, for netlink.c's lookups and dumps. */
 extern struct baton_names baton_rings;
 extern struct baton_names baton_domains;
+extern struct baton_names baton_pools;
 
 /*
  * Statistics snapshots (netlink.c). One attached ring file or one epoch

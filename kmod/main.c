@@ -4,7 +4,8 @@
  *
  * Owns the misc device and the table of /dev/baton ioctls, which applies
  * the size rules of uaccess.c once for every command. Ring objects live
- * in ring.c and epoch domains in epoch.c, which this file only calls;
+ * in ring.c, epoch domains in epoch.c and buffer pools in pool.c, which
+ * this file only calls;
  * the generic netlink family (netlink.c) is registered before the device
  * and unregistered after it.
  *
@@ -23,7 +24,8 @@
 #define BATON_FEATURES	(BATON_FEAT_RING_SPSC | BATON_FEAT_PARK |	\
 			 BATON_FEAT_POLL | BATON_FEAT_PEER_DEATH |	\
 			 BATON_FEAT_ROLE_MMAP | BATON_FEAT_RING_MPSC |	\
-			 BATON_FEAT_EPOCH | BATON_FEAT_NAME_WAIT)
+			 BATON_FEAT_EPOCH | BATON_FEAT_NAME_WAIT |	\
+			 BATON_FEAT_POOL)
 
 /* Handlers get the copied-in struct, the user pointer and the caller's size. */
 static long baton_ioc_version(void *arg, void __user *uarg, u32 usize)
@@ -68,6 +70,21 @@ static long baton_ioc_epoch_unlink(void *k, void __user *uarg, u32 usize)
 	return baton_epoch_unlink(k);
 }
 
+static long baton_ioc_pool_create(void *k, void __user *uarg, u32 usize)
+{
+	return baton_pool_create(k, uarg, usize);
+}
+
+static long baton_ioc_pool_open(void *k, void __user *uarg, u32 usize)
+{
+	return baton_pool_open(k, uarg, usize);
+}
+
+static long baton_ioc_pool_unlink(void *k, void __user *uarg, u32 usize)
+{
+	return baton_pool_unlink(k);
+}
+
 static long baton_ioc_name_wait(void *k, void __user *uarg, u32 usize)
 {
 	return baton_name_wait(k);
@@ -82,6 +99,8 @@ union baton_dev_arg {
 	struct baton_epoch_create epoch_create;
 	struct baton_epoch_open epoch_open;
 	struct baton_name_wait name_wait;
+	struct baton_pool_create pool_create;
+	struct baton_pool_open pool_open;
 };
 
 /*
@@ -112,6 +131,12 @@ static const struct baton_dev_op baton_dev_ops[] = {
 	  BATON_UNLINK_SIZE_VER0, baton_ioc_epoch_unlink },
 	{ BATON_IOC_NAME_WAIT, sizeof(struct baton_name_wait),
 	  BATON_NAME_WAIT_SIZE_VER0, baton_ioc_name_wait },
+	{ BATON_IOC_POOL_CREATE, sizeof(struct baton_pool_create),
+	  BATON_POOL_CREATE_SIZE_VER0, baton_ioc_pool_create },
+	{ BATON_IOC_POOL_OPEN, sizeof(struct baton_pool_open),
+	  BATON_POOL_OPEN_SIZE_VER0, baton_ioc_pool_open },
+	{ BATON_IOC_POOL_UNLINK, sizeof(struct baton_unlink),
+	  BATON_UNLINK_SIZE_VER0, baton_ioc_pool_unlink },
 };
 
 static long baton_dev_ioctl(struct file *file, unsigned int cmd,
@@ -179,6 +204,10 @@ static int __init baton_init(void)
 		     BATON_EPOCH_POLL_SIZE_VER0);
 	BUILD_BUG_ON(sizeof(struct baton_name_wait) !=
 		     BATON_NAME_WAIT_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct baton_pool_create) !=
+		     BATON_POOL_CREATE_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct baton_pool_open) !=
+		     BATON_POOL_OPEN_SIZE_VER0);
 
 	/* Netlink first: events of the first ring need the family. */
 	ret = baton_nl_init();
@@ -198,6 +227,7 @@ static void __exit baton_exit(void)
 	/* No ring file or mapping is left: each pins the module. */
 	baton_registry_drain();
 	baton_epoch_registry_drain();
+	baton_pool_registry_drain();
 }
 
 module_init(baton_init);

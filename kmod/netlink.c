@@ -1130,6 +1130,11 @@ static int baton_nl_put_event(struct sk_buff *skb, const struct baton_event *ev,
 	    (drops && nla_put_u64_64bit(skb, BATON_A_EVENT_DROPS, drops,
 					BATON_A_EVENT_PAD)))
 		return -EMSGSIZE;
+	if ((ev->type == BATON_EVENT_POOL_RECLAIMED ||
+	     ev->type == BATON_EVENT_POOL_DECAYED) &&
+	    nla_put_u64_64bit(skb, BATON_A_EVENT_COUNT, ev->count,
+			      BATON_A_EVENT_PAD))
+		return -EMSGSIZE;
 	if (ev->type == BATON_EVENT_TOMBSTONES &&
 	    (nla_put_u64_64bit(skb, BATON_A_EVENT_COUNT, ev->count,
 			       BATON_A_EVENT_PAD) ||

@@ -205,6 +205,11 @@ static const char *const event_names[] = {
 	[BATON_EVENT_PEER_DIED] = "peer_died",
 	[BATON_EVENT_TOMBSTONES] = "tombstones",
 	[BATON_EVENT_STRAGGLER] = "straggler",
+	[BATON_EVENT_POOL_CREATED] = "pool_created",
+	[BATON_EVENT_POOL_UNLINKED] = "pool_unlinked",
+	[BATON_EVENT_POOL_DESTROYED] = "pool_destroyed",
+	[BATON_EVENT_POOL_RECLAIMED] = "pool_reclaimed",
+	[BATON_EVENT_POOL_DECAYED] = "pool_decayed",
 };
 
 static const char *event_name(uint64_t t)

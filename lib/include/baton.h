@@ -1700,6 +1700,125 @@ int baton_waitset_wait(struct baton_waitset *ws,
 		       struct baton_waitset_event *ev, uint32_t max_events,
 		       int64_t timeout_ns);
 
+/* ---- buffer pools (Documentation/pool.rst; kmod backend) ---- */
+
+struct baton_pool;
+
+/**
+ * struct baton_pool_params - the geometry of a new pool
+ * @nr_classes: 1..BATON_POOL_CLASSES_MAX
+ * @decay_ms: pages of a buffer free this long go back (0: never);
+ *            BATON_POOL_DECAY_MIN_MS..BATON_POOL_DECAY_MAX_MS
+ * @keep: buffers of each class the decay never takes
+ * @max_holders: pool handles open at once (0: 64)
+ * @mode: permission bits (0: 0600)
+ * @classes: buffer size (log2, 12..22) and count of each class, sizes
+ *           strictly increasing
+ */
+struct baton_pool_params {
+	uint32_t nr_classes;
+	uint32_t decay_ms;
+	uint32_t keep;
+	uint32_t max_holders;
+	uint32_t mode;
+	struct {
+		uint32_t buf_shift;
+		uint32_t count;
+	} classes[BATON_POOL_CLASSES_MAX];
+};
+
+/**
+ * struct baton_pool_info - a snapshot of a pool, as this handle sees it
+ * @holder: this handle's holder index
+ * @nr_classes: classes
+ * @decay_ms: the decay age (0: never)
+ * @classes: per class: buffer size, count, buffers on the shared free
+ *           queue, buffers in this handle's magazine
+ * @reclaimed: buffers the kernel returned for released holders
+ * @decayed: buffers whose pages the decay gave back
+ * @decayed_bytes: their bytes
+ * @bad_words: corrupt shared words the kernel saw
+ */
+struct baton_pool_info {
+	uint32_t holder;
+	uint32_t nr_classes;
+	uint32_t decay_ms;
+	struct {
+		uint64_t buf_size;
+		uint64_t count;
+		uint64_t free;
+		uint64_t cached;
+	} classes[BATON_POOL_CLASSES_MAX];
+	uint64_t reclaimed;
+	uint64_t decayed;
+	uint64_t decayed_bytes;
+	uint64_t bad_words;
+};
+
+/*
+ * Create (EEXIST if the name is taken), open (ENOENT, EACCES) and unlink
+ * a pool; each handle is one holder (EMFILE when max_holders are open).
+ * -EOPNOTSUPP without /dev/baton: pools have no memfd backend yet.
+ */
+int baton_pool_create(const char *name, const struct baton_pool_params *params,
+		      struct baton_pool **pool);
+int baton_pool_open(const char *name, struct baton_pool **pool);
+int baton_pool_unlink(const char *name);
+/* Closing returns every buffer this handle still owns to the pool. */
+void baton_pool_close(struct baton_pool *pool);
+
+/*
+ * baton_pool_alloc() - a buffer of at least @size bytes, no system call
+ *
+ * From the smallest class that fits: 0 and its handle, -E2BIG when no
+ * class is that large, -ENOMEM when that class has no free buffer. The
+ * buffer's contents are what its last holder left, or zeros after the
+ * decay gave its pages back.
+ */
+int baton_pool_alloc(struct baton_pool *pool, size_t size, uint64_t *handle);
+/*
+ * baton_pool_free() - give a buffer back: -EINVAL for a forged handle,
+ * -ESTALE for one this handle does not own (freed already, or another
+ * holder's); nothing is touched then.
+ */
+int baton_pool_free(struct baton_pool *pool, uint64_t handle);
+/* The buffer's address in this process, or NULL for a forged handle. */
+void *baton_pool_ptr(const struct baton_pool *pool, uint64_t handle);
+/* Its size (the class's), or 0 for a forged handle. */
+size_t baton_pool_buf_size(const struct baton_pool *pool, uint64_t handle);
+/* 0 while the handle's buffer is allocated; -ESTALE, -EINVAL. */
+int baton_pool_check(const struct baton_pool *pool, uint64_t handle);
+int baton_pool_info(const struct baton_pool *pool,
+		    struct baton_pool_info *info);
+
+/*
+ * Handing a buffer to another process. baton_pool_give() makes an owned
+ * buffer SENT (in flight: the sender no longer owns it, and the sender's
+ * death does not take it back); baton_pool_take() makes a SENT buffer the
+ * caller's. -ESTALE when the buffer is not in the state the call needs.
+ */
+int baton_pool_give(struct baton_pool *pool, uint64_t handle);
+int baton_pool_take(struct baton_pool *pool, uint64_t handle);
+
+/*
+ * baton_pool_send() - give a buffer and push (handle, len) through @ring
+ * baton_pool_recv() - pop (handle, len) from @ring and take the buffer
+ *
+ * @ring: a producer (send) or consumer (recv) handle of an SPSC or MPSC
+ *        ring with slots of at least 16 bytes
+ * @timeout_ns: as for baton_spsc_push() / baton_spsc_pop(); < 0 forever
+ *
+ * One message per buffer, so variable-size messages need no framing of
+ * their own. send: 0, or the ring's error with the buffer still the
+ * caller's. recv: 0, or the ring's error (-EPIPE: end of stream,
+ * -ETIMEDOUT), or -ESTALE when the message named a buffer that was not in
+ * flight (the message is consumed).
+ */
+int baton_pool_send(struct baton_ring *ring, struct baton_pool *pool,
+		    uint64_t handle, uint64_t len, int64_t timeout_ns);
+int baton_pool_recv(struct baton_ring *ring, struct baton_pool *pool,
+		    uint64_t *handle, uint64_t *len, int64_t timeout_ns);
+
 #ifdef __cplusplus
 }
 #endif

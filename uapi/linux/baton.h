@@ -974,4 +974,293 @@ struct baton_name_wait {
 /* on /dev/baton */
 #define BATON_IOC_NAME_WAIT	_IO(BATON_IOC_MAGIC, 0x04)
 
+/* ---- buffer pools (Documentation/pool.rst) ---- */
+
+/*
+ * A pool is a named object beside rings and epoch domains (its own
+ * registry: a pool, a ring and a domain may share a name), with the same
+ * create, open and unlink rules (size-versioned structs, names, owner,
+ * group and mode, EEXIST/ENOENT/EACCES, per-user byte caps). It holds up
+ * to BATON_POOL_CLASSES_MAX classes of buffers, each a power of two from
+ * 4 KiB to 4 MiB; processes allocate and free buffers in user space and
+ * pass 64-bit handles. Every pool fd is one holder: the kernel returns
+ * the buffers a holder owned when its file is released, and gives the
+ * pages of buffers free longer than decay_ms back on a timer.
+ */
+#define BATON_FEAT_POOL		(1ULL << 10)	/* buffer pools */
+
+#define BATON_POOL_MAGIC	0x4c4f4f5042ULL		/* "BPOOL" */
+#define BATON_POOL_CLASSES_MAX	8
+#define BATON_POOL_SHIFT_MIN	12		/* 4 KiB */
+#define BATON_POOL_SHIFT_MAX	22		/* 4 MiB */
+#define BATON_POOL_COUNT_MAX	65536		/* buffers per class */
+#define BATON_POOL_HOLDERS_MAX	1024		/* pool fds at once */
+#define BATON_POOL_DECAY_MIN_MS	10		/* or 0: never decay */
+#define BATON_POOL_DECAY_MAX_MS	600000
+
+/*
+ * A handle: bits 0-23 the buffer's index in its class, 24-26 the class,
+ * 27-31 zero, 32-63 the buffer's generation when it was allocated (never
+ * 0). A handle with bits 27-31 set, a class or index past the geometry or
+ * generation 0 is forged.
+ */
+#define BATON_POOL_HANDLE(cls, idx, gen)				\
+	(((__u64)(gen) << 32) | ((__u64)(cls) << 24) | (__u64)(idx))
+#define BATON_POOL_H_INDEX(h)	((__u32)(h) & 0xffffffU)
+#define BATON_POOL_H_CLASS(h)	(((__u32)(h) >> 24) & 7U)
+#define BATON_POOL_H_GEN(h)	((__u32)((h) >> 32))
+#define BATON_POOL_H_RESERVED	0xf8000000ULL
+
+/*
+ * A buffer descriptor's state word: generation (bits 32-63), kind (28-31),
+ * holder (16-27: the owning holder index + 1; 0 for none), 0-15 zero.
+ * aux: for FREE, the CLOCK_MONOTONIC millisecond it was freed (0: its
+ * pages were given back, or it was never used).
+ */
+#define BATON_POOL_FREE		1U	/* in the free queue, or about to be */
+#define BATON_POOL_OWNED	2U	/* one holder's */
+#define BATON_POOL_KERNEL	3U	/* the kernel's, for a moment */
+#define BATON_POOL_SENT		4U	/* given away by holder, not yet taken:
+					 * in flight; a holder's death leaves
+					 * it for its receiver */
+#define BATON_POOL_STATE(gen, kind, holder)				\
+	(((__u64)(gen) << 32) | ((__u64)(kind) << 28) |		\
+	 ((__u64)(holder) << 16))
+#define BATON_POOL_S_GEN(s)	((__u32)((s) >> 32))
+#define BATON_POOL_S_KIND(s)	((__u32)((s) >> 28) & 0xfU)
+#define BATON_POOL_S_HOLDER(s)	((__u32)((s) >> 16) & 0xfffU)
+
+/* A buffer's descriptor, in the control region. */
+struct baton_pool_desc {
+	__aligned_u64 state;
+	__aligned_u64 aux;
+};
+
+/* One free-queue entry: the ticket sequence word, then its value. */
+struct baton_pool_qent {
+	__aligned_u64 seq;
+	__aligned_u64 value;
+};
+
+/*
+ * A class's block in the control region, at its ctl_off: head and tail
+ * (free running u64 tickets) on their own cache lines, then qcap queue
+ * entries, then count descriptors right after them (at
+ * BATON_POOL_Q_ENTRIES + qcap * 16, a multiple of 64 since qcap >= 4).
+ *
+ * The free queue is a bounded ticket queue (Documentation/pool.rst gives
+ * the argument). Entry t & (qcap - 1) holds ticket t once its seq is
+ * t + 1, and is free for ticket t once its seq is t; its value is
+ * BATON_POOL_ENTRY(gen, index) of the buffer queued, or
+ * BATON_POOL_NO_INDEX (a hole the kernel filled: it carries no buffer).
+ *  - free n buffers (one holder): t = fetch_add(tail, n); for each,
+ *    the descriptor FREE, then the value, then seq = t + i + 1 (release);
+ *  - take up to n (any holder): h = head; count k entries published
+ *    from h (acquire); compare-and-swap head from h to h + k (a failed
+ *    one starts again); read each value, then seq = h + i + qcap
+ *    (release: the entry is the next lap's).
+ * qcap >= 2 * count, so a freer finds its entry free at once unless the
+ * taker of the previous lap is between its compare-and-swap and its
+ * release; a freer that waits long, or a taker that finds an entry below
+ * the tail unpublished for long, asks the kernel (BATON_POOL_IOC_UNSTICK).
+ */
+#define BATON_POOL_Q_HEAD	0
+#define BATON_POOL_Q_TAIL	64
+#define BATON_POOL_Q_ENTRIES	192
+#define BATON_POOL_ENTRY(gen, index)	(((__u64)(gen) << 32) | (index))
+#define BATON_POOL_NO_INDEX	(~0ULL)
+
+/*
+ * A holder's claim page (one per holder index, at claim_off + index *
+ * 4096 in the control region): which tickets it is moving, so that the
+ * kernel can tell a dead holder's tickets from a live one's (the rule of
+ * mpsc.rst's claims: a floor stored before the ticket is taken, the ticket
+ * stored after). op is BATON_POOL_CLAIM_PUSH or _POP while one is under
+ * way, 0 otherwise; cls and n say which class and how many; floor is the
+ * tail (push) or head (pop) the holder read before its fetch_add or
+ * compare-and-swap, ticket the first ticket once known
+ * (BATON_POOL_NO_TICKET before); entry[] the values pushed, or for a pop
+ * the values read so far (BATON_POOL_NO_INDEX before).
+ */
+#define BATON_POOL_CLAIM_PUSH	1U
+#define BATON_POOL_CLAIM_POP	2U
+#define BATON_POOL_CLAIM_MAX	64	/* buffers per push or pop */
+#define BATON_POOL_NO_TICKET	(~0ULL)
+struct baton_pool_claim {
+	__u32 op;
+	__u32 cls;
+	__u32 n;
+	__u32 reserved;
+	__aligned_u64 floor;
+	__aligned_u64 ticket;
+	__aligned_u64 entry[BATON_POOL_CLAIM_MAX];
+};
+
+/**
+ * struct baton_pool_unstick - BATON_POOL_IOC_UNSTICK on a pool fd
+ * @size: sizeof(struct baton_pool_unstick)
+ * @flags: must be 0
+ * @cls: the class
+ * @reserved: 0
+ * @ticket: the ticket whose entry the caller has waited on
+ *
+ * Returns 0 when the entry moved (now, or because the kernel repaired it:
+ * a dead freer's hole filled with BATON_POOL_NO_INDEX, a dead taker's
+ * entry released and its buffer queued again), EAGAIN while a live holder
+ * may hold the ticket (wait and ask again), EINVAL for bad fields.
+ */
+struct baton_pool_unstick {
+	__u32 size;
+	__u32 flags;
+	__u32 cls;
+	__u32 reserved;
+	__aligned_u64 ticket;
+};
+#define BATON_POOL_UNSTICK_SIZE_VER0	24
+
+/* on a pool fd */
+#define BATON_POOL_IOC_UNSTICK	_IO(BATON_IOC_MAGIC, 0xa0)
+
+/**
+ * struct baton_pool_class - one class, as asked at create
+ * @buf_shift: log2 of the buffer size, BATON_POOL_SHIFT_MIN..MAX
+ * @count: buffers, 1..BATON_POOL_COUNT_MAX
+ */
+struct baton_pool_class {
+	__u32 buf_shift;
+	__u32 count;
+};
+
+/**
+ * struct baton_pool_class_layout - one class, as the header gives it
+ * @buf_shift: log2 of the buffer size
+ * @count: buffers
+ * @qcap: free-queue entries (a power of two, at least twice @count)
+ * @reserved: 0
+ * @ctl_off: byte offset of the class block in the control region
+ * @data_off: byte offset of buffer 0 in the data region
+ */
+struct baton_pool_class_layout {
+	__u32 buf_shift;
+	__u32 count;
+	__u32 qcap;
+	__u32 reserved;
+	__aligned_u64 ctl_off;
+	__aligned_u64 data_off;
+};
+
+/**
+ * struct baton_pool_hdr - offset 0 of the header region, read-only to users
+ * @magic: BATON_POOL_MAGIC
+ * @abi_version: BATON_ABI_VERSION
+ * @nr_classes: classes in use, sorted by size
+ * @decay_ms: the decay age (0: never)
+ * @keep: buffers of each class never decayed
+ * @max_holders: holder indices (pool fds at once)
+ * @reserved0: 0
+ * @ctl_mmap: mmap offset of the control region (read-write)
+ * @ctl_size: its length
+ * @data_mmap: mmap offset of the data region (read-write)
+ * @data_size: its length
+ * @claim_off: byte offset of holder 0's claim page in the control region
+ * @reserved1: 0
+ * @classes: the classes
+ * @holders: pool fds open now
+ * @holder_releases: pool fds released
+ * @reclaimed: buffers the kernel freed for a released holder
+ * @repaired: queue entries the kernel repaired for dead holders
+ * @decayed: buffers whose pages the decay timer gave back
+ * @decayed_bytes: their bytes
+ * @decay_ticks: decay timer runs
+ * @bad_words: corrupt shared words seen (each treated conservatively)
+ */
+struct baton_pool_hdr {
+	__aligned_u64 magic;
+	__u32 abi_version;
+	__u32 nr_classes;
+	__u32 decay_ms;
+	__u32 keep;
+	__u32 max_holders;
+	__u32 reserved0;
+	__aligned_u64 ctl_mmap;
+	__aligned_u64 ctl_size;
+	__aligned_u64 data_mmap;
+	__aligned_u64 data_size;
+	__aligned_u64 claim_off;
+	__aligned_u64 reserved1;
+	struct baton_pool_class_layout classes[BATON_POOL_CLASSES_MAX];
+	__aligned_u64 holders;
+	__aligned_u64 holder_releases;
+	__aligned_u64 reclaimed;
+	__aligned_u64 repaired;
+	__aligned_u64 decayed;
+	__aligned_u64 decayed_bytes;
+	__aligned_u64 decay_ticks;
+	__aligned_u64 bad_words;
+};
+
+/* mmap offsets: the header at 0; the header gives the other two. */
+#define BATON_POOL_HDR_MMAP	0
+
+/**
+ * struct baton_pool_create - BATON_IOC_POOL_CREATE on /dev/baton
+ * @size: sizeof(struct baton_pool_create)
+ * @flags: must be 0
+ * @mode: permission bits (0777 at most), as a ring's
+ * @nr_classes: 1..BATON_POOL_CLASSES_MAX
+ * @decay_ms: 0, or BATON_POOL_DECAY_MIN_MS..BATON_POOL_DECAY_MAX_MS
+ * @keep: buffers of each class the decay never takes (at most its count)
+ * @max_holders: 1..BATON_POOL_HOLDERS_MAX
+ * @reserved0: 0
+ * @name: the pool's name (BATON_NAME_MAX rules)
+ * @classes: @nr_classes classes, strictly increasing buf_shift; the rest 0
+ * @reserved: 0
+ * @out_fd: the new pool fd (O_CLOEXEC): a holder
+ * @out_holder: its holder index
+ *
+ * EINVAL for any geometry, flag or reserved word out of bounds; E2BIG
+ * when the buffers add up to more than 256 GiB; EDQUOT past the owner's byte cap;
+ * EEXIST, ENOMEM; EMFILE when every holder index is taken (open).
+ */
+struct baton_pool_create {
+	__u32 size;
+	__u32 flags;
+	__u32 mode;
+	__u32 nr_classes;
+	__u32 decay_ms;
+	__u32 keep;
+	__u32 max_holders;
+	__u32 reserved0;
+	char name[BATON_NAME_MAX];
+	struct baton_pool_class classes[BATON_POOL_CLASSES_MAX];
+	__aligned_u64 reserved[2];
+	__s32 out_fd;
+	__u32 out_holder;
+};
+#define BATON_POOL_CREATE_SIZE_VER0	184
+
+/**
+ * struct baton_pool_open - BATON_IOC_POOL_OPEN on /dev/baton
+ * @size: sizeof(struct baton_pool_open)
+ * @flags: must be 0
+ * @name: the pool's name; read and write permission needed (EACCES)
+ * @reserved: 0
+ * @out_fd: the new pool fd (O_CLOEXEC): a holder
+ * @out_holder: its holder index; EMFILE when none is free
+ */
+struct baton_pool_open {
+	__u32 size;
+	__u32 flags;
+	char name[BATON_NAME_MAX];
+	__aligned_u64 reserved[2];
+	__s32 out_fd;
+	__u32 out_holder;
+};
+#define BATON_POOL_OPEN_SIZE_VER0	96
+
+/* on /dev/baton; BATON_IOC_POOL_UNLINK takes struct baton_unlink */
+#define BATON_IOC_POOL_CREATE	_IO(BATON_IOC_MAGIC, 0x30)
+#define BATON_IOC_POOL_OPEN	_IO(BATON_IOC_MAGIC, 0x31)
+#define BATON_IOC_POOL_UNLINK	_IO(BATON_IOC_MAGIC, 0x32)
+
 #endif /* _UAPI_LINUX_BATON_H */

@@ -159,6 +159,12 @@ enum baton_event_type {
 	BATON_EVENT_TOMBSTONES,		/* MPSC: slots of a dead producer */
 	BATON_EVENT_STRAGGLER,		/* a synchronizer waited past the
 					 * threshold for one reader */
+	BATON_EVENT_POOL_CREATED,
+	BATON_EVENT_POOL_UNLINKED,
+	BATON_EVENT_POOL_DESTROYED,
+	BATON_EVENT_POOL_RECLAIMED,	/* buffers of a released holder freed:
+					 * count, pid and holder index */
+	BATON_EVENT_POOL_DECAYED,	/* count: bytes the decay gave back */
 
 	__BATON_EVENT_MAX,
 	BATON_EVENT_MAX = __BATON_EVENT_MAX - 1

@@ -1,0 +1,1209 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * baton: buffer pools: named sets of buffer classes that processes
+ * allocate from and free to in user space (Documentation/pool.rst).
+ *
+ * Owns struct baton_pool, its registry (baton_pools), pool fds (each one
+ * a holder), their mappings, the reclaim of a released holder's buffers
+ * and the decay timer. The protocol words (free queues, descriptors,
+ * claim pages) are in the control pages, which every holder maps
+ * read-write: the kernel reads each such word once, checks it against its
+ * own copy of the geometry, and acts only on that copy. A scribbled word
+ * is counted (hdr->bad_words) and never makes the kernel free a buffer
+ * twice, touch memory outside the pool or wait on user space for long.
+ *
+ * Memory: the header and control pages are the module's (pages.c:
+ * special PTEs, charged to the creator's memory cgroup); the data region
+ * is a shmem file of the pool's own, so a buffer's pages are allocated on
+ * first touch (charged to the toucher's cgroup) and the decay gives them
+ * back with shmem_truncate_range(), which unmaps them from every holder.
+ *
+ * Locking: pool->lock (mutex) serialises holder indices, reclaim and the
+ * decay pass against each other. Users never take it: the shared words
+ * are changed by user space with atomics, and by the kernel with the same
+ * atomics (a descriptor leaves FREE or OWNED only by a cmpxchg from the
+ * exact value read, so the kernel and an allocator cannot both take it).
+ */
+#include <linux/anon_inodes.h>
+#include <linux/atomic.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/pid.h>
+#include <linux/sched.h>
+#include <linux/shmem_fs.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/timekeeping.h>
+#include <linux/workqueue.h>
+
+#include <linux/baton.h>
+
+#include "baton_kmod.h"
+
+/*
+ * How long the kernel waits for a queue entry that an allocator of the
+ * previous lap has not released yet (it is between two of its stores).
+ */
+#define BATON_POOL_SPIN_NS	(10 * NSEC_PER_MSEC)
+/* Decay ticks in the window whose smallest free count is the reserve. */
+#define BATON_POOL_WINDOW	4
+/*
+ * The largest data region (256 GiB; the geometry allows about 548). The
+ * per-user byte cap says no long before, except to CAP_SYS_RESOURCE.
+ */
+#define BATON_POOL_DATA_MAX	BIT_ULL(38)
+
+/*
+ * Tickets a dead holder's refill may have taken without saying so: it
+ * died after its compare-and-swap on the head and before it stored the
+ * ticket. Kept until no live holder may hold them (baton_pool_resolve()).
+ */
+#define BATON_POOL_SUSPECTS	16
+struct baton_pool_suspect {
+	u32 cls;
+	u32 n;
+	u64 first;
+};
+
+/* The kernel's copy of one class, with its shared words' addresses. */
+struct baton_pool_cls {
+	struct baton_pool_class_layout lay;	/* trusted copy */
+	u64 *head;
+	u64 *tail;
+	struct baton_pool_qent *q;
+	struct baton_pool_desc *desc;
+	u32 min_free[BATON_POOL_WINDOW];	/* free counts, last ticks */
+};
+
+struct baton_pool {
+	struct baton_named named;	/* name, owner, reference, registry */
+	u32 nr_classes;
+	u32 decay_ms;
+	u32 keep;
+	u32 max_holders;
+	u64 ctl_pages;
+	u64 data_size;
+	struct baton_pool_cls cls[BATON_POOL_CLASSES_MAX];
+
+	struct baton_pages mem;		/* header, class blocks, claim pages */
+	struct baton_pool_hdr *hdr;
+	struct baton_mm_set mms;	/* pages.c wants one; no barrier here */
+	struct file *shm;		/* the data region */
+
+	struct mutex lock;		/* holders, reclaim, decay */
+	struct pid **holder;		/* per index: its opener, or NULL */
+	unsigned long ticks;		/* decay passes run */
+	struct delayed_work decay;
+	struct baton_pool_suspect suspect[BATON_POOL_SUSPECTS];
+	u32 nr_suspects;		/* pool->lock */
+	struct delayed_work repair;	/* retries what a live holder held */
+};
+
+/* One pool fd: a reference on the pool and a holder index. */
+struct baton_pool_file {
+	struct baton_pool *pool;
+	u32 holder;
+};
+
+static void baton_pool_free(struct kref *ref);
+
+struct baton_names baton_pools = {
+	.lock = __MUTEX_INITIALIZER(baton_pools.lock),
+	.list = LIST_HEAD_INIT(baton_pools.list),
+	.live = LIST_HEAD_INIT(baton_pools.live),
+	.added_wq = __WAIT_QUEUE_HEAD_INITIALIZER(baton_pools.added_wq),
+	.release = baton_pool_free,
+	.created_event = BATON_EVENT_POOL_CREATED,
+	.unlinked_event = BATON_EVENT_POOL_UNLINKED,
+};
+
+static void baton_pool_put(struct baton_pool *pool)
+{
+	kref_put(&pool->named.ref, baton_pool_free);
+}
+
+/* Counters live in the read-only header; only the kernel writes them. */
+static void baton_pool_count(__u64 *ctr, u64 n)
+{
+	WRITE_ONCE(*ctr, *ctr + n);
+}
+
+static u64 baton_pool_now_ms(void)
+{
+	return ktime_to_ms(ktime_get());
+}
+
+/* ---- geometry ---- */
+
+/* The queue entries of a class: a power of two, >= 2 * count, >= 4. */
+static u32 baton_pool_qcap(u32 count)
+{
+	return max_t(u32, 4, roundup_pow_of_two(2 * count));
+}
+
+static u64 baton_pool_block_size(u32 qcap, u32 count)
+{
+	return PAGE_ALIGN(BATON_POOL_Q_ENTRIES +
+			  (u64)qcap * sizeof(struct baton_pool_qent) +
+			  (u64)count * sizeof(struct baton_pool_desc));
+}
+
+/*
+ * Every rule of struct baton_pool_create's geometry: EINVAL for a bound,
+ * an order or a reserved word, E2BIG when the data region is too large.
+ */
+static int baton_pool_check(const struct baton_pool_create *k)
+{
+	u64 data = 0;
+	u32 i;
+
+	if (k->flags || k->reserved0 || k->reserved[0] || k->reserved[1])
+		return -EINVAL;
+	if (k->mode & ~0777)
+		return -EINVAL;
+	if (!k->nr_classes || k->nr_classes > BATON_POOL_CLASSES_MAX)
+		return -EINVAL;
+	if (k->decay_ms && (k->decay_ms < BATON_POOL_DECAY_MIN_MS ||
+			    k->decay_ms > BATON_POOL_DECAY_MAX_MS))
+		return -EINVAL;
+	if (!k->max_holders || k->max_holders > BATON_POOL_HOLDERS_MAX)
+		return -EINVAL;
+	for (i = 0; i < BATON_POOL_CLASSES_MAX; i++) {
+		const struct baton_pool_class *c = &k->classes[i];
+
+		if (i >= k->nr_classes) {
+			if (c->buf_shift || c->count)
+				return -EINVAL;
+			continue;
+		}
+		if (c->buf_shift < BATON_POOL_SHIFT_MIN ||
+		    c->buf_shift > BATON_POOL_SHIFT_MAX ||
+		    !c->count || c->count > BATON_POOL_COUNT_MAX ||
+		    k->keep > c->count)
+			return -EINVAL;
+		if (i && c->buf_shift <= k->classes[i - 1].buf_shift)
+			return -EINVAL;
+		data += (u64)c->count << c->buf_shift;
+	}
+	return data > BATON_POOL_DATA_MAX ? -E2BIG : 0;
+}
+
+/* Class layouts and region sizes from the checked geometry. */
+static void baton_pool_plan(struct baton_pool *pool,
+			    const struct baton_pool_create *k)
+{
+	u64 ctl = 0, data = 0;
+	u32 i;
+
+	for (i = 0; i < k->nr_classes; i++) {
+		struct baton_pool_class_layout *lay = &pool->cls[i].lay;
+
+		lay->buf_shift = k->classes[i].buf_shift;
+		lay->count = k->classes[i].count;
+		lay->qcap = baton_pool_qcap(lay->count);
+		lay->ctl_off = ctl;
+		lay->data_off = data;
+		ctl += baton_pool_block_size(lay->qcap, lay->count);
+		data += (u64)lay->count << lay->buf_shift;
+	}
+	pool->nr_classes = k->nr_classes;
+	pool->decay_ms = k->decay_ms;
+	pool->keep = k->keep;
+	pool->max_holders = k->max_holders;
+	/* The claim pages follow the class blocks, one per holder index. */
+	pool->ctl_pages = (ctl >> PAGE_SHIFT) + k->max_holders;
+	pool->data_size = data;
+}
+
+static u8 *baton_pool_ctl(struct baton_pool *pool)
+{
+	return (u8 *)pool->mem.base + PAGE_SIZE;
+}
+
+static struct baton_pool_claim *baton_pool_claim(struct baton_pool *pool,
+						 u32 holder)
+{
+	return (struct baton_pool_claim *)(baton_pool_ctl(pool) +
+					   pool->hdr->claim_off +
+					   ((u64)holder << PAGE_SHIFT));
+}
+
+/* Nobody can map the pool yet: plain stores. Every buffer FREE, queued. */
+static void baton_pool_init_layout(struct baton_pool *pool)
+{
+	struct baton_pool_hdr *hdr = pool->mem.base;
+	u8 *ctl = baton_pool_ctl(pool);
+	u32 i, j;
+
+	pool->hdr = hdr;
+	hdr->magic = BATON_POOL_MAGIC;
+	hdr->abi_version = BATON_ABI_VERSION;
+	hdr->nr_classes = pool->nr_classes;
+	hdr->decay_ms = pool->decay_ms;
+	hdr->keep = pool->keep;
+	hdr->max_holders = pool->max_holders;
+	hdr->ctl_mmap = PAGE_SIZE;
+	hdr->ctl_size = pool->ctl_pages << PAGE_SHIFT;
+	hdr->data_mmap = (1 + pool->ctl_pages) << PAGE_SHIFT;
+	hdr->data_size = pool->data_size;
+	hdr->claim_off = hdr->ctl_size - ((u64)pool->max_holders << PAGE_SHIFT);
+
+	for (i = 0; i < pool->max_holders; i++) {
+		struct baton_pool_claim *cl = baton_pool_claim(pool, i);
+
+		cl->floor = BATON_POOL_NO_TICKET;
+		cl->ticket = BATON_POOL_NO_TICKET;
+	}
+	for (i = 0; i < pool->nr_classes; i++) {
+		struct baton_pool_cls *c = &pool->cls[i];
+		u8 *blk = ctl + c->lay.ctl_off;
+
+		hdr->classes[i] = c->lay;
+		c->head = (u64 *)(blk + BATON_POOL_Q_HEAD);
+		c->tail = (u64 *)(blk + BATON_POOL_Q_TAIL);
+		c->q = (struct baton_pool_qent *)(blk + BATON_POOL_Q_ENTRIES);
+		c->desc = (struct baton_pool_desc *)(c->q + c->lay.qcap);
+		for (j = 0; j < c->lay.qcap; j++)
+			c->q[j].seq = j < c->lay.count ? j + 1 : j;
+		for (j = 0; j < c->lay.count; j++) {
+			c->q[j].value = BATON_POOL_ENTRY(1, j);
+			c->desc[j].state = BATON_POOL_STATE(1, BATON_POOL_FREE,
+							    0);
+		}
+		*c->tail = c->lay.count;
+		for (j = 0; j < BATON_POOL_WINDOW; j++)
+			c->min_free[j] = c->lay.count;
+	}
+}
+
+/* ---- the kernel on the free queues ---- */
+
+static u64 baton_pool_entry_index(u64 v)
+{
+	return v & 0xffffffffULL;
+}
+
+static u32 baton_pool_entry_gen(u64 v)
+{
+	return v >> 32;
+}
+
+/*
+ * Wait briefly for entry @e to show @want: a holder between two of its
+ * steps. False if it does not (a stopped holder, or a scribble): the
+ * caller leaves it to BATON_POOL_IOC_UNSTICK.
+ */
+static bool baton_pool_seq_wait(struct baton_pool_qent *e, u64 want)
+{
+	u64 deadline = ktime_get_ns() + BATON_POOL_SPIN_NS;
+
+	/* Y3: the previous lap's taker has read the entry once it moves. */
+	while (smp_load_acquire(&e->seq) != want) {
+		if (ktime_get_ns() > deadline)
+			return false;
+		cond_resched();
+	}
+	return true;
+}
+
+/*
+ * Queue buffer @index (the kernel's: KERNEL) as FREE(@gen), as a freer
+ * does: descriptor first, then a ticket, the value, the seq (release).
+ * The kernel holds no claim, but pool->lock keeps UNSTICK away from its
+ * ticket until it is published.
+ */
+static void baton_pool_push(struct baton_pool *pool, struct baton_pool_cls *c,
+			    u32 index, u32 gen, u64 aux)
+{
+	struct baton_pool_desc *d = &c->desc[index];
+	struct baton_pool_qent *e;
+	u64 t;
+
+	lockdep_assert_held(&pool->lock);
+	WRITE_ONCE(d->aux, aux);
+	/* aux before the state that says FREE (the decay reads both). */
+	smp_store_release(&d->state, BATON_POOL_STATE(gen, BATON_POOL_FREE, 0));
+	t = atomic64_fetch_add(1, (atomic64_t *)c->tail);
+	e = &c->q[t & (c->lay.qcap - 1)];
+	if (!baton_pool_seq_wait(e, t)) {
+		/* Lost to a stuck taker: the buffer stays FREE, unqueued. */
+		baton_pool_count(&pool->hdr->bad_words, 1);
+		return;
+	}
+	WRITE_ONCE(e->value, BATON_POOL_ENTRY(gen, index));
+	/* Y1: the descriptor and the value before the publication. */
+	smp_store_release(&e->seq, t + 1);
+}
+
+static u32 baton_pool_next_gen(u32 gen)
+{
+	return gen + 1 ? gen + 1 : 1;
+}
+
+/*
+ * Queue again a buffer a dead taker removed from the queue but never
+ * took: it is FREE with the generation its entry carried, and on no
+ * queue. Anything else (taken, freed since, scribbled) is left alone.
+ */
+static void baton_pool_requeue(struct baton_pool *pool,
+			       struct baton_pool_cls *c, u64 v)
+{
+	u64 index = baton_pool_entry_index(v);
+	u32 gen = baton_pool_entry_gen(v);
+	struct baton_pool_desc *d;
+	u64 s;
+
+	if (v == BATON_POOL_NO_INDEX || index >= c->lay.count || !gen)
+		return;
+	d = &c->desc[index];
+	s = BATON_POOL_STATE(gen, BATON_POOL_FREE, 0);
+	if (cmpxchg(&d->state, s,
+		    BATON_POOL_STATE(gen, BATON_POOL_KERNEL, 0)) != s)
+		return;
+	baton_pool_push(pool, c, index, gen, READ_ONCE(d->aux));
+	baton_pool_count(&pool->hdr->repaired, 1);
+}
+
+/*
+ * Publish @v at ticket @t if the entry is still unpublished for it. Only
+ * a value whose buffer is FREE with that generation, or OWNED by the dead
+ * @holder (made FREE here, so the reclaim walk does not take it too), is
+ * published; otherwise the entry becomes a hole (BATON_POOL_NO_INDEX).
+ */
+static void baton_pool_fill(struct baton_pool *pool, struct baton_pool_cls *c,
+			    u64 t, u64 v, u32 holder)
+{
+	struct baton_pool_qent *e = &c->q[t & (c->lay.qcap - 1)];
+	u64 index = baton_pool_entry_index(v);
+	u32 gen = baton_pool_entry_gen(v);
+
+	if (READ_ONCE(e->seq) != t)
+		return;
+	if (index < c->lay.count && gen) {
+		struct baton_pool_desc *d = &c->desc[index];
+		u64 free = BATON_POOL_STATE(gen, BATON_POOL_FREE, 0);
+		u64 s = READ_ONCE(d->state);
+
+		if (s == BATON_POOL_STATE(gen, BATON_POOL_OWNED, holder + 1)) {
+			WRITE_ONCE(d->aux, baton_pool_now_ms());
+			if (cmpxchg(&d->state, s, free) == s)
+				s = free;
+		}
+		if (s != free)
+			v = BATON_POOL_NO_INDEX;
+	} else {
+		v = BATON_POOL_NO_INDEX;
+	}
+	WRITE_ONCE(e->value, v);
+	/* Y1: the descriptor and the value before the publication. */
+	smp_store_release(&e->seq, t + 1);
+	baton_pool_count(&pool->hdr->repaired, 1);
+}
+
+/* A dead holder's push with a known ticket: finish it. */
+static void baton_pool_finish_push(struct baton_pool *pool,
+				   struct baton_pool_cls *c,
+				   const struct baton_pool_claim *cl,
+				   u32 n, u64 t, u32 holder)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		baton_pool_fill(pool, c, t + i, READ_ONCE(cl->entry[i]),
+				holder);
+}
+
+/*
+ * A dead holder's pop with a known ticket: release what it had not
+ * released, and queue again what it read but never took.
+ */
+static void baton_pool_finish_pop(struct baton_pool *pool,
+				  struct baton_pool_cls *c,
+				  const struct baton_pool_claim *cl,
+				  u32 n, u64 h)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		struct baton_pool_qent *e = &c->q[(h + i) & (c->lay.qcap - 1)];
+		u64 v;
+
+		if (READ_ONCE(e->seq) == h + i + 1) {
+			v = READ_ONCE(e->value);
+			/* Y3: read before the entry is the next lap's. */
+			smp_store_release(&e->seq, h + i + c->lay.qcap);
+		} else {
+			v = READ_ONCE(cl->entry[i]);
+		}
+		baton_pool_requeue(pool, c, v);
+	}
+}
+
+/*
+ * A refill that may have moved the head from @floor by @n without saying
+ * so: remembered, and settled by baton_pool_resolve().
+ */
+static void baton_pool_suspect(struct baton_pool *pool, u32 cls, u32 n,
+			       u64 floor)
+{
+	struct baton_pool_suspect *sp;
+
+	if (floor == BATON_POOL_NO_TICKET)
+		return;		/* it had not read the head yet: nothing moved */
+	if (pool->nr_suspects == BATON_POOL_SUSPECTS) {
+		baton_pool_count(&pool->hdr->bad_words, 1);
+		return;
+	}
+	sp = &pool->suspect[pool->nr_suspects++];
+	sp->cls = cls;
+	sp->n = n;
+	sp->first = floor;
+}
+
+/*
+ * What the dead @holder's claim says it was doing, read once. Without a
+ * ticket, a push left its buffers OWNED (the reclaim walk frees them) and
+ * maybe a hole, a pop maybe entries it never released: both are for
+ * BATON_POOL_IOC_UNSTICK, once a live holder runs into them.
+ */
+static void baton_pool_finish_claim(struct baton_pool *pool, u32 holder)
+{
+	struct baton_pool_claim *cl = baton_pool_claim(pool, holder);
+	u32 op = READ_ONCE(cl->op), cls = READ_ONCE(cl->cls);
+	u32 n = READ_ONCE(cl->n);
+	u64 t = READ_ONCE(cl->ticket);
+
+	if (!op)
+		return;
+	if (cls >= pool->nr_classes || !n || n > BATON_POOL_CLAIM_MAX) {
+		baton_pool_count(&pool->hdr->bad_words, 1);
+		return;
+	}
+	if (t == BATON_POOL_NO_TICKET) {
+		if (op == BATON_POOL_CLAIM_POP)
+			baton_pool_suspect(pool, cls, n, READ_ONCE(cl->floor));
+		return;
+	}
+	if (op == BATON_POOL_CLAIM_PUSH)
+		baton_pool_finish_push(pool, &pool->cls[cls], cl, n, t, holder);
+	else if (op == BATON_POOL_CLAIM_POP)
+		baton_pool_finish_pop(pool, &pool->cls[cls], cl, n, t);
+	else
+		baton_pool_count(&pool->hdr->bad_words, 1);
+}
+
+/* Every buffer @holder owned (its magazines included) back to FREE. */
+static u64 baton_pool_reclaim(struct baton_pool *pool, u32 holder)
+{
+	u64 now = baton_pool_now_ms(), n = 0;
+	u32 i, j;
+
+	for (i = 0; i < pool->nr_classes; i++) {
+		struct baton_pool_cls *c = &pool->cls[i];
+
+		for (j = 0; j < c->lay.count; j++) {
+			struct baton_pool_desc *d = &c->desc[j];
+			u64 s = READ_ONCE(d->state);
+			u32 gen = BATON_POOL_S_GEN(s);
+
+			if (BATON_POOL_S_KIND(s) != BATON_POOL_OWNED ||
+			    BATON_POOL_S_HOLDER(s) != holder + 1)
+				continue;
+			/* From the exact value read: nobody else frees it. */
+			if (cmpxchg(&d->state, s,
+				    BATON_POOL_STATE(gen, BATON_POOL_KERNEL,
+						     0)) != s)
+				continue;
+			baton_pool_push(pool, c, j, baton_pool_next_gen(gen),
+					now);
+			n++;
+			cond_resched();
+		}
+	}
+	return n;
+}
+
+static bool baton_pool_resolve(struct baton_pool *pool);
+
+static void baton_pool_event(struct baton_pool *pool, u32 type,
+			     struct pid *pid, s32 index, u64 count)
+{
+	struct baton_event ev = {
+		.type = type,
+		.obj = &pool->named,
+		.pid = pid,
+		.index = index,
+		.count = count,
+	};
+
+	baton_event(&ev, GFP_KERNEL);
+}
+
+static void baton_pool_claim_reset(struct baton_pool *pool, u32 holder)
+{
+	struct baton_pool_claim *cl = baton_pool_claim(pool, holder);
+
+	memset(cl, 0, sizeof(*cl));
+	cl->floor = BATON_POOL_NO_TICKET;
+	cl->ticket = BATON_POOL_NO_TICKET;
+}
+
+static void baton_pool_holder_release(struct baton_pool *pool, u32 holder)
+{
+	struct pid *pid;
+	u64 n;
+
+	mutex_lock(&pool->lock);
+	/* The holder is dead from here: UNSTICK no longer counts its claim. */
+	pid = pool->holder[holder];
+	pool->holder[holder] = NULL;
+	baton_pool_finish_claim(pool, holder);
+	if (pool->nr_suspects && baton_pool_resolve(pool))
+		schedule_delayed_work(&pool->repair, msecs_to_jiffies(5));
+	n = baton_pool_reclaim(pool, holder);
+	baton_pool_claim_reset(pool, holder);
+	baton_pool_count(&pool->hdr->reclaimed, n);
+	baton_pool_count(&pool->hdr->holder_releases, 1);
+	WRITE_ONCE(pool->hdr->holders, pool->hdr->holders - 1);
+	mutex_unlock(&pool->lock);
+	if (n)
+		baton_pool_event(pool, BATON_EVENT_POOL_RECLAIMED, pid, holder,
+				 n);
+	put_pid(pid);
+}
+
+/* ---- BATON_POOL_IOC_UNSTICK ---- */
+
+/*
+ * May a live holder hold ticket @c of class @cls for @op? Its claim
+ * covers @c, or it has a floor at or below @c and no ticket yet (it may
+ * be between its fetch_add or compare-and-swap and its ticket store).
+ * The argument is mpsc.rst's: the holder's floor store is ordered before
+ * its atomic on the tail or head, which the caller's acquire load of
+ * that index saw.
+ */
+static bool baton_pool_live_may_hold(struct baton_pool *pool, u32 op, u32 cls,
+				     u64 c)
+{
+	u32 i;
+
+	for (i = 0; i < pool->max_holders; i++) {
+		struct baton_pool_claim *cl;
+		u64 t, floor;
+		u32 n;
+
+		if (!pool->holder[i])
+			continue;
+		cl = baton_pool_claim(pool, i);
+		/* Y5: after the caller's acquire load of the tail or head. */
+		if (smp_load_acquire(&cl->op) != op ||
+		    READ_ONCE(cl->cls) != cls)
+			continue;
+		/* Y5: the ticket is stored after the floor, with release. */
+		t = smp_load_acquire(&cl->ticket);
+		n = READ_ONCE(cl->n);
+		floor = READ_ONCE(cl->floor);
+		if (t != BATON_POOL_NO_TICKET && c >= t && c - t < n)
+			return true;
+		if (t == BATON_POOL_NO_TICKET && floor <= c)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Entry of ticket @c: unpublished below the tail (a freer's hole), or
+ * still holding the previous lap below the head (a taker that never
+ * released it). Repaired only when no live holder may hold the ticket.
+ */
+static int baton_pool_unstick(struct baton_pool *pool, u32 cls, u64 c)
+{
+	struct baton_pool_cls *k = &pool->cls[cls];
+	struct baton_pool_qent *e = &k->q[c & (k->lay.qcap - 1)];
+	u64 qcap = k->lay.qcap, seq, prev;
+	int ret = 0;
+
+	mutex_lock(&pool->lock);
+	/* Y1, Y3: the entry's value is read only after its seq. */
+	seq = smp_load_acquire(&e->seq);
+	if (seq == c && c < (u64)atomic64_read_acquire((atomic64_t *)k->tail)) {
+		/* Unpublished: whose is ticket c? */
+		if (baton_pool_live_may_hold(pool, BATON_POOL_CLAIM_PUSH, cls,
+					     c))
+			ret = -EAGAIN;
+		/* Y5: a holder that finished meanwhile published it. */
+		else if (smp_load_acquire(&e->seq) == c)
+			baton_pool_fill(pool, k, c, BATON_POOL_NO_INDEX, 0);
+	} else if (c >= qcap && seq == c - qcap + 1) {
+		/* Not released by the taker of ticket c - qcap. */
+		prev = c - qcap;
+		if (prev >= (u64)atomic64_read_acquire((atomic64_t *)k->head))
+			ret = -EAGAIN;	/* not taken yet: nothing stuck */
+		else if (baton_pool_live_may_hold(pool, BATON_POOL_CLAIM_POP,
+						  cls, prev))
+			ret = -EAGAIN;
+		/* Y3: the value is read after the seq says it is there... */
+		else if (smp_load_acquire(&e->seq) == prev + 1) {
+			u64 v = READ_ONCE(e->value);
+
+			/* ...and before the entry is the next lap's (Y3). */
+			smp_store_release(&e->seq, c);
+			baton_pool_count(&pool->hdr->repaired, 1);
+			baton_pool_requeue(pool, k, v);
+		}
+	}
+	mutex_unlock(&pool->lock);
+	return ret;
+}
+
+static long baton_pool_unstick_ioc(struct baton_pool *pool, void __user *uarg)
+{
+	struct baton_pool_unstick k;
+	u32 usize;
+	int ret;
+
+	ret = baton_copy_in(&k, sizeof(k), BATON_POOL_UNSTICK_SIZE_VER0, uarg,
+			    &usize);
+	if (ret)
+		return ret;
+	if (k.flags || k.reserved || k.cls >= pool->nr_classes)
+		return -EINVAL;
+	return baton_pool_unstick(pool, k.cls, k.ticket);
+}
+
+/*
+ * Suspect tickets of dead refills (baton_pool_suspect()). If the head
+ * never passed the range, the refill's compare-and-swap failed: nothing
+ * is stranded. Else each entry still published for its ticket (never
+ * released) and held by no live holder (baton_pool_live_may_hold(), the
+ * UNSTICK rule) is released and its buffer queued again. True while some
+ * entry may still be a live holder's: try again later.
+ */
+static bool baton_pool_resolve_one(struct baton_pool *pool,
+				   const struct baton_pool_suspect *sp)
+{
+	struct baton_pool_cls *c = &pool->cls[sp->cls];
+	u64 head = atomic64_read_acquire((atomic64_t *)c->head);
+	bool pending = false;
+	u32 i;
+
+	if (head < sp->first + sp->n)
+		return false;
+	for (i = 0; i < sp->n; i++) {
+		u64 t = sp->first + i;
+		struct baton_pool_qent *e = &c->q[t & (c->lay.qcap - 1)];
+		u64 v;
+
+		/* Y3: released already, by whoever took it. */
+		if (smp_load_acquire(&e->seq) != t + 1)
+			continue;
+		if (baton_pool_live_may_hold(pool, BATON_POOL_CLAIM_POP,
+					     sp->cls, t)) {
+			pending = true;
+			continue;
+		}
+		/* Y3: re-read, then the value before the release. */
+		if (smp_load_acquire(&e->seq) != t + 1)
+			continue;
+		v = READ_ONCE(e->value);
+		/* Y3: the value is read before the entry is the next lap's. */
+		smp_store_release(&e->seq, t + c->lay.qcap);
+		baton_pool_count(&pool->hdr->repaired, 1);
+		baton_pool_requeue(pool, c, v);
+	}
+	return pending;
+}
+
+static bool baton_pool_resolve(struct baton_pool *pool)
+{
+	u32 i = 0;
+
+	lockdep_assert_held(&pool->lock);
+	while (i < pool->nr_suspects) {
+		if (baton_pool_resolve_one(pool, &pool->suspect[i]))
+			i++;
+		else
+			pool->suspect[i] = pool->suspect[--pool->nr_suspects];
+	}
+	return pool->nr_suspects;
+}
+
+static void baton_pool_repair_work(struct work_struct *work)
+{
+	struct baton_pool *pool = container_of(to_delayed_work(work),
+					       struct baton_pool, repair);
+	bool again;
+
+	mutex_lock(&pool->lock);
+	again = baton_pool_resolve(pool);
+	mutex_unlock(&pool->lock);
+	if (again)
+		schedule_delayed_work(&pool->repair, msecs_to_jiffies(5));
+}
+
+/* ---- decay ---- */
+
+struct baton_pool_cand {
+	u64 aux;
+	u32 index;
+};
+
+static int baton_pool_cand_cmp(const void *a, const void *b)
+{
+	const struct baton_pool_cand *x = a, *y = b;
+
+	return x->aux < y->aux ? -1 : x->aux > y->aux;
+}
+
+/*
+ * The reserve: the fewest free buffers the class had at any tick of the
+ * window (about decay_ms), so what a burst used lately stays resident.
+ */
+static u32 baton_pool_reserve(struct baton_pool *pool, struct baton_pool_cls *c)
+{
+	u64 queued = READ_ONCE(*c->tail) - READ_ONCE(*c->head);
+	u32 free = min_t(u64, queued, c->lay.count);
+	u32 i, reserve = free;
+
+	c->min_free[pool->ticks % BATON_POOL_WINDOW] = free;
+	for (i = 0; i < BATON_POOL_WINDOW; i++)
+		reserve = min(reserve, c->min_free[i]);
+	return reserve;
+}
+
+/* Give back the pages of buffer @index; false if it was not ours to take. */
+static bool baton_pool_decay_one(struct baton_pool *pool,
+				 struct baton_pool_cls *c,
+				 const struct baton_pool_cand *cand)
+{
+	struct baton_pool_desc *d = &c->desc[cand->index];
+	u64 s = READ_ONCE(d->state);
+	u32 gen = BATON_POOL_S_GEN(s);
+	loff_t start;
+
+	if (BATON_POOL_S_KIND(s) != BATON_POOL_FREE ||
+	    READ_ONCE(d->aux) != cand->aux)
+		return false;
+	/*
+	 * Same generation and FREE: the same free episode as the scan saw.
+	 * An allocator that pops it now waits for FREE again (pool.rst).
+	 */
+	if (cmpxchg(&d->state, s,
+		    BATON_POOL_STATE(gen, BATON_POOL_KERNEL, 0)) != s)
+		return false;
+	start = c->lay.data_off + ((loff_t)cand->index << c->lay.buf_shift);
+	shmem_truncate_range(file_inode(pool->shm), start,
+			     start + (1LL << c->lay.buf_shift) - 1);
+	WRITE_ONCE(d->aux, 0);
+	/* Y4: the pages are gone and aux is 0 before a taker may have it. */
+	smp_store_release(&d->state, s);
+	return true;
+}
+
+/* Oldest first, at most @budget, only those free for decay_ms or more. */
+static u64 baton_pool_decay_class(struct baton_pool *pool,
+				  struct baton_pool_cls *c, u32 budget,
+				  u64 now)
+{
+	struct baton_pool_cand *cand;
+	u32 j, n = 0, done = 0;
+
+	cand = kvmalloc_array(c->lay.count, sizeof(*cand), GFP_KERNEL);
+	if (!cand)
+		return 0;
+	for (j = 0; j < c->lay.count; j++) {
+		u64 s = READ_ONCE(c->desc[j].state);
+		u64 aux = READ_ONCE(c->desc[j].aux);
+
+		/* aux 0: never used or decayed already; future: scribbled. */
+		if (BATON_POOL_S_KIND(s) != BATON_POOL_FREE || !aux ||
+		    aux > now || now - aux < pool->decay_ms)
+			continue;
+		cand[n].aux = aux;
+		cand[n++].index = j;
+	}
+	sort(cand, n, sizeof(*cand), baton_pool_cand_cmp, NULL);
+	for (j = 0; j < n && done < budget; j++) {
+		if (baton_pool_decay_one(pool, c, &cand[j]))
+			done++;
+		cond_resched();
+	}
+	kvfree(cand);
+	return done;
+}
+
+static void baton_pool_decay_work(struct work_struct *work)
+{
+	struct baton_pool *pool = container_of(to_delayed_work(work),
+					       struct baton_pool, decay);
+	u64 now = baton_pool_now_ms(), bufs = 0, bytes = 0;
+	u32 i;
+
+	mutex_lock(&pool->lock);
+	for (i = 0; i < pool->nr_classes; i++) {
+		struct baton_pool_cls *c = &pool->cls[i];
+		u32 reserve = baton_pool_reserve(pool, c);
+		u64 n;
+
+		if (reserve <= pool->keep)
+			continue;
+		n = baton_pool_decay_class(pool, c, reserve - pool->keep, now);
+		bufs += n;
+		bytes += n << c->lay.buf_shift;
+	}
+	pool->ticks++;
+	baton_pool_count(&pool->hdr->decay_ticks, 1);
+	baton_pool_count(&pool->hdr->decayed, bufs);
+	baton_pool_count(&pool->hdr->decayed_bytes, bytes);
+	mutex_unlock(&pool->lock);
+	if (bufs)
+		baton_pool_event(pool, BATON_EVENT_POOL_DECAYED, NULL, -1,
+				 bytes);
+	schedule_delayed_work(&pool->decay,
+			      msecs_to_jiffies(max(pool->decay_ms / 4, 5U)));
+}
+
+/* ---- memory and lifetime ---- */
+
+static void baton_pool_free(struct kref *ref)
+{
+	struct baton_pool *pool = container_of(ref, struct baton_pool,
+					       named.ref);
+
+	if (pool->decay_ms)
+		cancel_delayed_work_sync(&pool->decay);
+	cancel_delayed_work_sync(&pool->repair);
+	baton_named_forget(&baton_pools, &pool->named);
+	if (pool->named.published)
+		baton_pool_event(pool, BATON_EVENT_POOL_DESTROYED, NULL, -1, 0);
+	if (pool->shm)
+		fput(pool->shm);
+	baton_pages_free(&pool->mem);
+	kfree(pool->holder);
+	baton_mm_set_destroy(&pool->mms);
+	mutex_destroy(&pool->lock);
+	baton_named_destroy(&pool->named);
+	kfree(pool);
+}
+
+static struct baton_pool *baton_pool_alloc(const struct baton_pool_create *k)
+{
+	struct baton_pool *pool;
+	int ret;
+
+	pool = kzalloc(sizeof(*pool), GFP_KERNEL_ACCOUNT);
+	if (!pool)
+		return ERR_PTR(-ENOMEM);
+	baton_pool_plan(pool, k);
+	if (1 + pool->ctl_pages > UINT_MAX) {
+		ret = -E2BIG;
+		goto free_pool;
+	}
+	/* The whole pool: what it may hold, not what is resident. */
+	ret = baton_named_init(&pool->named, k->name, k->mode,
+			       ((1 + pool->ctl_pages) << PAGE_SHIFT) +
+			       pool->data_size);
+	if (ret)
+		goto free_pool;
+	ret = -ENOMEM;
+	pool->holder = kcalloc(pool->max_holders, sizeof(*pool->holder),
+			       GFP_KERNEL_ACCOUNT);
+	if (!pool->holder)
+		goto destroy_named;
+	ret = baton_mm_set_init(&pool->mms);
+	if (ret)
+		goto free_holders;
+	ret = baton_pages_alloc(&pool->mem, 1 + pool->ctl_pages);
+	if (ret)
+		goto free_mms;
+	pool->shm = shmem_file_setup("baton-pool", pool->data_size,
+				     VM_NORESERVE);
+	if (IS_ERR(pool->shm)) {
+		ret = PTR_ERR(pool->shm);
+		pool->shm = NULL;
+		goto free_pages;
+	}
+	mutex_init(&pool->lock);
+	INIT_DELAYED_WORK(&pool->decay, baton_pool_decay_work);
+	INIT_DELAYED_WORK(&pool->repair, baton_pool_repair_work);
+	baton_pool_init_layout(pool);
+	return pool;
+
+free_pages:
+	baton_pages_free(&pool->mem);
+free_mms:
+	baton_mm_set_destroy(&pool->mms);
+free_holders:
+	kfree(pool->holder);
+destroy_named:
+	baton_named_destroy(&pool->named);
+free_pool:
+	kfree(pool);
+	return ERR_PTR(ret);
+}
+
+/* ---- mmap ---- */
+
+/* The data region: the pool's shmem file, mapped whole and shared. */
+static int baton_pool_mmap_data(struct baton_pool *pool,
+				struct vm_area_struct *vma)
+{
+	if (vma_pages(vma) != pool->data_size >> PAGE_SHIFT)
+		return -EINVAL;
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	vma_set_file(vma, pool->shm);
+	vma->vm_pgoff = 0;
+	return call_mmap(pool->shm, vma);
+}
+
+/*
+ * One region per mmap() call, at its exact offset: the header read-only,
+ * the control region read-write (both special PTEs: no GUP), the data
+ * region read-write (shmem pages: GUP allowed, for I/O into buffers).
+ */
+static int baton_pool_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct baton_pool *pool = ((struct baton_pool_file *)
+				   file->private_data)->pool;
+	struct baton_region r = { .data = false };
+
+	if (vma->vm_pgoff == 0) {
+		r.first = 0;
+		r.pages = 1;
+	} else if (vma->vm_pgoff == 1) {
+		r.first = 1;
+		r.pages = pool->ctl_pages;
+		r.writable = true;
+	} else if (vma->vm_pgoff == 1 + pool->ctl_pages) {
+		return baton_pool_mmap_data(pool, vma);
+	} else {
+		return -EINVAL;
+	}
+	return baton_pages_mmap(&pool->mem, vma, &r, &pool->mms);
+}
+
+/* ---- pool fds ---- */
+
+static int baton_pool_release(struct inode *inode, struct file *file)
+{
+	struct baton_pool_file *pf = file->private_data;
+
+	baton_pool_holder_release(pf->pool, pf->holder);
+	baton_pool_put(pf->pool);
+	kfree(pf);
+	return 0;
+}
+
+static long baton_pool_ioctl(struct file *file, unsigned int cmd,
+			     unsigned long arg)
+{
+	struct baton_pool_file *pf = file->private_data;
+
+	if (cmd == BATON_POOL_IOC_UNSTICK)
+		return baton_pool_unstick_ioc(pf->pool, (void __user *)arg);
+	return -ENOTTY;
+}
+
+static const struct file_operations baton_pool_fops = {
+	.owner		= THIS_MODULE,
+	.release	= baton_pool_release,
+	.unlocked_ioctl	= baton_pool_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.mmap		= baton_pool_mmap,
+	.llseek		= noop_llseek,
+};
+
+/* A free holder index for the caller, or -EMFILE. */
+static int baton_pool_holder_take(struct baton_pool *pool)
+{
+	int ret = -EMFILE;
+	u32 i;
+
+	mutex_lock(&pool->lock);
+	for (i = 0; i < pool->max_holders; i++) {
+		if (pool->holder[i])
+			continue;
+		pool->holder[i] = get_pid(task_tgid(current));
+		WRITE_ONCE(pool->hdr->holders, pool->hdr->holders + 1);
+		ret = i;
+		break;
+	}
+	mutex_unlock(&pool->lock);
+	return ret;
+}
+
+static void baton_pool_holder_drop(struct baton_pool *pool, u32 holder)
+{
+	mutex_lock(&pool->lock);
+	put_pid(pool->holder[holder]);
+	pool->holder[holder] = NULL;
+	WRITE_ONCE(pool->hdr->holders, pool->hdr->holders - 1);
+	mutex_unlock(&pool->lock);
+}
+
+/*
+ * Reserve an fd, a holder index and a pool file; installed by the caller.
+ * The file takes over the caller's reference on @pool.
+ */
+static int baton_pool_file_new(struct baton_pool *pool, struct file **filep,
+			       u32 *holder)
+{
+	struct baton_pool_file *pf;
+	struct file *file;
+	int fd, h;
+
+	h = baton_pool_holder_take(pool);
+	if (h < 0)
+		return h;
+	pf = kzalloc(sizeof(*pf), GFP_KERNEL_ACCOUNT);
+	if (!pf) {
+		fd = -ENOMEM;
+		goto drop;
+	}
+	pf->pool = pool;
+	pf->holder = h;
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0)
+		goto free_pf;
+	file = anon_inode_getfile("[baton_pool]", &baton_pool_fops, pf,
+				  O_RDWR);
+	if (IS_ERR(file)) {
+		put_unused_fd(fd);
+		fd = PTR_ERR(file);
+		goto free_pf;
+	}
+	*filep = file;
+	*holder = h;
+	return fd;
+
+free_pf:
+	kfree(pf);
+drop:
+	baton_pool_holder_drop(pool, h);
+	return fd;
+}
+
+static struct baton_pool *baton_pool_get(const char *name)
+{
+	struct baton_named *n = baton_names_get(&baton_pools, name);
+
+	return n ? container_of(n, struct baton_pool, named) : NULL;
+}
+
+static void baton_pool_put_named(struct baton_named *n)
+{
+	baton_pool_put(container_of(n, struct baton_pool, named));
+}
+
+/* ---- /dev/baton ioctls ---- */
+
+int baton_pool_create(struct baton_pool_create *k, void __user *uarg,
+		      u32 usize)
+{
+	struct baton_pool *pool;
+	struct file *file;
+	u32 holder;
+	int fd, ret;
+
+	BUILD_BUG_ON(sizeof(struct baton_pool_hdr) > PAGE_SIZE);
+	BUILD_BUG_ON(sizeof(struct baton_pool_claim) > PAGE_SIZE);
+
+	ret = baton_pool_check(k);
+	if (ret)
+		return ret;
+	ret = baton_check_name(k->name);
+	if (ret)
+		return ret;
+	/* Early and racy, to spare the allocation; names_add() decides. */
+	pool = baton_pool_get(k->name);
+	if (pool) {
+		baton_pool_put(pool);
+		return -EEXIST;
+	}
+
+	pool = baton_pool_alloc(k);
+	if (IS_ERR(pool))
+		return PTR_ERR(pool);
+	fd = baton_pool_file_new(pool, &file, &holder);
+	if (fd < 0) {
+		baton_pool_put(pool);
+		return fd;
+	}
+	k->out_fd = fd;
+	k->out_holder = holder;
+	ret = baton_copy_out(uarg, usize, k, sizeof(*k));
+	/* Publish the name last: a failed create leaves nothing behind. */
+	if (!ret)
+		ret = baton_names_add(&baton_pools, &pool->named);
+	if (ret) {
+		fput(file);
+		put_unused_fd(fd);
+		return ret;
+	}
+	if (pool->decay_ms)
+		schedule_delayed_work(&pool->decay,
+				      msecs_to_jiffies(max(pool->decay_ms / 4,
+							   5U)));
+	fd_install(fd, file);
+	return 0;
+}
+
+int baton_pool_open(struct baton_pool_open *k, void __user *uarg, u32 usize)
+{
+	struct baton_pool *pool;
+	struct file *file;
+	u32 holder;
+	int fd, ret;
+
+	if (k->flags || k->reserved[0] || k->reserved[1])
+		return -EINVAL;
+	ret = baton_check_name(k->name);
+	if (ret)
+		return ret;
+	pool = baton_pool_get(k->name);
+	if (!pool)
+		return -ENOENT;
+	/* Every holder allocates and frees: read and write bits both. */
+	ret = baton_owner_permission(&pool->named.owner, MAY_READ | MAY_WRITE);
+	if (ret)
+		goto put;
+	fd = baton_pool_file_new(pool, &file, &holder);
+	if (fd < 0) {
+		ret = fd;
+		goto put;
+	}
+	k->out_fd = fd;
+	k->out_holder = holder;
+	ret = baton_copy_out(uarg, usize, k, sizeof(*k));
+	if (ret) {
+		fput(file);
+		put_unused_fd(fd);
+		return ret;
+	}
+	fd_install(fd, file);
+	return 0;
+
+put:
+	baton_pool_put(pool);
+	return ret;
+}
+
+int baton_pool_unlink(const struct baton_unlink *k)
+{
+	struct baton_named *n;
+
+	n = baton_names_unlink(&baton_pools, k);
+	if (IS_ERR(n))
+		return PTR_ERR(n);
+	baton_pool_put_named(n);	/* the registry's reference */
+	return 0;
+}
+
+/* Module exit: only the registry's references are left. */
+void baton_pool_registry_drain(void)
+{
+	baton_names_drain(&baton_pools, baton_pool_put_named);
+}

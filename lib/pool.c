@@ -1,0 +1,778 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libbaton: buffer pools (Documentation/pool.rst): allocate and free
+ * buffers of a pool in user space and name them by 64-bit handles.
+ *
+ * Owns struct baton_pool: the three mappings of a pool fd, the library's
+ * checked copy of the geometry (the only one it trusts), and the
+ * per-class magazines. A magazine keeps buffers this holder owns but
+ * nobody uses: allocation pops one and free pushes one, no atomic
+ * instruction either way; only an empty or an overfull magazine touches
+ * the shared free queue, for half a magazine at a time. A magazine holds
+ * at most an eighth of its class (and at most BATON_POOL_MAG), so that a
+ * holder that only frees (a consumer stage) cannot keep a small class
+ * from the others: a class of fewer than 16 buffers has no magazine. Buffers
+ * in a magazine are OWNED by this holder in their descriptors, so the
+ * kernel returns them with the rest when the holder's file is released.
+ *
+ * The free queue's protocol and the claim page are in the uapi header;
+ * the argument is in Documentation/pool.rst. Ordering, as lettered in
+ * memory-ordering.rst:
+ * Y1 a freer's descriptor stores (aux, then state FREE) happen before its
+ *    entry's seq store (release), which a taker's seq load (acquire)
+ *    pairs with: a taker that reads the entry sees the descriptor FREE;
+ * Y2 a taker counts published entries (acquire loads of seq) before its
+ *    compare-and-swap on the head; head only grows, so a successful one
+ *    means nobody took those entries in between;
+ * Y3 a taker's seq store (h + qcap, release) frees the entry for the next
+ *    lap only after it read the value and recorded it in its claim;
+ * Y4 the kernel takes a descriptor (decay, reclaim) only by a cmpxchg
+ *    from the exact value it read, and a taker takes one from FREE only by
+ *    a cmpxchg too, so exactly one of them wins;
+ * Y5 a holder's floor store (release) comes before its fetch_add on the
+ *    tail or compare-and-swap on the head (acq_rel), and its ticket store
+ *    after: the kernel's UNSTICK, having loaded that index with acquire,
+ *    sees the floor of any live holder that may hold a ticket it asks
+ *    about (mpsc.rst's I and J, for pools).
+ *
+ * Pools are a kmod backend feature for now: on the memfd backend every
+ * call is -EOPNOTSUPP (Documentation/pool.rst says what is not built).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define BATON_POOL_MAG		32	/* the most buffers a magazine keeps */
+
+/* A flush moves at most mag_cap + 1 - mag_cap / 2 buffers. */
+_Static_assert(BATON_POOL_MAG + 1 <= BATON_POOL_CLAIM_MAX, "claim size");
+
+struct baton_pool_mag {
+	uint32_t n;
+	uint32_t index[BATON_POOL_MAG + 1];
+};
+
+struct baton_pool_cls {
+	uint64_t *head;
+	uint64_t *tail;
+	struct baton_pool_qent *q;
+	struct baton_pool_desc *desc;
+	uint8_t *base;			/* buffer 0 in our data mapping */
+	uint32_t shift;
+	uint32_t count;
+	uint32_t qcap;
+	uint32_t mag_cap;		/* count / 8, at most 32; < 2: none */
+	struct baton_pool_mag mag;
+};
+
+struct baton_pool {
+	int fd;
+	uint32_t holder;		/* our index; descriptors say + 1 */
+	struct baton_pool_hdr geo;	/* checked copy of the header */
+	const struct baton_pool_hdr *hdr;
+	uint8_t *ctl;
+	uint8_t *data;
+	struct baton_pool_claim *claim;
+	struct baton_pool_cls cls[BATON_POOL_CLASSES_MAX];
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static inline void cpu_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/* Wait politely for a word another process is about to store. */
+static void pool_relax(unsigned int *spins)
+{
+	cpu_pause();
+	if ((++*spins & 1023) == 0)
+		sched_yield();
+}
+
+static uint32_t next_gen(uint32_t gen)
+{
+	return gen + 1 ? gen + 1 : 1;
+}
+
+/* ---- the geometry: copied once, checked, then the only one used ---- */
+
+static int class_valid(const struct baton_pool_hdr *g, uint32_t i)
+{
+	const struct baton_pool_class_layout *c = &g->classes[i];
+	uint64_t blk, bytes;
+
+	if (c->buf_shift < BATON_POOL_SHIFT_MIN ||
+	    c->buf_shift > BATON_POOL_SHIFT_MAX || !c->count ||
+	    c->count > BATON_POOL_COUNT_MAX || c->qcap < 4 ||
+	    (c->qcap & (c->qcap - 1)) || c->qcap < 2 * (uint64_t)c->count)
+		return 0;
+	if (i && c->buf_shift <= g->classes[i - 1].buf_shift)
+		return 0;
+	blk = BATON_POOL_Q_ENTRIES + (uint64_t)c->qcap * 16 +
+	      (uint64_t)c->count * 16;
+	bytes = (uint64_t)c->count << c->buf_shift;
+	return c->ctl_off % 4096 == 0 && c->ctl_off + blk <= g->claim_off &&
+	       c->data_off + bytes <= g->data_size &&
+	       c->data_off + bytes > c->data_off;
+}
+
+static int geometry_valid(const struct baton_pool_hdr *g, uint32_t holder)
+{
+	uint32_t i;
+
+	if (g->magic != BATON_POOL_MAGIC || g->abi_version != BATON_ABI_VERSION)
+		return 0;
+	if (!g->nr_classes || g->nr_classes > BATON_POOL_CLASSES_MAX ||
+	    !g->max_holders || g->max_holders > BATON_POOL_HOLDERS_MAX ||
+	    holder >= g->max_holders)
+		return 0;
+	if (g->ctl_mmap != 4096 || g->ctl_size % 4096 || g->data_size % 4096 ||
+	    g->claim_off + (uint64_t)g->max_holders * 4096 != g->ctl_size ||
+	    g->data_mmap != g->ctl_mmap + g->ctl_size)
+		return 0;
+	for (i = 0; i < g->nr_classes; i++)
+		if (!class_valid(g, i))
+			return 0;
+	return 1;
+}
+
+static void pool_unmap(struct baton_pool *p)
+{
+	if (p->hdr)
+		munmap((void *)p->hdr, 4096);
+	if (p->ctl)
+		munmap(p->ctl, p->geo.ctl_size);
+	if (p->data)
+		munmap(p->data, p->geo.data_size);
+}
+
+static int pool_map(struct baton_pool *p)
+{
+	void *m;
+	uint32_t i;
+
+	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, p->fd, BATON_POOL_HDR_MMAP);
+	if (m == MAP_FAILED)
+		return -errno;
+	p->hdr = m;
+	memcpy(&p->geo, p->hdr, sizeof(p->geo));
+	if (!geometry_valid(&p->geo, p->holder))
+		return -EPROTO;
+	m = mmap(NULL, p->geo.ctl_size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_POPULATE, p->fd, (off_t)p->geo.ctl_mmap);
+	if (m == MAP_FAILED)
+		return -errno;
+	p->ctl = m;
+	/* Not populated: a buffer's pages come on first touch (decay). */
+	m = mmap(NULL, p->geo.data_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 p->fd, (off_t)p->geo.data_mmap);
+	if (m == MAP_FAILED)
+		return -errno;
+	p->data = m;
+	p->claim = (struct baton_pool_claim *)(p->ctl + p->geo.claim_off +
+					       (uint64_t)p->holder * 4096);
+	for (i = 0; i < p->geo.nr_classes; i++) {
+		const struct baton_pool_class_layout *l = &p->geo.classes[i];
+		struct baton_pool_cls *c = &p->cls[i];
+		uint8_t *blk = p->ctl + l->ctl_off;
+
+		c->head = (uint64_t *)(blk + BATON_POOL_Q_HEAD);
+		c->tail = (uint64_t *)(blk + BATON_POOL_Q_TAIL);
+		c->q = (struct baton_pool_qent *)(blk + BATON_POOL_Q_ENTRIES);
+		c->desc = (struct baton_pool_desc *)(c->q + l->qcap);
+		c->base = p->data + l->data_off;
+		c->shift = l->buf_shift;
+		c->count = l->count;
+		c->qcap = l->qcap;
+		c->mag_cap = l->count / 8 < BATON_POOL_MAG ? l->count / 8 :
+			     BATON_POOL_MAG;
+		if (c->mag_cap < 2)
+			c->mag_cap = 0;
+	}
+	return 0;
+}
+
+static int pool_attach(int fd, uint32_t holder, struct baton_pool **out)
+{
+	struct baton_pool *p = calloc(1, sizeof(*p));
+	int ret;
+
+	if (!p) {
+		close(fd);
+		return -ENOMEM;
+	}
+	p->fd = fd;
+	p->holder = holder;
+	ret = pool_map(p);
+	if (ret) {
+		pool_unmap(p);
+		close(fd);
+		free(p);
+		return ret;
+	}
+	*out = p;
+	return 0;
+}
+
+static int copy_pool_name(char dst[BATON_NAME_MAX], const char *name)
+{
+	size_t len = name ? strnlen(name, BATON_NAME_MAX) : 0;
+
+	if (len == 0 || len >= BATON_NAME_MAX)
+		return -EINVAL;
+	memset(dst, 0, BATON_NAME_MAX);
+	memcpy(dst, name, len);
+	return 0;
+}
+
+int baton_pool_create(const char *name, const struct baton_pool_params *params,
+		      struct baton_pool **out)
+{
+	struct baton_pool_create k;
+	uint32_t i;
+	int ret;
+
+	if (!params || !out || params->nr_classes > BATON_POOL_CLASSES_MAX)
+		return -EINVAL;
+	memset(&k, 0, sizeof(k));
+	k.size = sizeof(k);
+	k.mode = params->mode ? params->mode : 0600;
+	k.nr_classes = params->nr_classes;
+	k.decay_ms = params->decay_ms;
+	k.keep = params->keep;
+	k.max_holders = params->max_holders ? params->max_holders : 64;
+	for (i = 0; i < params->nr_classes; i++) {
+		k.classes[i].buf_shift = params->classes[i].buf_shift;
+		k.classes[i].count = params->classes[i].count;
+	}
+	ret = copy_pool_name(k.name, name);
+	if (ret)
+		return ret;
+	ret = baton__dev_ioctl(BATON_IOC_POOL_CREATE, &k);
+	if (ret)
+		return ret == -ENODEV ? -EOPNOTSUPP : ret;
+	return pool_attach(k.out_fd, k.out_holder, out);
+}
+
+int baton_pool_open(const char *name, struct baton_pool **out)
+{
+	struct baton_pool_open k;
+	int ret;
+
+	if (!out)
+		return -EINVAL;
+	memset(&k, 0, sizeof(k));
+	k.size = sizeof(k);
+	ret = copy_pool_name(k.name, name);
+	if (ret)
+		return ret;
+	ret = baton__dev_ioctl(BATON_IOC_POOL_OPEN, &k);
+	if (ret)
+		return ret == -ENODEV ? -EOPNOTSUPP : ret;
+	return pool_attach(k.out_fd, k.out_holder, out);
+}
+
+int baton_pool_unlink(const char *name)
+{
+	struct baton_unlink k;
+	int ret;
+
+	memset(&k, 0, sizeof(k));
+	k.size = sizeof(k);
+	ret = copy_pool_name(k.name, name);
+	if (ret)
+		return ret;
+	ret = baton__dev_ioctl(BATON_IOC_POOL_UNLINK, &k);
+	return ret == -ENODEV ? -EOPNOTSUPP : ret;
+}
+
+/*
+ * Closing the fd is what returns this holder's buffers (its magazines
+ * included) to the free queues: the kernel does it at release, as for a
+ * holder that died.
+ */
+void baton_pool_close(struct baton_pool *p)
+{
+	if (!p)
+		return;
+	pool_unmap(p);
+	close(p->fd);
+	free(p);
+}
+
+/* ---- handles ---- */
+
+/* The class of a well-formed handle, or NULL (forged: EINVAL). */
+static struct baton_pool_cls *handle_class(const struct baton_pool *p,
+					   uint64_t h)
+{
+	uint32_t cls = BATON_POOL_H_CLASS(h);
+
+	if (!p || (h & BATON_POOL_H_RESERVED) || !BATON_POOL_H_GEN(h) ||
+	    cls >= p->geo.nr_classes ||
+	    BATON_POOL_H_INDEX(h) >= p->cls[cls].count)
+		return NULL;
+	return (struct baton_pool_cls *)&p->cls[cls];
+}
+
+void *baton_pool_ptr(const struct baton_pool *p, uint64_t h)
+{
+	const struct baton_pool_cls *c = handle_class(p, h);
+
+	if (!c)
+		return NULL;
+	return c->base + ((size_t)BATON_POOL_H_INDEX(h) << c->shift);
+}
+
+size_t baton_pool_buf_size(const struct baton_pool *p, uint64_t h)
+{
+	const struct baton_pool_cls *c = handle_class(p, h);
+
+	return c ? (size_t)1 << c->shift : 0;
+}
+
+int baton_pool_check(const struct baton_pool *p, uint64_t h)
+{
+	const struct baton_pool_cls *c = handle_class(p, h);
+	uint64_t s;
+
+	if (!c)
+		return -EINVAL;
+	s = __atomic_load_n(&c->desc[BATON_POOL_H_INDEX(h)].state,
+			    __ATOMIC_ACQUIRE);
+	if (BATON_POOL_S_GEN(s) != BATON_POOL_H_GEN(h) ||
+	    BATON_POOL_S_KIND(s) != BATON_POOL_OWNED)
+		return -ESTALE;
+	return 0;
+}
+
+/* ---- the free queue ---- */
+
+/*
+ * Ask the kernel about the entry of ticket @t, which has not moved for a
+ * while: 0 when it has moved or was repaired, -EAGAIN while a live holder
+ * may still hold the ticket (uapi: BATON_POOL_IOC_UNSTICK).
+ */
+static int unstick(struct baton_pool *p, uint32_t cls, uint64_t t)
+{
+	struct baton_pool_unstick u;
+
+	memset(&u, 0, sizeof(u));
+	u.size = sizeof(u);
+	u.cls = cls;
+	u.ticket = t;
+	return ioctl(p->fd, BATON_POOL_IOC_UNSTICK, &u) ? -errno : 0;
+}
+
+/*
+ * Wait for entry @e to show @want; after about a millisecond of it, ask
+ * the kernel every millisecond (a holder may have died between two of
+ * its steps).
+ */
+static void wait_seq(struct baton_pool *p, uint32_t cls,
+		     struct baton_pool_qent *e, uint64_t want, uint64_t t)
+{
+	unsigned int spins = 0;
+	uint64_t asked = 0;
+
+	while (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != want) {
+		pool_relax(&spins);
+		if (spins < 4096)
+			continue;
+		if (now_ms() != asked) {
+			asked = now_ms();
+			unstick(p, cls, t);
+		}
+	}
+}
+
+/*
+ * Take buffer @v's index from FREE to OWNED by us (Y4). The decay may
+ * hold it (KERNEL) for the moment it takes to give its pages back; a
+ * generation other than the entry's, or any other state, is a stale or
+ * scribbled entry: the index is dropped, never used twice.
+ */
+static int take_entry(struct baton_pool *p, struct baton_pool_cls *c,
+		      uint64_t v)
+{
+	uint64_t index = v & 0xffffffffu;
+	uint32_t gen = (uint32_t)(v >> 32);
+	struct baton_pool_desc *d;
+	unsigned int spins = 0;
+
+	if (v == BATON_POOL_NO_INDEX || index >= c->count || !gen)
+		return 0;
+	d = &c->desc[index];
+	for (;;) {
+		uint64_t s = __atomic_load_n(&d->state, __ATOMIC_ACQUIRE);
+
+		if (s == BATON_POOL_STATE(gen, BATON_POOL_KERNEL, 0)) {
+			pool_relax(&spins);
+			continue;
+		}
+		if (s != BATON_POOL_STATE(gen, BATON_POOL_FREE, 0))
+			return 0;
+		if (__atomic_compare_exchange_n(
+			    &d->state, &s,
+			    BATON_POOL_STATE(gen, BATON_POOL_OWNED,
+					     p->holder + 1),
+			    0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return 1;
+	}
+}
+
+static void claim_idle(struct baton_pool_claim *cl)
+{
+	__atomic_store_n(&cl->op, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&cl->ticket, BATON_POOL_NO_TICKET, __ATOMIC_RELEASE);
+	__atomic_store_n(&cl->floor, BATON_POOL_NO_TICKET, __ATOMIC_RELEASE);
+}
+
+/* How many entries from ticket @h on are published, up to @want. */
+static uint32_t published(const struct baton_pool_cls *c, uint64_t h,
+			  uint32_t want)
+{
+	uint32_t k;
+
+	for (k = 0; k < want; k++) {
+		struct baton_pool_qent *e = &c->q[(h + k) & (c->qcap - 1)];
+
+		if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != h + k + 1)
+			break;
+	}
+	return k;
+}
+
+/*
+ * The head entry is unpublished although its ticket was taken (h below
+ * the tail): a freer between its fetch_add and its publication, or one
+ * that died there. Wait while the head stays at h, asking the kernel
+ * every millisecond after the first.
+ */
+static void wait_head(struct baton_pool *p, uint32_t cls, uint64_t h)
+{
+	struct baton_pool_cls *c = &p->cls[cls];
+	struct baton_pool_qent *e = &c->q[h & (c->qcap - 1)];
+	unsigned int spins = 0;
+	uint64_t asked = 0;
+
+	while (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != h + 1 &&
+	       __atomic_load_n(c->head, __ATOMIC_ACQUIRE) == h) {
+		pool_relax(&spins);
+		if (spins >= 4096 && now_ms() != asked) {
+			asked = now_ms();
+			unstick(p, cls, h);
+		}
+	}
+}
+
+/*
+ * Fill the magazine with up to @want buffers from the queue:
+ * count the published entries from the head, announce the floor, move the
+ * head past them with one compare-and-swap (a failed one means another
+ * holder took them: count again), then read each, record it in the claim
+ * and release the entry (Y3) before taking its buffer.
+ */
+static void refill(struct baton_pool *p, uint32_t cls, uint32_t want)
+{
+	struct baton_pool_cls *c = &p->cls[cls];
+	struct baton_pool_claim *cl = p->claim;
+	uint64_t h, i;
+	uint32_t k;
+
+	cl->cls = cls;
+	__atomic_store_n(&cl->op, BATON_POOL_CLAIM_POP, __ATOMIC_RELEASE);
+	for (;;) {
+		h = __atomic_load_n(c->head, __ATOMIC_ACQUIRE);
+		k = published(c, h, want);
+		if (!k && __atomic_load_n(c->tail, __ATOMIC_ACQUIRE) > h) {
+			wait_head(p, cls, h);
+			continue;
+		}
+		if (!k)
+			break;
+		cl->n = k;
+		for (i = 0; i < k; i++)
+			cl->entry[i] = BATON_POOL_NO_INDEX;
+		/* The floor before the head moves (Y5). */
+		__atomic_store_n(&cl->floor, h, __ATOMIC_RELEASE);
+		if (__atomic_compare_exchange_n(c->head, &h, h + k, 0,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			break;
+		/* Another taker went first: we hold no ticket. */
+		__atomic_store_n(&cl->floor, BATON_POOL_NO_TICKET,
+				 __ATOMIC_RELEASE);
+	}
+	if (k) {
+		__atomic_store_n(&cl->ticket, h, __ATOMIC_RELEASE);
+		for (i = 0; i < k; i++) {
+			struct baton_pool_qent *e = &c->q[(h + i) & (c->qcap - 1)];
+			uint64_t v = __atomic_load_n(&e->value, __ATOMIC_RELAXED);
+
+			__atomic_store_n(&cl->entry[i], v, __ATOMIC_RELEASE);
+			/* Y3: the next lap's once read (and recorded). */
+			__atomic_store_n(&e->seq, h + i + c->qcap,
+					 __ATOMIC_RELEASE);
+			if (take_entry(p, c, v))
+				c->mag.index[c->mag.n++] = (uint32_t)v;
+		}
+	}
+	claim_idle(cl);
+}
+
+/*
+ * Push the top @n buffers of the magazine to the queue:
+ * record them and the floor in the claim, take the tickets with one
+ * fetch_add, store the ticket, make each descriptor FREE (Y1), then
+ * publish each entry.
+ */
+static void flush(struct baton_pool *p, uint32_t cls, uint32_t n)
+{
+	struct baton_pool_cls *c = &p->cls[cls];
+	uint32_t *idx = &c->mag.index[c->mag.n - n];
+	struct baton_pool_claim *cl = p->claim;
+	uint64_t t, now = now_ms(), v[BATON_POOL_MAG + 1];
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t s = __atomic_load_n(&c->desc[idx[i]].state,
+					     __ATOMIC_RELAXED);
+
+		v[i] = BATON_POOL_ENTRY(BATON_POOL_S_GEN(s), idx[i]);
+		cl->entry[i] = v[i];
+	}
+	cl->cls = cls;
+	cl->n = n;
+	__atomic_store_n(&cl->op, BATON_POOL_CLAIM_PUSH, __ATOMIC_RELEASE);
+	/* The floor before the tickets are taken (Y5). */
+	__atomic_store_n(&cl->floor, __atomic_load_n(c->tail, __ATOMIC_RELAXED),
+			 __ATOMIC_RELEASE);
+	t = __atomic_fetch_add(c->tail, n, __ATOMIC_ACQ_REL);
+	__atomic_store_n(&cl->ticket, t, __ATOMIC_RELEASE);
+	for (i = 0; i < n; i++) {
+		struct baton_pool_desc *d = &c->desc[idx[i]];
+
+		__atomic_store_n(&d->aux, now, __ATOMIC_RELAXED);
+		__atomic_store_n(&d->state,
+				 BATON_POOL_STATE(v[i] >> 32, BATON_POOL_FREE, 0),
+				 __ATOMIC_RELEASE);
+	}
+	for (i = 0; i < n; i++) {
+		struct baton_pool_qent *e = &c->q[(t + i) & (c->qcap - 1)];
+
+		/* Free for our lap: at once unless a taker is slow or dead. */
+		wait_seq(p, cls, e, t + i, t + i);
+		__atomic_store_n(&e->value, v[i], __ATOMIC_RELAXED);
+		/* Y1: the descriptors before the publication. */
+		__atomic_store_n(&e->seq, t + i + 1, __ATOMIC_RELEASE);
+	}
+	claim_idle(cl);
+	c->mag.n -= n;
+}
+
+/* ---- allocate and free ---- */
+
+static int size_class(const struct baton_pool *p, size_t size)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->geo.nr_classes; i++)
+		if (size <= (size_t)1 << p->cls[i].shift)
+			return (int)i;
+	return -1;
+}
+
+int baton_pool_alloc(struct baton_pool *p, size_t size, uint64_t *handle)
+{
+	struct baton_pool_cls *c;
+	uint32_t index;
+	uint64_t s;
+	int cls;
+
+	if (!p || !handle)
+		return -EINVAL;
+	cls = size_class(p, size);
+	if (cls < 0)
+		return -E2BIG;
+	c = &p->cls[cls];
+	if (!c->mag.n)
+		refill(p, (uint32_t)cls, c->mag_cap > 2 ? c->mag_cap / 2 : 1);
+	if (!c->mag.n)
+		return -ENOMEM;
+	index = c->mag.index[--c->mag.n];
+	s = __atomic_load_n(&c->desc[index].state, __ATOMIC_RELAXED);
+	*handle = BATON_POOL_HANDLE(cls, index, BATON_POOL_S_GEN(s));
+	return 0;
+}
+
+int baton_pool_free(struct baton_pool *p, uint64_t handle)
+{
+	struct baton_pool_cls *c = handle_class(p, handle);
+	struct baton_pool_desc *d;
+	uint32_t gen = BATON_POOL_H_GEN(handle);
+	uint64_t s;
+
+	if (!c)
+		return -EINVAL;
+	d = &c->desc[BATON_POOL_H_INDEX(handle)];
+	s = __atomic_load_n(&d->state, __ATOMIC_ACQUIRE);
+	if (s != BATON_POOL_STATE(gen, BATON_POOL_OWNED, p->holder + 1))
+		return -ESTALE;
+	/* Still ours, in the magazine; the old handle is stale from here. */
+	__atomic_store_n(&d->state,
+			 BATON_POOL_STATE(next_gen(gen), BATON_POOL_OWNED,
+					  p->holder + 1),
+			 __ATOMIC_RELEASE);
+	c->mag.index[c->mag.n++] = BATON_POOL_H_INDEX(handle);
+	/* Overfull: back to half (none, for a class without magazines). */
+	if (c->mag.n > c->mag_cap)
+		flush(p, BATON_POOL_H_CLASS(handle), c->mag.n - c->mag_cap / 2);
+	return 0;
+}
+
+int baton_pool_info(const struct baton_pool *p, struct baton_pool_info *info)
+{
+	uint32_t i;
+
+	if (!p || !info)
+		return -EINVAL;
+	memset(info, 0, sizeof(*info));
+	info->holder = p->holder;
+	info->nr_classes = p->geo.nr_classes;
+	info->decay_ms = p->geo.decay_ms;
+	for (i = 0; i < p->geo.nr_classes; i++) {
+		const struct baton_pool_cls *c = &p->cls[i];
+		uint64_t q = __atomic_load_n(c->tail, __ATOMIC_RELAXED) -
+			     __atomic_load_n(c->head, __ATOMIC_RELAXED);
+
+		info->classes[i].buf_size = (uint64_t)1 << c->shift;
+		info->classes[i].count = c->count;
+		info->classes[i].free = q > c->count ? c->count : q;
+		info->classes[i].cached = c->mag.n;
+	}
+	info->reclaimed = __atomic_load_n(&p->hdr->reclaimed, __ATOMIC_RELAXED);
+	info->decayed = __atomic_load_n(&p->hdr->decayed, __ATOMIC_RELAXED);
+	info->decayed_bytes = __atomic_load_n(&p->hdr->decayed_bytes,
+					      __ATOMIC_RELAXED);
+	info->bad_words = __atomic_load_n(&p->hdr->bad_words, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* ---- handing buffers over ---- */
+
+int baton_pool_give(struct baton_pool *p, uint64_t handle)
+{
+	struct baton_pool_cls *c = handle_class(p, handle);
+	uint32_t gen = BATON_POOL_H_GEN(handle);
+	struct baton_pool_desc *d;
+
+	if (!c)
+		return -EINVAL;
+	d = &c->desc[BATON_POOL_H_INDEX(handle)];
+	if (__atomic_load_n(&d->state, __ATOMIC_ACQUIRE) !=
+	    BATON_POOL_STATE(gen, BATON_POOL_OWNED, p->holder + 1))
+		return -ESTALE;
+	/*
+	 * Release: the buffer's contents before the state, and the state
+	 * before the ring's publication that carries the handle.
+	 */
+	__atomic_store_n(&d->state,
+			 BATON_POOL_STATE(gen, BATON_POOL_SENT, p->holder + 1),
+			 __ATOMIC_RELEASE);
+	return 0;
+}
+
+int baton_pool_take(struct baton_pool *p, uint64_t handle)
+{
+	struct baton_pool_cls *c = handle_class(p, handle);
+	uint32_t gen = BATON_POOL_H_GEN(handle);
+	struct baton_pool_desc *d;
+	uint64_t s;
+
+	if (!c)
+		return -EINVAL;
+	d = &c->desc[BATON_POOL_H_INDEX(handle)];
+	s = __atomic_load_n(&d->state, __ATOMIC_ACQUIRE);
+	if (BATON_POOL_S_KIND(s) != BATON_POOL_SENT ||
+	    BATON_POOL_S_GEN(s) != gen)
+		return -ESTALE;
+	/* A cmpxchg: a sender that gives and takes back races nobody else. */
+	if (!__atomic_compare_exchange_n(
+		    &d->state, &s,
+		    BATON_POOL_STATE(gen, BATON_POOL_OWNED, p->holder + 1), 0,
+		    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return -ESTALE;
+	return 0;
+}
+
+struct pool_msg {
+	uint64_t handle;
+	uint64_t len;
+};
+
+int baton_pool_send(struct baton_ring *r, struct baton_pool *p,
+		    uint64_t handle, uint64_t len, int64_t timeout_ns)
+{
+	struct pool_msg m = { handle, len };
+	int ret;
+
+	if (!r || !p || r->slot_size < sizeof(m))
+		return -EINVAL;
+	ret = baton_pool_give(p, handle);
+	if (ret)
+		return ret;
+	if (r->kind == BATON_RING_MPSC)
+		ret = baton_mpsc_push_timeout(r, &m, sizeof(m), timeout_ns);
+	else
+		ret = baton_spsc_push(r, &m, sizeof(m), timeout_ns);
+	if (ret < 0) {
+		/* Not published: still ours. */
+		baton_pool_take(p, handle);
+		return ret;
+	}
+	return 0;
+}
+
+int baton_pool_recv(struct baton_ring *r, struct baton_pool *p,
+		    uint64_t *handle, uint64_t *len, int64_t timeout_ns)
+{
+	struct pool_msg m;
+	int ret;
+
+	if (!r || !p || !handle || !len || r->slot_size < sizeof(m))
+		return -EINVAL;
+	if (r->kind == BATON_RING_MPSC) {
+		/* A lost slot (a dead producer's tombstone) carries nothing. */
+		do
+			ret = baton_mpsc_pop(r, &m, sizeof(m), timeout_ns, NULL);
+		while (ret == BATON_MPSC_LOST);
+	} else {
+		ret = baton_spsc_pop(r, &m, sizeof(m), timeout_ns);
+	}
+	if (ret < 0)
+		return ret;
+	*handle = m.handle;
+	*len = m.len;
+	return baton_pool_take(p, m.handle);
+}
