@@ -108,6 +108,27 @@ FIXTURE_VARIANT_ADD(ioctl_abi, name_wait) {
 	.valid_flags = BATON_NAME_WAIT_DEADLINE,
 };
 
+FIXTURE_VARIANT_ADD(ioctl_abi, pool_create) {
+	.cmd = BATON_IOC_POOL_CREATE,
+	.size = sizeof(struct baton_pool_create),
+	.ver0 = BATON_POOL_CREATE_SIZE_VER0,
+	.nr_resv = 3,
+	.resv = { offsetof(struct baton_pool_create, reserved0),
+		  offsetof(struct baton_pool_create, reserved[0]),
+		  offsetof(struct baton_pool_create, reserved[1]) },
+	.resv_len = { 4, 8, 8 },
+};
+
+FIXTURE_VARIANT_ADD(ioctl_abi, pool_open) {
+	.cmd = BATON_IOC_POOL_OPEN,
+	.size = sizeof(struct baton_pool_open),
+	.ver0 = BATON_POOL_OPEN_SIZE_VER0,
+	.nr_resv = 2,
+	.resv = { offsetof(struct baton_pool_open, reserved[0]),
+		  offsetof(struct baton_pool_open, reserved[1]) },
+	.resv_len = { 8, 8 },
+};
+
 FIXTURE_VARIANT_ADD(ioctl_abi, ring_info) {
 	.cmd = BATON_RING_IOC_INFO,
 	.on_ring = true,
@@ -194,6 +215,32 @@ static void abi_prep(struct __test_metadata *_metadata,
 		p->expected = 0;
 		break;
 	}
+	case BATON_IOC_POOL_CREATE:
+	case BATON_IOC_POOL_OPEN: {
+		struct baton_pool_params pp = {
+			.nr_classes = 1,
+			.classes = { { .buf_shift = 12, .count = 4 } },
+		};
+		struct baton_pool_create *c = (void *)self->buf;
+		struct baton_pool_open *o = (void *)self->buf;
+		struct baton_pool *pool;
+
+		bt_make_name(self->victim, sizeof(self->victim), "abip");
+		if (variant->cmd == BATON_IOC_POOL_OPEN) {
+			/* Its fd closes; the name stays until post. */
+			ASSERT_EQ(0, baton_pool_create(self->victim, &pp, &pool));
+			baton_pool_close(pool);
+			strcpy(o->name, self->victim);
+			break;
+		}
+		c->mode = 0600;
+		c->nr_classes = 1;
+		c->max_holders = 2;
+		c->classes[0].buf_shift = 12;
+		c->classes[0].count = 4;
+		strcpy(c->name, self->victim);
+		break;
+	}
 	default:
 		break;
 	}
@@ -259,6 +306,26 @@ static bool abi_post(FIXTURE_DATA(ioctl_abi) *self,
 		if (!rc)
 			effect = v->out_abi_version == BATON_ABI_VERSION &&
 				 v->out_reserved == 0;
+		break;
+	}
+	case BATON_IOC_POOL_CREATE:
+	case BATON_IOC_POOL_OPEN: {
+		/* out_fd sits at the same place relative to the end in both. */
+		int fd = variant->cmd == BATON_IOC_POOL_CREATE ?
+			 ((struct baton_pool_create *)self->buf)->out_fd :
+			 ((struct baton_pool_open *)self->buf)->out_fd;
+		struct baton_pool *pool;
+
+		if (!rc) {
+			effect = fcntl(fd, F_GETFD) >= 0;
+			close(fd);
+		} else if (variant->cmd == BATON_IOC_POOL_CREATE) {
+			/* A rejected create must not leave a pool behind. */
+			effect = baton_pool_open(self->victim, &pool) == -ENOENT;
+		}
+		effect &= baton_pool_unlink(self->victim) == 0 ||
+			  (rc && variant->cmd == BATON_IOC_POOL_CREATE);
+		self->victim[0] = 0;
 		break;
 	}
 	case BATON_RING_IOC_INFO: {
@@ -435,7 +502,7 @@ TEST(version_reports_abi_and_features)
 	EXPECT_EQ(0, v.out_features &
 		     ~((uint64_t)(BATON_FEAT_ROLE_MMAP * 2 - 1) |
 		       BATON_FEAT_RING_MPSC | BATON_FEAT_EPOCH |
-		       BATON_FEAT_NAME_WAIT));
+		       BATON_FEAT_NAME_WAIT | BATON_FEAT_POOL));
 	close(dev);
 }
 
