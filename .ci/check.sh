@@ -170,7 +170,7 @@ read -ra built_kernels <<<"${BATON_CHECK_BUILT_KERNELS-debug612 kcsan}"
 # KCSAN slows everything down: the programs where baton's concurrency is
 # (park/wake, poll, death, MPSC, epoch, netlink events, the waitset, RT
 # priorities, the kill matrix), and the unload check.
-kcsan_tests="ring_park ring_poll ring_death mpsc_* epoch_* netlink_events waitset rt_priority kill_matrix zz_module_unload"
+kcsan_tests="ring_park ring_poll ring_death mpsc_* epoch_* netlink_events waitset rt_priority kill_matrix pool zz_module_unload"
 for k in "${built_kernels[@]}"; do
 	case "$k" in
 	kcsan) built_stage "$k" "$kcsan_tests" ;;
