@@ -41,6 +41,12 @@ struct baton_name_wait;
 int baton_copy_in(void *k, size_t ksize, size_t ver0,
 		  const void __user *uarg, u32 *usize);
 int baton_copy_out(void __user *uarg, u32 usize, const void *k, size_t ksize);
+struct file;
+struct baton_names;
+struct baton_named;
+int baton_copy_out_fd(void __user *uarg, u32 usize, const void *k,
+		      size_t ksize, int fd, struct file *file,
+		      struct baton_names *names, struct baton_named *n);
 
 /* ring.c: the /dev/baton ioctls that act on rings, and module exit. */
 int baton_ring_create(struct baton_ring_create *k, void __user *uarg,

@@ -1136,17 +1136,8 @@ int baton_epoch_create(struct baton_epoch_create *k, void __user *uarg,
 	k->out_fd = fd;
 	k->out_reserved = 0;
 	k->out_off = d->off;
-	ret = baton_copy_out(uarg, usize, k, sizeof(*k));
-	/* Publish the name last: a failed create leaves nothing behind. */
-	if (!ret)
-		ret = baton_names_add(&baton_domains, &d->named);
-	if (ret) {
-		fput(file);
-		put_unused_fd(fd);
-		return ret;
-	}
-	fd_install(fd, file);
-	return 0;
+	return baton_copy_out_fd(uarg, usize, k, sizeof(*k), fd, file,
+				 &baton_domains, &d->named);
 }
 
 int baton_epoch_open(struct baton_epoch_open *k, void __user *uarg,
@@ -1180,14 +1171,8 @@ int baton_epoch_open(struct baton_epoch_open *k, void __user *uarg,
 	k->out_queue_len = d->queue_len;
 	k->out_reserved = 0;
 	k->out_off = d->off;
-	ret = baton_copy_out(uarg, usize, k, sizeof(*k));
-	if (ret) {
-		fput(file);
-		put_unused_fd(fd);
-		return ret;
-	}
-	fd_install(fd, file);
-	return 0;
+	return baton_copy_out_fd(uarg, usize, k, sizeof(*k), fd, file, NULL,
+				 NULL);
 
 put:
 	baton_epoch_put(d);

@@ -1134,21 +1134,13 @@ int baton_pool_create(struct baton_pool_create *k, void __user *uarg,
 	}
 	k->out_fd = fd;
 	k->out_holder = holder;
-	ret = baton_copy_out(uarg, usize, k, sizeof(*k));
-	/* Publish the name last: a failed create leaves nothing behind. */
-	if (!ret)
-		ret = baton_names_add(&baton_pools, &pool->named);
-	if (ret) {
-		fput(file);
-		put_unused_fd(fd);
-		return ret;
-	}
+	/* The decay is scheduled before the fd exists: the pool is ours. */
 	if (pool->decay_ms)
 		schedule_delayed_work(&pool->decay,
 				      msecs_to_jiffies(max(pool->decay_ms / 4,
 							   5U)));
-	fd_install(fd, file);
-	return 0;
+	return baton_copy_out_fd(uarg, usize, k, sizeof(*k), fd, file,
+				 &baton_pools, &pool->named);
 }
 
 int baton_pool_open(struct baton_pool_open *k, void __user *uarg, u32 usize)
@@ -1177,14 +1169,8 @@ int baton_pool_open(struct baton_pool_open *k, void __user *uarg, u32 usize)
 	}
 	k->out_fd = fd;
 	k->out_holder = holder;
-	ret = baton_copy_out(uarg, usize, k, sizeof(*k));
-	if (ret) {
-		fput(file);
-		put_unused_fd(fd);
-		return ret;
-	}
-	fd_install(fd, file);
-	return 0;
+	return baton_copy_out_fd(uarg, usize, k, sizeof(*k), fd, file, NULL,
+				 NULL);
 
 put:
 	baton_pool_put(pool);

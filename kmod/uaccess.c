@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * baton: the size rules of every baton ioctl struct, and the only two
- * functions of the module that touch an ioctl's user memory.
+ * baton: the size rules of every baton ioctl struct, the only two
+ * functions of the module that touch an ioctl's user memory, and the end
+ * of every call that hands back a new fd in its struct.
  *
  * Every struct of uapi/linux/baton.h starts with its u32 @size. The kernel
  * reads the caller's size first, rejects one below the struct's first
@@ -17,6 +18,7 @@
  *
  * Locking: none; the caller's own copies only.
  */
+#include <linux/file.h>
 #include <linux/kernel.h>
 #include <linux/uaccess.h>
 
@@ -53,5 +55,30 @@ int baton_copy_out(void __user *uarg, u32 usize, const void *k, size_t ksize)
 {
 	if (copy_to_user(uarg, k, min_t(size_t, usize, ksize)))
 		return -EFAULT;
+	return 0;
+}
+
+/*
+ * The last steps of a create or open that returns @file at @fd in @k:
+ * copy @k out, then, for a create, publish @n in @names (the name last,
+ * so a failed create leaves nothing behind), then install the fd. If a
+ * step fails the fd is never installed and fput() runs the file's
+ * release, which undoes what the file held: the caller has nothing left
+ * to clean up.
+ */
+int baton_copy_out_fd(void __user *uarg, u32 usize, const void *k,
+		      size_t ksize, int fd, struct file *file,
+		      struct baton_names *names, struct baton_named *n)
+{
+	int ret = baton_copy_out(uarg, usize, k, ksize);
+
+	if (!ret && names)
+		ret = baton_names_add(names, n);
+	if (ret) {
+		fput(file);
+		put_unused_fd(fd);
+		return ret;
+	}
+	fd_install(fd, file);
 	return 0;
 }
