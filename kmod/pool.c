@@ -26,6 +26,7 @@
  */
 #include <linux/anon_inodes.h>
 #include <linux/atomic.h>
+#include <linux/bitmap.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/log2.h>
@@ -42,11 +43,6 @@
 
 #include "baton_kmod.h"
 
-/*
- * How long the kernel waits for a queue entry that an allocator of the
- * previous lap has not released yet (it is between two of its stores).
- */
-#define BATON_POOL_SPIN_NS	(10 * NSEC_PER_MSEC)
 /* Decay ticks in the window whose smallest free count is the reserve. */
 #define BATON_POOL_WINDOW	4
 /*
@@ -75,6 +71,7 @@ struct baton_pool_cls {
 	struct baton_pool_qent *q;
 	struct baton_pool_desc *desc;
 	u32 min_free[BATON_POOL_WINDOW];	/* free counts, last ticks */
+	unsigned long *pending;		/* KERNEL, to queue (pool->lock) */
 };
 
 struct baton_pool {
@@ -291,50 +288,85 @@ static u32 baton_pool_entry_gen(u64 v)
 }
 
 /*
- * Wait briefly for entry @e to show @want: a holder between two of its
- * steps. False if it does not (a stopped holder, or a scribble): the
- * caller leaves it to BATON_POOL_IOC_UNSTICK.
+ * Queue buffer @index, which the kernel holds (KERNEL, its generation
+ * @gen, aux @aux already stored), if the entry at the tail is free for
+ * its ticket now: the ticket is taken with a cmpxchg of the tail only
+ * then, so the kernel never holds a ticket it cannot publish at once and
+ * never waits on user space. False if it is not: the buffer stays KERNEL
+ * and pending, and the repair work tries again.
  */
-static bool baton_pool_seq_wait(struct baton_pool_qent *e, u64 want)
+static bool baton_pool_try_push(struct baton_pool_cls *c, u32 index, u32 gen)
 {
-	u64 deadline = ktime_get_ns() + BATON_POOL_SPIN_NS;
+	struct baton_pool_desc *d = &c->desc[index];
+	int tries;
 
-	/* Y3: the previous lap's taker has read the entry once it moves. */
-	while (smp_load_acquire(&e->seq) != want) {
-		if (ktime_get_ns() > deadline)
+	for (tries = 0; tries < 16; tries++) {
+		u64 t = atomic64_read_acquire((atomic64_t *)c->tail);
+		struct baton_pool_qent *e = &c->q[t & (c->lay.qcap - 1)];
+
+		/* Y3: the previous lap's taker has read the entry. */
+		if (smp_load_acquire(&e->seq) != t)
 			return false;
-		cond_resched();
+		if (atomic64_cmpxchg((atomic64_t *)c->tail, t, t + 1) != t)
+			continue;	/* a user freer took it first */
+		/* aux is already there: FREE says the buffer may be taken. */
+		smp_store_release(&d->state,
+				  BATON_POOL_STATE(gen, BATON_POOL_FREE, 0));
+		WRITE_ONCE(e->value, BATON_POOL_ENTRY(gen, index));
+		/* Y1: the descriptor and the value before the publication. */
+		smp_store_release(&e->seq, t + 1);
+		return true;
 	}
-	return true;
+	return false;
 }
 
 /*
- * Queue buffer @index (the kernel's: KERNEL) as FREE(@gen), as a freer
- * does: descriptor first, then a ticket, the value, the seq (release).
- * The kernel holds no claim, but pool->lock keeps UNSTICK away from its
- * ticket until it is published.
+ * Queue buffer @index (the kernel's: KERNEL) as FREE(@gen), now or, if
+ * the tail's entry is still held by a slow taker of the previous lap,
+ * from the repair work. pool->lock keeps UNSTICK away meanwhile.
  */
 static void baton_pool_push(struct baton_pool *pool, struct baton_pool_cls *c,
 			    u32 index, u32 gen, u64 aux)
 {
 	struct baton_pool_desc *d = &c->desc[index];
-	struct baton_pool_qent *e;
-	u64 t;
 
 	lockdep_assert_held(&pool->lock);
 	WRITE_ONCE(d->aux, aux);
-	/* aux before the state that says FREE (the decay reads both). */
-	smp_store_release(&d->state, BATON_POOL_STATE(gen, BATON_POOL_FREE, 0));
-	t = atomic64_fetch_add(1, (atomic64_t *)c->tail);
-	e = &c->q[t & (c->lay.qcap - 1)];
-	if (!baton_pool_seq_wait(e, t)) {
-		/* Lost to a stuck taker: the buffer stays FREE, unqueued. */
-		baton_pool_count(&pool->hdr->bad_words, 1);
+	WRITE_ONCE(d->state, BATON_POOL_STATE(gen, BATON_POOL_KERNEL, 0));
+	if (baton_pool_try_push(c, index, gen))
 		return;
+	set_bit(index, c->pending);
+	schedule_delayed_work(&pool->repair, msecs_to_jiffies(5));
+}
+
+/*
+ * The pending buffers of every class, again. A descriptor that no longer
+ * says KERNEL was scribbled: it is dropped (counted), never queued twice.
+ * True while some are still pending.
+ */
+static bool baton_pool_push_pending(struct baton_pool *pool)
+{
+	bool left = false;
+	u32 i, j;
+
+	for (i = 0; i < pool->nr_classes; i++) {
+		struct baton_pool_cls *c = &pool->cls[i];
+
+		for_each_set_bit(j, c->pending, c->lay.count) {
+			u64 s = READ_ONCE(c->desc[j].state);
+
+			if (BATON_POOL_S_KIND(s) != BATON_POOL_KERNEL) {
+				clear_bit(j, c->pending);
+				baton_pool_count(&pool->hdr->bad_words, 1);
+			} else if (baton_pool_try_push(c, j,
+						       BATON_POOL_S_GEN(s))) {
+				clear_bit(j, c->pending);
+			} else {
+				left = true;
+			}
+		}
 	}
-	WRITE_ONCE(e->value, BATON_POOL_ENTRY(gen, index));
-	/* Y1: the descriptor and the value before the publication. */
-	smp_store_release(&e->seq, t + 1);
+	return left;
 }
 
 static u32 baton_pool_next_gen(u32 gen)
@@ -379,7 +411,8 @@ static void baton_pool_fill(struct baton_pool *pool, struct baton_pool_cls *c,
 	u64 index = baton_pool_entry_index(v);
 	u32 gen = baton_pool_entry_gen(v);
 
-	if (READ_ONCE(e->seq) != t)
+	/* Y1: nothing published there yet (and nothing to read). */
+	if (smp_load_acquire(&e->seq) != t)
 		return;
 	if (index < c->lay.count && gen) {
 		struct baton_pool_desc *d = &c->desc[index];
@@ -430,7 +463,8 @@ static void baton_pool_finish_pop(struct baton_pool *pool,
 		struct baton_pool_qent *e = &c->q[(h + i) & (c->lay.qcap - 1)];
 		u64 v;
 
-		if (READ_ONCE(e->seq) == h + i + 1) {
+		/* Y1: the value is read only after its seq. */
+		if (smp_load_acquire(&e->seq) == h + i + 1) {
 			v = READ_ONCE(e->value);
 			/* Y3: read before the entry is the next lap's. */
 			smp_store_release(&e->seq, h + i + c->lay.qcap);
@@ -473,9 +507,10 @@ static void baton_pool_finish_claim(struct baton_pool *pool, u32 holder)
 	struct baton_pool_claim *cl = baton_pool_claim(pool, holder);
 	u32 op = READ_ONCE(cl->op), cls = READ_ONCE(cl->cls);
 	u32 n = READ_ONCE(cl->n);
-	u64 t = READ_ONCE(cl->ticket);
+	u64 t = READ_ONCE(cl->ticket), floor = READ_ONCE(cl->floor);
 
-	if (!op)
+	/* Idle, or begun but with nothing reserved yet (n may be stale). */
+	if (!op || (t == BATON_POOL_NO_TICKET && floor == BATON_POOL_NO_TICKET))
 		return;
 	if (cls >= pool->nr_classes || !n || n > BATON_POOL_CLAIM_MAX) {
 		baton_pool_count(&pool->hdr->bad_words, 1);
@@ -483,7 +518,7 @@ static void baton_pool_finish_claim(struct baton_pool *pool, u32 holder)
 	}
 	if (t == BATON_POOL_NO_TICKET) {
 		if (op == BATON_POOL_CLAIM_POP)
-			baton_pool_suspect(pool, cls, n, READ_ONCE(cl->floor));
+			baton_pool_suspect(pool, cls, n, floor);
 		return;
 	}
 	if (op == BATON_POOL_CLAIM_PUSH)
@@ -738,6 +773,7 @@ static void baton_pool_repair_work(struct work_struct *work)
 
 	mutex_lock(&pool->lock);
 	again = baton_pool_resolve(pool);
+	again |= baton_pool_push_pending(pool);
 	mutex_unlock(&pool->lock);
 	if (again)
 		schedule_delayed_work(&pool->repair, msecs_to_jiffies(5));
@@ -747,6 +783,7 @@ static void baton_pool_repair_work(struct work_struct *work)
 
 struct baton_pool_cand {
 	u64 aux;
+	u64 state;			/* as taken */
 	u32 index;
 };
 
@@ -773,65 +810,112 @@ static u32 baton_pool_reserve(struct baton_pool *pool, struct baton_pool_cls *c)
 	return reserve;
 }
 
-/* Give back the pages of buffer @index; false if it was not ours to take. */
-static bool baton_pool_decay_one(struct baton_pool *pool,
-				 struct baton_pool_cls *c,
-				 const struct baton_pool_cand *cand)
+/*
+ * Take buffer @cand for the decay (FREE to KERNEL, under pool->lock);
+ * false if it is not the free episode the scan saw. Its generation is
+ * unchanged, so an allocator that popped it waits for FREE again.
+ */
+static bool baton_pool_decay_take(struct baton_pool_cls *c,
+				  struct baton_pool_cand *cand)
 {
 	struct baton_pool_desc *d = &c->desc[cand->index];
 	u64 s = READ_ONCE(d->state);
-	u32 gen = BATON_POOL_S_GEN(s);
-	loff_t start;
 
 	if (BATON_POOL_S_KIND(s) != BATON_POOL_FREE ||
 	    READ_ONCE(d->aux) != cand->aux)
 		return false;
-	/*
-	 * Same generation and FREE: the same free episode as the scan saw.
-	 * An allocator that pops it now waits for FREE again (pool.rst).
-	 */
-	if (cmpxchg(&d->state, s,
-		    BATON_POOL_STATE(gen, BATON_POOL_KERNEL, 0)) != s)
+	/* Y4: from the exact value read. */
+	if (cmpxchg(&d->state, s, BATON_POOL_STATE(BATON_POOL_S_GEN(s),
+						   BATON_POOL_KERNEL, 0)) != s)
 		return false;
+	cand->state = s;
+	return true;
+}
+
+/*
+ * Give back the pages of a taken buffer and make it FREE again, with no
+ * lock held: KERNEL keeps every user and every other kernel path off it,
+ * and shmem_truncate_range() unmaps the range from every holder.
+ */
+static void baton_pool_decay_give(struct baton_pool *pool,
+				  struct baton_pool_cls *c,
+				  const struct baton_pool_cand *cand)
+{
+	struct baton_pool_desc *d = &c->desc[cand->index];
+	loff_t start;
+
 	start = c->lay.data_off + ((loff_t)cand->index << c->lay.buf_shift);
 	shmem_truncate_range(file_inode(pool->shm), start,
 			     start + (1LL << c->lay.buf_shift) - 1);
 	WRITE_ONCE(d->aux, 0);
 	/* Y4: the pages are gone and aux is 0 before a taker may have it. */
-	smp_store_release(&d->state, s);
-	return true;
+	smp_store_release(&d->state, cand->state);
 }
 
-/* Oldest first, at most @budget, only those free for decay_ms or more. */
-static u64 baton_pool_decay_class(struct baton_pool *pool,
-				  struct baton_pool_cls *c, u32 budget,
-				  u64 now)
+/*
+ * Fill @cand with the class's buffers free for decay_ms or more, oldest
+ * first, and take as many as the budget allows; returns how many it took
+ * (moved to the front of @cand). The budget: leave @keep free buffers
+ * with their pages (resident), and decay no more than were free all
+ * window long (@reserve) and still have pages.
+ */
+static u32 baton_pool_decay_pick(struct baton_pool *pool,
+				 struct baton_pool_cls *c, u32 reserve,
+				 u64 now, struct baton_pool_cand *cand)
 {
-	struct baton_pool_cand *cand;
-	u32 j, n = 0, done = 0;
+	u32 j, n = 0, taken = 0, free = 0, resident = 0, budget;
 
-	cand = kvmalloc_array(c->lay.count, sizeof(*cand), GFP_KERNEL);
-	if (!cand)
-		return 0;
 	for (j = 0; j < c->lay.count; j++) {
 		u64 s = READ_ONCE(c->desc[j].state);
 		u64 aux = READ_ONCE(c->desc[j].aux);
 
-		/* aux 0: never used or decayed already; future: scribbled. */
-		if (BATON_POOL_S_KIND(s) != BATON_POOL_FREE || !aux ||
-		    aux > now || now - aux < pool->decay_ms)
+		if (BATON_POOL_S_KIND(s) != BATON_POOL_FREE)
+			continue;
+		free++;
+		/* aux 0: never used or decayed already: no pages. */
+		if (!aux)
+			continue;
+		resident++;
+		/* A time in the future is scribbled: left alone. */
+		if (aux > now || now - aux < pool->decay_ms)
 			continue;
 		cand[n].aux = aux;
 		cand[n++].index = j;
 	}
+	if (resident <= pool->keep)
+		return 0;
+	budget = resident - pool->keep;
+	/* Free all window long and still resident: reserve - decayed. */
+	if (reserve < free - resident)
+		return 0;
+	budget = min(budget, reserve - (free - resident));
 	sort(cand, n, sizeof(*cand), baton_pool_cand_cmp, NULL);
-	for (j = 0; j < n && done < budget; j++) {
-		if (baton_pool_decay_one(pool, c, &cand[j]))
-			done++;
+	for (j = 0; j < n && taken < budget; j++)
+		if (baton_pool_decay_take(c, &cand[j]))
+			cand[taken++] = cand[j];
+	return taken;
+}
+
+/* One class: pick and take under the lock, give the pages back outside. */
+static u64 baton_pool_decay_class(struct baton_pool *pool,
+				  struct baton_pool_cls *c, u64 now)
+{
+	struct baton_pool_cand *cand;
+	u32 reserve, j, n = 0;
+
+	cand = kvmalloc_array(c->lay.count, sizeof(*cand), GFP_KERNEL);
+	if (!cand)
+		return 0;
+	mutex_lock(&pool->lock);
+	reserve = baton_pool_reserve(pool, c);
+	n = baton_pool_decay_pick(pool, c, reserve, now, cand);
+	mutex_unlock(&pool->lock);
+	for (j = 0; j < n; j++) {
+		baton_pool_decay_give(pool, c, &cand[j]);
 		cond_resched();
 	}
 	kvfree(cand);
-	return done;
+	return n;
 }
 
 static void baton_pool_decay_work(struct work_struct *work)
@@ -841,18 +925,14 @@ static void baton_pool_decay_work(struct work_struct *work)
 	u64 now = baton_pool_now_ms(), bufs = 0, bytes = 0;
 	u32 i;
 
-	mutex_lock(&pool->lock);
 	for (i = 0; i < pool->nr_classes; i++) {
 		struct baton_pool_cls *c = &pool->cls[i];
-		u32 reserve = baton_pool_reserve(pool, c);
-		u64 n;
+		u64 n = baton_pool_decay_class(pool, c, now);
 
-		if (reserve <= pool->keep)
-			continue;
-		n = baton_pool_decay_class(pool, c, reserve - pool->keep, now);
 		bufs += n;
 		bytes += n << c->lay.buf_shift;
 	}
+	mutex_lock(&pool->lock);
 	pool->ticks++;
 	baton_pool_count(&pool->hdr->decay_ticks, 1);
 	baton_pool_count(&pool->hdr->decayed, bufs);
@@ -866,6 +946,27 @@ static void baton_pool_decay_work(struct work_struct *work)
 }
 
 /* ---- memory and lifetime ---- */
+
+static void baton_pool_pending_free(struct baton_pool *pool)
+{
+	u32 i;
+
+	for (i = 0; i < pool->nr_classes; i++)
+		bitmap_free(pool->cls[i].pending);
+}
+
+static int baton_pool_pending_alloc(struct baton_pool *pool)
+{
+	u32 i;
+
+	for (i = 0; i < pool->nr_classes; i++) {
+		pool->cls[i].pending = bitmap_zalloc(pool->cls[i].lay.count,
+						     GFP_KERNEL_ACCOUNT);
+		if (!pool->cls[i].pending)
+			return -ENOMEM;
+	}
+	return 0;
+}
 
 static void baton_pool_free(struct kref *ref)
 {
@@ -881,6 +982,7 @@ static void baton_pool_free(struct kref *ref)
 	if (pool->shm)
 		fput(pool->shm);
 	baton_pages_free(&pool->mem);
+	baton_pool_pending_free(pool);
 	kfree(pool->holder);
 	baton_mm_set_destroy(&pool->mms);
 	mutex_destroy(&pool->lock);
@@ -912,6 +1014,9 @@ static struct baton_pool *baton_pool_alloc(const struct baton_pool_create *k)
 			       GFP_KERNEL_ACCOUNT);
 	if (!pool->holder)
 		goto destroy_named;
+	ret = baton_pool_pending_alloc(pool);
+	if (ret)
+		goto free_holders;
 	ret = baton_mm_set_init(&pool->mms);
 	if (ret)
 		goto free_holders;
@@ -936,6 +1041,7 @@ free_pages:
 free_mms:
 	baton_mm_set_destroy(&pool->mms);
 free_holders:
+	baton_pool_pending_free(pool);
 	kfree(pool->holder);
 destroy_named:
 	baton_named_destroy(&pool->named);

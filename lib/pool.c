@@ -500,8 +500,9 @@ static void refill(struct baton_pool *p, uint32_t cls, uint32_t want)
 	uint64_t h, i;
 	uint32_t k;
 
-	cl->cls = cls;
+	__atomic_store_n(&cl->cls, cls, __ATOMIC_RELAXED);
 	__atomic_store_n(&cl->op, BATON_POOL_CLAIM_POP, __ATOMIC_RELEASE);
+again:
 	for (;;) {
 		h = __atomic_load_n(c->head, __ATOMIC_ACQUIRE);
 		k = published(c, h, want);
@@ -511,9 +512,10 @@ static void refill(struct baton_pool *p, uint32_t cls, uint32_t want)
 		}
 		if (!k)
 			break;
-		cl->n = k;
+		__atomic_store_n(&cl->n, k, __ATOMIC_RELAXED);
 		for (i = 0; i < k; i++)
-			cl->entry[i] = BATON_POOL_NO_INDEX;
+			__atomic_store_n(&cl->entry[i], BATON_POOL_NO_INDEX,
+					 __ATOMIC_RELAXED);
 		/* The floor before the head moves (Y5). */
 		__atomic_store_n(&cl->floor, h, __ATOMIC_RELEASE);
 		if (__atomic_compare_exchange_n(c->head, &h, h + k, 0,
@@ -536,6 +538,17 @@ static void refill(struct baton_pool *p, uint32_t cls, uint32_t want)
 					 __ATOMIC_RELEASE);
 			if (take_entry(p, c, v))
 				c->mag.index[c->mag.n++] = (uint32_t)v;
+		}
+		/*
+		 * Only holes or stale values: buffers may still wait behind
+		 * them. The claim's ticket goes first (those entries are done).
+		 */
+		if (!c->mag.n) {
+			__atomic_store_n(&cl->ticket, BATON_POOL_NO_TICKET,
+					 __ATOMIC_RELEASE);
+			__atomic_store_n(&cl->floor, BATON_POOL_NO_TICKET,
+					 __ATOMIC_RELEASE);
+			goto again;
 		}
 	}
 	claim_idle(cl);
@@ -560,10 +573,10 @@ static void flush(struct baton_pool *p, uint32_t cls, uint32_t n)
 					     __ATOMIC_RELAXED);
 
 		v[i] = BATON_POOL_ENTRY(BATON_POOL_S_GEN(s), idx[i]);
-		cl->entry[i] = v[i];
+		__atomic_store_n(&cl->entry[i], v[i], __ATOMIC_RELAXED);
 	}
-	cl->cls = cls;
-	cl->n = n;
+	__atomic_store_n(&cl->cls, cls, __ATOMIC_RELAXED);
+	__atomic_store_n(&cl->n, n, __ATOMIC_RELAXED);
 	__atomic_store_n(&cl->op, BATON_POOL_CLAIM_PUSH, __ATOMIC_RELEASE);
 	/* The floor before the tickets are taken (Y5). */
 	__atomic_store_n(&cl->floor, __atomic_load_n(c->tail, __ATOMIC_RELAXED),
@@ -571,18 +584,20 @@ static void flush(struct baton_pool *p, uint32_t cls, uint32_t n)
 	t = __atomic_fetch_add(c->tail, n, __ATOMIC_ACQ_REL);
 	__atomic_store_n(&cl->ticket, t, __ATOMIC_RELEASE);
 	for (i = 0; i < n; i++) {
+		struct baton_pool_qent *e = &c->q[(t + i) & (c->qcap - 1)];
 		struct baton_pool_desc *d = &c->desc[idx[i]];
 
+		/* Free for our lap: at once unless a taker is slow or dead. */
+		wait_seq(p, cls, e, t + i, t + i);
+		/*
+		 * FREE only now, entry by entry: a buffer whose entry we never
+		 * reach stays OWNED, and the kernel's reclaim walk returns it
+		 * if we die waiting.
+		 */
 		__atomic_store_n(&d->aux, now, __ATOMIC_RELAXED);
 		__atomic_store_n(&d->state,
 				 BATON_POOL_STATE(v[i] >> 32, BATON_POOL_FREE, 0),
 				 __ATOMIC_RELEASE);
-	}
-	for (i = 0; i < n; i++) {
-		struct baton_pool_qent *e = &c->q[(t + i) & (c->qcap - 1)];
-
-		/* Free for our lap: at once unless a taker is slow or dead. */
-		wait_seq(p, cls, e, t + i, t + i);
 		__atomic_store_n(&e->value, v[i], __ATOMIC_RELAXED);
 		/* Y1: the descriptors before the publication. */
 		__atomic_store_n(&e->seq, t + i + 1, __ATOMIC_RELEASE);
@@ -672,6 +687,7 @@ int baton_pool_info(const struct baton_pool *p, struct baton_pool_info *info)
 		info->classes[i].cached = c->mag.n;
 	}
 	info->reclaimed = __atomic_load_n(&p->hdr->reclaimed, __ATOMIC_RELAXED);
+	info->repaired = __atomic_load_n(&p->hdr->repaired, __ATOMIC_RELAXED);
 	info->decayed = __atomic_load_n(&p->hdr->decayed, __ATOMIC_RELAXED);
 	info->decayed_bytes = __atomic_load_n(&p->hdr->decayed_bytes,
 					      __ATOMIC_RELAXED);

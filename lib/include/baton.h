@@ -1735,6 +1735,7 @@ struct baton_pool_params {
  * @classes: per class: buffer size, count, buffers on the shared free
  *           queue, buffers in this handle's magazine
  * @reclaimed: buffers the kernel returned for released holders
+ * @repaired: queue entries the kernel settled for dead holders
  * @decayed: buffers whose pages the decay gave back
  * @decayed_bytes: their bytes
  * @bad_words: corrupt shared words the kernel saw
@@ -1750,6 +1751,7 @@ struct baton_pool_info {
 		uint64_t cached;
 	} classes[BATON_POOL_CLASSES_MAX];
 	uint64_t reclaimed;
+	uint64_t repaired;
 	uint64_t decayed;
 	uint64_t decayed_bytes;
 	uint64_t bad_words;
