@@ -1757,67 +1757,167 @@ struct baton_pool_info {
 	uint64_t bad_words;
 };
 
-/*
- * Create (EEXIST if the name is taken), open (ENOENT, EACCES) and unlink
- * a pool; each handle is one holder (EMFILE when max_holders are open).
- * -EOPNOTSUPP without /dev/baton: pools have no memfd backend yet.
+/**
+ * baton_pool_create() - create a named pool and open it as a holder
+ * @name: the pool's name (the ring rules: 1..63 bytes of [A-Za-z0-9._-])
+ * @params: its geometry, decay and mode
+ * @pool: where the new handle goes
+ *
+ * Each handle is one holder: when it is closed, or its process dies, the
+ * module returns every buffer it still owned.
+ *
+ * Return: 0, or -EEXIST (the name is taken), -EINVAL (geometry, name),
+ * -E2BIG (more than 256 GiB of buffers), -EDQUOT, -ENOMEM, or
+ * -EOPNOTSUPP without /dev/baton (pools have no memfd backend yet).
  */
 int baton_pool_create(const char *name, const struct baton_pool_params *params,
 		      struct baton_pool **pool);
+
+/**
+ * baton_pool_open() - open an existing pool as one more holder
+ * @name: the pool's name
+ * @pool: where the new handle goes
+ *
+ * Return: 0, or -ENOENT, -EACCES (read and write permission are both
+ * needed), -EMFILE (every holder index taken), -EOPNOTSUPP.
+ */
 int baton_pool_open(const char *name, struct baton_pool **pool);
+
+/**
+ * baton_pool_unlink() - remove a pool's name
+ * @name: the pool's name
+ *
+ * Open handles keep the pool; it is freed with the last of them.
+ *
+ * Return: 0, or -ENOENT, -EACCES, -EINVAL, -EOPNOTSUPP.
+ */
 int baton_pool_unlink(const char *name);
-/* Closing returns every buffer this handle still owns to the pool. */
+
+/**
+ * baton_pool_close() - close a pool handle
+ * @pool: the handle, or NULL
+ *
+ * Every buffer this handle still owns (its magazines included) goes back
+ * to the pool: the module returns them at the release of the handle's
+ * file, as for a holder that died.
+ */
 void baton_pool_close(struct baton_pool *pool);
 
-/*
+/**
  * baton_pool_alloc() - a buffer of at least @size bytes, no system call
+ * @pool: a pool handle
+ * @size: bytes needed
+ * @handle: where the buffer's handle goes
  *
- * From the smallest class that fits: 0 and its handle, -E2BIG when no
- * class is that large, -ENOMEM when that class has no free buffer. The
- * buffer's contents are what its last holder left, or zeros after the
- * decay gave its pages back.
+ * From the smallest class that fits. The buffer's contents are what its
+ * last holder left, or zeros after the decay gave its pages back.
+ *
+ * Return: 0, or -E2BIG (no class is that large), -ENOMEM (that class has
+ * no free buffer now), -EINVAL.
  */
 int baton_pool_alloc(struct baton_pool *pool, size_t size, uint64_t *handle);
-/*
- * baton_pool_free() - give a buffer back: -EINVAL for a forged handle,
- * -ESTALE for one this handle does not own (freed already, or another
- * holder's); nothing is touched then.
+
+/**
+ * baton_pool_free() - give a buffer back, no system call
+ * @pool: the handle that owns the buffer
+ * @handle: the buffer's handle
+ *
+ * Return: 0, or -EINVAL for a forged handle, -ESTALE for one this handle
+ * does not own (freed already, sent, or another holder's); nothing is
+ * touched then.
  */
 int baton_pool_free(struct baton_pool *pool, uint64_t handle);
-/* The buffer's address in this process, or NULL for a forged handle. */
+
+/**
+ * baton_pool_ptr() - the buffer's address in this process
+ * @pool: a pool handle
+ * @handle: a buffer handle
+ *
+ * Checks the class and index against the pool's geometry, not the
+ * generation: see baton_pool_check().
+ *
+ * Return: the address, or NULL for a forged handle.
+ */
 void *baton_pool_ptr(const struct baton_pool *pool, uint64_t handle);
-/* Its size (the class's), or 0 for a forged handle. */
+
+/**
+ * baton_pool_buf_size() - the size of a buffer (its class's)
+ * @pool: a pool handle
+ * @handle: a buffer handle
+ *
+ * Return: the size in bytes, or 0 for a forged handle.
+ */
 size_t baton_pool_buf_size(const struct baton_pool *pool, uint64_t handle);
-/* 0 while the handle's buffer is allocated; -ESTALE, -EINVAL. */
+
+/**
+ * baton_pool_check() - whether a handle's buffer is still allocated
+ * @pool: a pool handle
+ * @handle: a buffer handle
+ *
+ * Return: 0 while the buffer is allocated under this generation, -ESTALE
+ * once it was freed, -EINVAL for a forged handle.
+ */
 int baton_pool_check(const struct baton_pool *pool, uint64_t handle);
+
+/**
+ * baton_pool_info() - a snapshot of the pool as this handle sees it
+ * @pool: a pool handle
+ * @info: filled in
+ *
+ * Return: 0, or -EINVAL.
+ */
 int baton_pool_info(const struct baton_pool *pool,
 		    struct baton_pool_info *info);
 
-/*
- * Handing a buffer to another process. baton_pool_give() makes an owned
- * buffer SENT (in flight: the sender no longer owns it, and the sender's
- * death does not take it back); baton_pool_take() makes a SENT buffer the
- * caller's. -ESTALE when the buffer is not in the state the call needs.
+/**
+ * baton_pool_give() - hand an owned buffer over (SENT)
+ * @pool: the handle that owns it
+ * @handle: the buffer's handle
+ *
+ * The caller no longer owns the buffer, and its death does not take it
+ * back: the buffer is in flight until baton_pool_take().
+ *
+ * Return: 0, or -ESTALE (not owned by this handle), -EINVAL.
  */
 int baton_pool_give(struct baton_pool *pool, uint64_t handle);
+
+/**
+ * baton_pool_take() - make a SENT buffer the caller's
+ * @pool: the receiving handle
+ * @handle: the buffer's handle
+ *
+ * Return: 0, or -ESTALE (not in flight under this generation), -EINVAL.
+ */
 int baton_pool_take(struct baton_pool *pool, uint64_t handle);
 
-/*
- * baton_pool_send() - give a buffer and push (handle, len) through @ring
- * baton_pool_recv() - pop (handle, len) from @ring and take the buffer
+/**
+ * baton_pool_send() - give a buffer and push (handle, len) through a ring
+ * @ring: a producer handle of an SPSC or MPSC ring, slots >= 16 bytes
+ * @pool: the handle that owns the buffer
+ * @handle: the buffer's handle
+ * @len: the bytes of it that matter, for the receiver
+ * @timeout_ns: as for baton_spsc_push(); < 0 waits forever
  *
- * @ring: a producer (send) or consumer (recv) handle of an SPSC or MPSC
- *        ring with slots of at least 16 bytes
- * @timeout_ns: as for baton_spsc_push() / baton_spsc_pop(); < 0 forever
+ * One message per buffer, so variable-size messages need no framing.
  *
- * One message per buffer, so variable-size messages need no framing of
- * their own. send: 0, or the ring's error with the buffer still the
- * caller's. recv: 0, or the ring's error (-EPIPE: end of stream,
- * -ETIMEDOUT), or -ESTALE when the message named a buffer that was not in
- * flight (the message is consumed).
+ * Return: 0, or the ring's error with the buffer still the caller's,
+ * or -ESTALE, -EINVAL.
  */
 int baton_pool_send(struct baton_ring *ring, struct baton_pool *pool,
 		    uint64_t handle, uint64_t len, int64_t timeout_ns);
+
+/**
+ * baton_pool_recv() - pop (handle, len) from a ring and take the buffer
+ * @ring: a consumer handle of an SPSC or MPSC ring, slots >= 16 bytes
+ * @pool: the receiving handle
+ * @handle: where the buffer's handle goes
+ * @len: where its length goes
+ * @timeout_ns: as for baton_spsc_pop(); < 0 waits forever
+ *
+ * Return: 0, or the ring's error (-EPIPE: end of stream, -ETIMEDOUT), or
+ * -ESTALE when the message named a buffer that was not in flight (the
+ * message is consumed).
+ */
 int baton_pool_recv(struct baton_ring *ring, struct baton_pool *pool,
 		    uint64_t *handle, uint64_t *len, int64_t timeout_ns);
 
