@@ -6,7 +6,8 @@
  *
  * Owns the module's answer to arbitrary input. Each worker is a seeded
  * loop of random operations:
- *  - ioctls on /dev/baton, ring fds and domain fds: every baton command
+ *  - ioctls on /dev/baton, ring fds, domain fds and pool fds: every baton
+ *    command
  *    and commands around them (other numbers, _IOC direction and size
  *    bits, other types), with argument structs of random size (0, 1,
  *    ver0 - 1, exact, larger with a zero or a non-zero tail, a page, more
@@ -115,7 +116,7 @@ static struct fz_shared *sh;
 
 /* fd kinds */
 enum { K_DEV = 1, K_SPSC_P, K_SPSC_C, K_MPSC_P, K_MPSC_C, K_DOM, K_DOM_REG,
-       K_NONE };
+       K_POOL, K_NONE };
 /* pseudo commands for the memory operations */
 #define OP_MMAP		0xf0000001u
 #define OP_MPROTECT	0xf0000002u
@@ -200,6 +201,7 @@ static const int E_MREMAP[] = { EFAULT, EINVAL, ENOMEM, 0 };
 /* EINTR: the module mutex is taken interruptibly, and our alarm ticks. */
 static const int E_UNLOAD[] = { EWOULDBLOCK, EBUSY, EINTR, 0 };
 static const int E_POLL[] = { EINTR, 0 };
+static const int E_UNSTICK[] = { EINVAL, E2BIG, EFAULT, EAGAIN, 0 };
 
 /* ---- what a worker holds ---- */
 
@@ -285,6 +287,35 @@ static void fz_ring_geometry(struct baton_ring_create *c)
 	}
 }
 
+/*
+ * A pool geometry: mostly small and valid (up to 3 classes of up to 64
+ * buffers of 4..16 KiB: a few hundred KiB at most, as rings here), else
+ * one rule broken.
+ */
+static void fz_pool_geometry(struct baton_pool_create *c)
+{
+	uint32_t i;
+
+	c->nr_classes = 1 + rnd(3);
+	c->max_holders = 1 + rnd(8);
+	c->decay_ms = chance(50) ? 0 : 10 + rnd(100);
+	for (i = 0; i < c->nr_classes; i++) {
+		c->classes[i].buf_shift = 12 + i;
+		c->classes[i].count = 1 + rnd(64);
+	}
+	c->keep = chance(80) ? 0 : rnd(2);
+	if (chance(80))
+		return;
+	switch (rnd(6)) {
+	case 0: c->nr_classes = chance(50) ? 0 : 9; break;
+	case 1: c->classes[0].buf_shift = chance(50) ? 11 : 23; break;
+	case 2: c->classes[0].count = chance(50) ? 0 : 65537; break;
+	case 3: c->decay_ms = 1 + rnd(9); break;
+	case 4: c->max_holders = chance(50) ? 0 : 1025; break;
+	default: c->keep = 65; break;
+	}
+}
+
 /* Fill @k (the struct for @cmd) with mostly valid, sometimes hostile values. */
 static void fz_fill(unsigned int cmd, void *k)
 {
@@ -351,6 +382,24 @@ static void fz_fill(unsigned int cmd, void *k)
 	case BATON_IOC_EPOCH_OPEN:
 		fz_name(((struct baton_epoch_open *)k)->name);
 		break;
+	case BATON_IOC_POOL_CREATE:
+		fz_pool_geometry(k);
+		((struct baton_pool_create *)k)->mode = PICK(modes);
+		fz_name(((struct baton_pool_create *)k)->name);
+		break;
+	case BATON_IOC_POOL_OPEN:
+		fz_name(((struct baton_pool_open *)k)->name);
+		break;
+	case BATON_IOC_POOL_UNLINK:
+		fz_name(((struct baton_unlink *)k)->name);
+		break;
+	case BATON_POOL_IOC_UNSTICK: {
+		struct baton_pool_unstick *u = k;
+
+		u->cls = chance(90) ? rnd(3) : (uint32_t)rnd64();
+		u->ticket = chance(70) ? rnd(256) : rnd64();
+		break;
+	}
 	case BATON_IOC_NAME_WAIT: {
 		struct baton_name_wait *w = k;
 
@@ -401,6 +450,10 @@ static uint32_t fz_ksize(unsigned int cmd)
 	case BATON_IOC_EPOCH_CREATE:	return sizeof(struct baton_epoch_create);
 	case BATON_IOC_EPOCH_OPEN:	return sizeof(struct baton_epoch_open);
 	case BATON_IOC_NAME_WAIT:	return sizeof(struct baton_name_wait);
+	case BATON_IOC_POOL_CREATE:	return sizeof(struct baton_pool_create);
+	case BATON_IOC_POOL_OPEN:	return sizeof(struct baton_pool_open);
+	case BATON_IOC_POOL_UNLINK:	return sizeof(struct baton_unlink);
+	case BATON_POOL_IOC_UNSTICK:	return sizeof(struct baton_pool_unstick);
 	case BATON_RING_IOC_PARK:	return sizeof(struct baton_park);
 	case BATON_RING_IOC_INFO:	return sizeof(struct baton_ring_info);
 	case BATON_EPOCH_IOC_REGISTER:
@@ -472,10 +525,14 @@ static void *fz_arg(unsigned int cmd, uint32_t *size)
 static const unsigned int dev_cmds[] = {
 	BATON_IOC_VERSION, BATON_IOC_RING_CREATE, BATON_IOC_RING_OPEN,
 	BATON_IOC_UNLINK, BATON_IOC_EPOCH_CREATE, BATON_IOC_EPOCH_OPEN,
-	BATON_IOC_EPOCH_UNLINK, BATON_IOC_NAME_WAIT,
+	BATON_IOC_EPOCH_UNLINK, BATON_IOC_NAME_WAIT, BATON_IOC_POOL_CREATE,
+	BATON_IOC_POOL_OPEN, BATON_IOC_POOL_UNLINK,
 };
 static const unsigned int ring_cmds[] = {
 	BATON_RING_IOC_PARK, BATON_RING_IOC_WAKE, BATON_RING_IOC_INFO,
+};
+static const unsigned int pool_cmds[] = {
+	BATON_POOL_IOC_UNSTICK,
 };
 static const unsigned int dom_cmds[] = {
 	BATON_EPOCH_IOC_REGISTER, BATON_EPOCH_IOC_COLLECT,
@@ -531,7 +588,7 @@ static bool fz_known(unsigned int cmd)
 	for (i = 0; i < NELEM(dom_cmds); i++)
 		if (cmd == dom_cmds[i])
 			return true;
-	return false;
+	return cmd == BATON_POOL_IOC_UNSTICK;
 }
 
 static const int *fz_allowed(uint32_t kind, unsigned int cmd)
@@ -556,6 +613,8 @@ static const int *fz_allowed(uint32_t kind, unsigned int cmd)
 		default:			return E_NOTTY;
 		}
 	}
+	if (kind == K_POOL)
+		return cmd == BATON_POOL_IOC_UNSTICK ? E_UNSTICK : E_NOTTY;
 	if (dom) {
 		switch (cmd) {
 		case BATON_EPOCH_IOC_REGISTER:	return E_REGISTER;
@@ -623,6 +682,26 @@ static void fz_hold_dom(int fd, const struct baton_epoch_offsets *o)
 	fz_hold(fd, K_DOM, off, len, 3);
 }
 
+/*
+ * A pool fd: its header says where the control and data regions are;
+ * read once here (a worker may scribble the control region, not this).
+ */
+static void fz_hold_pool(int fd)
+{
+	uint64_t off[3] = { 0 }, len[3] = { BT_PAGE, BT_PAGE, BT_PAGE };
+	const struct baton_pool_hdr *h;
+
+	h = mmap(NULL, BT_PAGE, PROT_READ, MAP_SHARED, fd, 0);
+	if (h != MAP_FAILED) {
+		off[1] = h->ctl_mmap;
+		len[1] = h->ctl_size;
+		off[2] = h->data_mmap;
+		len[2] = h->data_size;
+		munmap((void *)h, BT_PAGE);
+	}
+	fz_hold(fd, K_POOL, off, len, 3);
+}
+
 /* Keep what a successful create or open returned. */
 static void fz_keep(unsigned int cmd, void *k, uint32_t size)
 {
@@ -648,6 +727,12 @@ static void fz_keep(unsigned int cmd, void *k, uint32_t size)
 	case BATON_IOC_EPOCH_OPEN:
 		fz_hold_dom(((struct baton_epoch_open *)k)->out_fd,
 			    &((struct baton_epoch_open *)k)->out_off);
+		break;
+	case BATON_IOC_POOL_CREATE:
+		fz_hold_pool(((struct baton_pool_create *)k)->out_fd);
+		break;
+	case BATON_IOC_POOL_OPEN:
+		fz_hold_pool(((struct baton_pool_open *)k)->out_fd);
 		break;
 	default:
 		break;
@@ -676,6 +761,8 @@ static void op_ioctl(void)
 		cmd = fz_cmd(dev_cmds, NELEM(dev_cmds));
 	else if (kind == K_DOM || kind == K_DOM_REG)
 		cmd = fz_cmd(dom_cmds, NELEM(dom_cmds));
+	else if (kind == K_POOL)
+		cmd = fz_cmd(pool_cmds, NELEM(pool_cmds));
 	else
 		cmd = fz_cmd(ring_cmds, NELEM(ring_cmds));
 
@@ -1006,6 +1093,7 @@ static void fz_unlink_pool(int d)
 			snprintf(u.name, sizeof(u.name), "fz.%u", i);
 		bt_ioctl(d, BATON_IOC_UNLINK, &u);
 		bt_ioctl(d, BATON_IOC_EPOCH_UNLINK, &u);
+		bt_ioctl(d, BATON_IOC_POOL_UNLINK, &u);
 	}
 }
 
@@ -1032,6 +1120,10 @@ static const char *fz_cmd_name(uint32_t cmd)
 		{ BATON_IOC_EPOCH_OPEN, "EPOCH_OPEN" },
 		{ BATON_IOC_EPOCH_UNLINK, "EPOCH_UNLINK" },
 		{ BATON_IOC_NAME_WAIT, "NAME_WAIT" },
+		{ BATON_IOC_POOL_CREATE, "POOL_CREATE" },
+		{ BATON_IOC_POOL_OPEN, "POOL_OPEN" },
+		{ BATON_IOC_POOL_UNLINK, "POOL_UNLINK" },
+		{ BATON_POOL_IOC_UNSTICK, "POOL_UNSTICK" },
 		{ BATON_RING_IOC_PARK, "PARK" },
 		{ BATON_RING_IOC_WAKE, "WAKE" },
 		{ BATON_RING_IOC_INFO, "INFO" },
@@ -1062,7 +1154,9 @@ static void fz_report_known(void)
 		BATON_RING_IOC_WAKE, BATON_RING_IOC_INFO,
 		BATON_EPOCH_IOC_REGISTER, BATON_EPOCH_IOC_COLLECT,
 		BATON_EPOCH_IOC_SYNCHRONIZE, BATON_EPOCH_IOC_POLL,
-		BATON_EPOCH_IOC_KICK, OP_MMAP, OP_MPROTECT, OP_MREMAP,
+		BATON_EPOCH_IOC_KICK, BATON_IOC_POOL_CREATE, BATON_IOC_POOL_OPEN,
+		BATON_IOC_POOL_UNLINK, BATON_POOL_IOC_UNSTICK, OP_MMAP,
+		OP_MPROTECT, OP_MREMAP,
 		OP_MUNMAP, OP_POLL, OP_UNLOAD,
 	};
 	char buf[512];
