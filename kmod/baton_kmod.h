@@ -222,6 +222,7 @@ struct baton_named *baton_names_get(struct baton_names *names,
 int baton_names_add(struct baton_names *names, struct baton_named *n);
 struct baton_named *baton_names_unlink(struct baton_names *names,
 				       const struct baton_unlink *k);
+int baton_names_remove(struct baton_names *names, const struct baton_unlink *k);
 void baton_names_drain(struct baton_names *names,
 		       void (*put)(struct baton_named *n));
 int baton_owner_permission(const struct baton_owner *o, int may);

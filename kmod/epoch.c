@@ -1181,13 +1181,7 @@ put:
 
 int baton_epoch_unlink(const struct baton_unlink *k)
 {
-	struct baton_named *n;
-
-	n = baton_names_unlink(&baton_domains, k);
-	if (IS_ERR(n))
-		return PTR_ERR(n);
-	baton_epoch_put_named(n);	/* the registry's reference */
-	return 0;
+	return baton_names_remove(&baton_domains, k);
 }
 
 /* Module exit: only the registry's references are left. */

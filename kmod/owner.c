@@ -414,6 +414,21 @@ struct baton_named *baton_names_unlink(struct baton_names *names,
 }
 
 /*
+ * The whole unlink of one kind (BATON_IOC_UNLINK, _EPOCH_UNLINK,
+ * _POOL_UNLINK): remove the name as baton_names_unlink() does and drop
+ * the registry's reference, which may free the object.
+ */
+int baton_names_remove(struct baton_names *names, const struct baton_unlink *k)
+{
+	struct baton_named *n = baton_names_unlink(names, k);
+
+	if (IS_ERR(n))
+		return PTR_ERR(n);
+	baton_named_put(names, n);
+	return 0;
+}
+
+/*
  * Whether @name is reachable in the caller's namespace, and how many
  * publications the registry had made when that was true (*@added).
  */

@@ -1285,13 +1285,7 @@ put:
 
 int baton_pool_unlink(const struct baton_unlink *k)
 {
-	struct baton_named *n;
-
-	n = baton_names_unlink(&baton_pools, k);
-	if (IS_ERR(n))
-		return PTR_ERR(n);
-	baton_pool_put_named(n);	/* the registry's reference */
-	return 0;
+	return baton_names_remove(&baton_pools, k);
 }
 
 /* Module exit: only the registry's references are left. */

@@ -1366,13 +1366,7 @@ put_ring:
 
 int baton_ring_unlink(const struct baton_unlink *k)
 {
-	struct baton_named *n;
-
-	n = baton_names_unlink(&baton_rings, k);
-	if (IS_ERR(n))
-		return PTR_ERR(n);
-	baton_ring_put_named(n);	/* the registry's reference */
-	return 0;
+	return baton_names_remove(&baton_rings, k);
 }
 
 /* Module exit: only the registry's references are left. */

@@ -100,9 +100,9 @@ static int dev_open_checked(void)
  * Only the length is checked here (it must fit the array, NUL included);
  * the character rules are the kernel's to enforce.
  */
-static int copy_name(char dst[BATON_NAME_MAX], const char *name)
+int baton__copy_name(char dst[BATON_NAME_MAX], const char *name)
 {
-	size_t len = strnlen(name, BATON_NAME_MAX);
+	size_t len = name ? strnlen(name, BATON_NAME_MAX) : 0;
 
 	if (len == 0 || len >= BATON_NAME_MAX)
 		return -EINVAL;
@@ -118,7 +118,7 @@ static int kmod_create(const char *name, const struct baton_ring_params *p,
 	int dev, ret;
 
 	memset(&c, 0, sizeof(c));
-	ret = copy_name(c.name, name);
+	ret = baton__copy_name(c.name, name);
 	if (ret)
 		return ret;
 	c.size = sizeof(c);
@@ -155,7 +155,7 @@ static int kmod_open(const char *name, int role, struct baton_ring_desc *d)
 	int dev, ret;
 
 	memset(&o, 0, sizeof(o));
-	ret = copy_name(o.name, name);
+	ret = baton__copy_name(o.name, name);
 	if (ret)
 		return ret;
 	o.size = sizeof(o);
@@ -192,7 +192,7 @@ static int kmod_unlink(const char *name)
 	int ret;
 
 	memset(&u, 0, sizeof(u));
-	ret = copy_name(u.name, name);
+	ret = baton__copy_name(u.name, name);
 	if (ret)
 		return ret;
 	u.size = sizeof(u);

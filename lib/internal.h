@@ -57,6 +57,8 @@ static inline int baton__ring_ok(const struct baton_ring *r, uint32_t kind,
 
 /* Poison is stored by the caller; keeps @h unfreed for a while (ring.c). */
 BATON_HIDDEN void baton__quarantine(void *h);
+/* A name into a struct's name field: EINVAL if empty or too long. */
+BATON_HIDDEN int baton__copy_name(char dst[BATON_NAME_MAX], const char *name);
 
 /* Region indices into struct baton_ring.map[]. */
 enum {

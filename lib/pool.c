@@ -234,17 +234,6 @@ static int pool_attach(int fd, uint32_t holder, struct baton_pool **out)
 	return 0;
 }
 
-static int copy_pool_name(char dst[BATON_NAME_MAX], const char *name)
-{
-	size_t len = name ? strnlen(name, BATON_NAME_MAX) : 0;
-
-	if (len == 0 || len >= BATON_NAME_MAX)
-		return -EINVAL;
-	memset(dst, 0, BATON_NAME_MAX);
-	memcpy(dst, name, len);
-	return 0;
-}
-
 int baton_pool_create(const char *name, const struct baton_pool_params *params,
 		      struct baton_pool **out)
 {
@@ -265,7 +254,7 @@ int baton_pool_create(const char *name, const struct baton_pool_params *params,
 		k.classes[i].buf_shift = params->classes[i].buf_shift;
 		k.classes[i].count = params->classes[i].count;
 	}
-	ret = copy_pool_name(k.name, name);
+	ret = baton__copy_name(k.name, name);
 	if (ret)
 		return ret;
 	ret = baton__dev_ioctl(BATON_IOC_POOL_CREATE, &k);
@@ -283,7 +272,7 @@ int baton_pool_open(const char *name, struct baton_pool **out)
 		return -EINVAL;
 	memset(&k, 0, sizeof(k));
 	k.size = sizeof(k);
-	ret = copy_pool_name(k.name, name);
+	ret = baton__copy_name(k.name, name);
 	if (ret)
 		return ret;
 	ret = baton__dev_ioctl(BATON_IOC_POOL_OPEN, &k);
@@ -299,7 +288,7 @@ int baton_pool_unlink(const char *name)
 
 	memset(&k, 0, sizeof(k));
 	k.size = sizeof(k);
-	ret = copy_pool_name(k.name, name);
+	ret = baton__copy_name(k.name, name);
 	if (ret)
 		return ret;
 	ret = baton__dev_ioctl(BATON_IOC_POOL_UNLINK, &k);
