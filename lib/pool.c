@@ -35,8 +35,9 @@
  *    sees the floor of any live holder that may hold a ticket it asks
  *    about (mpsc.rst's I and J, for pools).
  *
- * Pools are a kmod backend feature for now: on the memfd backend every
- * call is -EOPNOTSUPP (Documentation/pool.rst says what is not built).
+ * Both backends run this code on the same layout; on memfd the module's
+ * part (repair after deaths, UNSTICK, decay) is lib/pool_memfd.c, called
+ * from the slow paths here.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -50,43 +51,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "pool_internal.h"
 
-#define BATON_POOL_MAG		32	/* the most buffers a magazine keeps */
-
-/* A flush moves at most mag_cap + 1 - mag_cap / 2 buffers. */
-_Static_assert(BATON_POOL_MAG + 1 <= BATON_POOL_CLAIM_MAX, "claim size");
-
-struct baton_pool_mag {
-	uint32_t n;
-	uint32_t index[BATON_POOL_MAG + 1];
-};
-
-struct baton_pool_cls {
-	uint64_t *head;
-	uint64_t *tail;
-	struct baton_pool_qent *q;
-	struct baton_pool_desc *desc;
-	uint8_t *base;			/* buffer 0 in our data mapping */
-	uint32_t shift;
-	uint32_t count;
-	uint32_t qcap;
-	uint32_t mag_cap;		/* count / 8, at most 32; < 2: none */
-	struct baton_pool_mag mag;
-};
-
-struct baton_pool {
-	int fd;
-	uint32_t holder;		/* our index; descriptors say + 1 */
-	struct baton_pool_hdr geo;	/* checked copy of the header */
-	const struct baton_pool_hdr *hdr;
-	uint8_t *ctl;
-	uint8_t *data;
-	struct baton_pool_claim *claim;
-	struct baton_pool_cls cls[BATON_POOL_CLASSES_MAX];
-};
-
-static uint64_t now_ms(void)
+uint64_t baton__pool_now_ms(void)
 {
 	struct timespec ts;
 
@@ -102,14 +69,14 @@ static inline void cpu_pause(void)
 }
 
 /* Wait politely for a word another process is about to store. */
-static void pool_relax(unsigned int *spins)
+void baton__pool_relax(unsigned int *spins)
 {
 	cpu_pause();
 	if ((++*spins & 1023) == 0)
 		sched_yield();
 }
 
-static uint32_t next_gen(uint32_t gen)
+uint32_t baton__pool_next_gen(uint32_t gen)
 {
 	return gen + 1 ? gen + 1 : 1;
 }
@@ -136,7 +103,7 @@ static int class_valid(const struct baton_pool_hdr *g, uint32_t i)
 	       c->data_off + bytes > c->data_off;
 }
 
-static int geometry_valid(const struct baton_pool_hdr *g, uint32_t holder)
+int baton__pool_geometry_valid(const struct baton_pool_hdr *g, uint32_t holder)
 {
 	uint32_t i;
 
@@ -171,12 +138,16 @@ static int pool_map(struct baton_pool *p)
 	void *m;
 	uint32_t i;
 
-	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, p->fd, BATON_POOL_HDR_MMAP);
+	/* Read-only from the module; memfd keeps its counters there. */
+	m = mmap(NULL, 4096,
+		 p->backend == BATON_BACKEND_MEMFD ? PROT_READ | PROT_WRITE :
+						     PROT_READ,
+		 MAP_SHARED, p->fd, BATON_POOL_HDR_MMAP);
 	if (m == MAP_FAILED)
 		return -errno;
 	p->hdr = m;
 	memcpy(&p->geo, p->hdr, sizeof(p->geo));
-	if (!geometry_valid(&p->geo, p->holder))
+	if (!baton__pool_geometry_valid(&p->geo, p->holder))
 		return -EPROTO;
 	m = mmap(NULL, p->geo.ctl_size, PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_POPULATE, p->fd, (off_t)p->geo.ctl_mmap);
@@ -212,7 +183,8 @@ static int pool_map(struct baton_pool *p)
 	return 0;
 }
 
-static int pool_attach(int fd, uint32_t holder, struct baton_pool **out)
+static int pool_attach(int fd, uint32_t holder, int backend,
+		       struct baton_pool **out)
 {
 	struct baton_pool *p = calloc(1, sizeof(*p));
 	int ret;
@@ -223,6 +195,7 @@ static int pool_attach(int fd, uint32_t holder, struct baton_pool **out)
 	}
 	p->fd = fd;
 	p->holder = holder;
+	p->backend = backend;
 	ret = pool_map(p);
 	if (ret) {
 		pool_unmap(p);
@@ -230,8 +203,19 @@ static int pool_attach(int fd, uint32_t holder, struct baton_pool **out)
 		free(p);
 		return ret;
 	}
+	if (backend == BATON_BACKEND_MEMFD) {
+		baton__pool_memfd_attach(p);
+		baton__pool_drain(p);
+	}
 	*out = p;
 	return 0;
+}
+
+/* The backend pools use: the one BATON_BACKEND_AUTO resolves to. */
+static int pool_backend(void)
+{
+	/* -EINVAL for a $BATON_BACKEND that names no backend. */
+	return baton_backend_resolve(BATON_BACKEND_AUTO);
 }
 
 int baton_pool_create(const char *name, const struct baton_pool_params *params,
@@ -239,7 +223,7 @@ int baton_pool_create(const char *name, const struct baton_pool_params *params,
 {
 	struct baton_pool_create k;
 	uint32_t i;
-	int ret;
+	int ret, be;
 
 	if (!params || !out || params->nr_classes > BATON_POOL_CLASSES_MAX)
 		return -EINVAL;
@@ -257,16 +241,22 @@ int baton_pool_create(const char *name, const struct baton_pool_params *params,
 	ret = baton__copy_name(k.name, name);
 	if (ret)
 		return ret;
-	ret = baton__dev_ioctl(BATON_IOC_POOL_CREATE, &k);
+	be = pool_backend();
+	if (be == BATON_BACKEND_MEMFD)
+		ret = baton__pool_memfd_create(&k);
+	else if (be == BATON_BACKEND_KMOD)
+		ret = baton__dev_ioctl(BATON_IOC_POOL_CREATE, &k);
+	else
+		ret = be;
 	if (ret)
 		return ret == -ENODEV ? -EOPNOTSUPP : ret;
-	return pool_attach(k.out_fd, k.out_holder, out);
+	return pool_attach(k.out_fd, k.out_holder, be, out);
 }
 
 int baton_pool_open(const char *name, struct baton_pool **out)
 {
 	struct baton_pool_open k;
-	int ret;
+	int ret, be;
 
 	if (!out)
 		return -EINVAL;
@@ -275,37 +265,52 @@ int baton_pool_open(const char *name, struct baton_pool **out)
 	ret = baton__copy_name(k.name, name);
 	if (ret)
 		return ret;
-	ret = baton__dev_ioctl(BATON_IOC_POOL_OPEN, &k);
+	be = pool_backend();
+	if (be == BATON_BACKEND_MEMFD)
+		ret = baton__pool_memfd_open(k.name, &k.out_fd, &k.out_holder);
+	else if (be == BATON_BACKEND_KMOD)
+		ret = baton__dev_ioctl(BATON_IOC_POOL_OPEN, &k);
+	else
+		ret = be;
 	if (ret)
 		return ret == -ENODEV ? -EOPNOTSUPP : ret;
-	return pool_attach(k.out_fd, k.out_holder, out);
+	return pool_attach(k.out_fd, k.out_holder, be, out);
 }
 
 int baton_pool_unlink(const char *name)
 {
 	struct baton_unlink k;
-	int ret;
+	int ret, be;
 
 	memset(&k, 0, sizeof(k));
 	k.size = sizeof(k);
 	ret = baton__copy_name(k.name, name);
 	if (ret)
 		return ret;
-	ret = baton__dev_ioctl(BATON_IOC_POOL_UNLINK, &k);
+	be = pool_backend();
+	if (be == BATON_BACKEND_MEMFD)
+		return baton__pool_memfd_unlink(k.name);
+	ret = be == BATON_BACKEND_KMOD ?
+		      baton__dev_ioctl(BATON_IOC_POOL_UNLINK, &k) : be;
 	return ret == -ENODEV ? -EOPNOTSUPP : ret;
 }
 
 /*
  * Closing the fd is what returns this holder's buffers (its magazines
  * included) to the free queues: the kernel does it at release, as for a
- * holder that died.
+ * holder that died. On memfd the library returns them here, before the
+ * holder lock goes with the fd; a holder that died instead is repaired by
+ * the next one that looks (pool_memfd.c).
  */
 void baton_pool_close(struct baton_pool *p)
 {
 	if (!p)
 		return;
+	if (p->backend == BATON_BACKEND_MEMFD)
+		baton__pool_memfd_detach(p);
 	pool_unmap(p);
 	close(p->fd);
+	free(p->adopt);
 	free(p);
 }
 
@@ -366,6 +371,8 @@ static int unstick(struct baton_pool *p, uint32_t cls, uint64_t t)
 {
 	struct baton_pool_unstick u;
 
+	if (p->backend == BATON_BACKEND_MEMFD)
+		return baton__pool_memfd_unstick(p, cls, t);
 	memset(&u, 0, sizeof(u));
 	u.size = sizeof(u);
 	u.cls = cls;
@@ -385,11 +392,11 @@ static void wait_seq(struct baton_pool *p, uint32_t cls,
 	uint64_t asked = 0;
 
 	while (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != want) {
-		pool_relax(&spins);
+		baton__pool_relax(&spins);
 		if (spins < 4096)
 			continue;
-		if (now_ms() != asked) {
-			asked = now_ms();
+		if (baton__pool_now_ms() != asked) {
+			asked = baton__pool_now_ms();
 			unstick(p, cls, t);
 		}
 	}
@@ -399,7 +406,9 @@ static void wait_seq(struct baton_pool *p, uint32_t cls,
  * Take buffer @v's index from FREE to OWNED by us (Y4). The decay may
  * hold it (KERNEL) for the moment it takes to give its pages back; a
  * generation other than the entry's, or any other state, is a stale or
- * scribbled entry: the index is dropped, never used twice.
+ * scribbled entry: the index is dropped, never used twice. On memfd the
+ * decay is a holder's (KERNEL with its index): one that dies there is
+ * repaired after a millisecond of waiting.
  */
 static int take_entry(struct baton_pool *p, struct baton_pool_cls *c,
 		      uint64_t v)
@@ -415,8 +424,11 @@ static int take_entry(struct baton_pool *p, struct baton_pool_cls *c,
 	for (;;) {
 		uint64_t s = __atomic_load_n(&d->state, __ATOMIC_ACQUIRE);
 
-		if (s == BATON_POOL_STATE(gen, BATON_POOL_KERNEL, 0)) {
-			pool_relax(&spins);
+		if (BATON_POOL_S_KIND(s) == BATON_POOL_KERNEL &&
+		    BATON_POOL_S_GEN(s) == gen) {
+			baton__pool_relax(&spins);
+			if (spins >= 4096 && p->backend == BATON_BACKEND_MEMFD)
+				baton__pool_memfd_repair(p, 0);
 			continue;
 		}
 		if (s != BATON_POOL_STATE(gen, BATON_POOL_FREE, 0))
@@ -467,9 +479,9 @@ static void wait_head(struct baton_pool *p, uint32_t cls, uint64_t h)
 
 	while (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != h + 1 &&
 	       __atomic_load_n(c->head, __ATOMIC_ACQUIRE) == h) {
-		pool_relax(&spins);
-		if (spins >= 4096 && now_ms() != asked) {
-			asked = now_ms();
+		baton__pool_relax(&spins);
+		if (spins >= 4096 && baton__pool_now_ms() != asked) {
+			asked = baton__pool_now_ms();
 			unstick(p, cls, h);
 		}
 	}
@@ -489,6 +501,8 @@ static void refill(struct baton_pool *p, uint32_t cls, uint32_t want)
 	uint64_t h, i;
 	uint32_t k;
 
+	if (p->backend == BATON_BACKEND_MEMFD)
+		baton__pool_memfd_maintain(p);
 	__atomic_store_n(&cl->cls, cls, __ATOMIC_RELAXED);
 	__atomic_store_n(&cl->op, BATON_POOL_CLAIM_POP, __ATOMIC_RELEASE);
 again:
@@ -554,9 +568,11 @@ static void flush(struct baton_pool *p, uint32_t cls, uint32_t n)
 	struct baton_pool_cls *c = &p->cls[cls];
 	uint32_t *idx = &c->mag.index[c->mag.n - n];
 	struct baton_pool_claim *cl = p->claim;
-	uint64_t t, now = now_ms(), v[BATON_POOL_MAG + 1];
+	uint64_t t, now = baton__pool_now_ms(), v[BATON_POOL_MAG + 1];
 	uint32_t i;
 
+	if (p->backend == BATON_BACKEND_MEMFD)
+		baton__pool_memfd_maintain(p);
 	for (i = 0; i < n; i++) {
 		uint64_t s = __atomic_load_n(&c->desc[idx[i]].state,
 					     __ATOMIC_RELAXED);
@@ -607,6 +623,32 @@ static int size_class(const struct baton_pool *p, size_t size)
 	return -1;
 }
 
+/*
+ * The magazine of @cls is empty: buffers a repair made ours first, then
+ * the queue, then on memfd a repair (a dead holder's buffers come back
+ * when someone looks) before the caller says ENOMEM. What a repair on
+ * the way adopted is freed before we return, so that it is nobody's
+ * hoard.
+ */
+static void magazine_fill(struct baton_pool *p, uint32_t cls)
+{
+	struct baton_pool_cls *c = &p->cls[cls];
+	uint32_t want = c->mag_cap > 2 ? c->mag_cap / 2 : 1;
+
+	if (p->adopt_n)
+		baton__pool_drain(p);
+	if (!c->mag.n)
+		refill(p, cls, want);
+	if (!c->mag.n && p->backend == BATON_BACKEND_MEMFD &&
+	    baton__pool_memfd_repair(p, 0) > 0) {
+		baton__pool_drain(p);
+		if (!c->mag.n)
+			refill(p, cls, want);
+	}
+	if (p->adopt_n)
+		baton__pool_drain(p);
+}
+
 int baton_pool_alloc(struct baton_pool *p, size_t size, uint64_t *handle)
 {
 	struct baton_pool_cls *c;
@@ -621,7 +663,7 @@ int baton_pool_alloc(struct baton_pool *p, size_t size, uint64_t *handle)
 		return -E2BIG;
 	c = &p->cls[cls];
 	if (!c->mag.n)
-		refill(p, (uint32_t)cls, c->mag_cap > 2 ? c->mag_cap / 2 : 1);
+		magazine_fill(p, (uint32_t)cls);
 	if (!c->mag.n)
 		return -ENOMEM;
 	index = c->mag.index[--c->mag.n];
@@ -645,14 +687,77 @@ int baton_pool_free(struct baton_pool *p, uint64_t handle)
 		return -ESTALE;
 	/* Still ours, in the magazine; the old handle is stale from here. */
 	__atomic_store_n(&d->state,
-			 BATON_POOL_STATE(next_gen(gen), BATON_POOL_OWNED,
+			 BATON_POOL_STATE(baton__pool_next_gen(gen), BATON_POOL_OWNED,
 					  p->holder + 1),
 			 __ATOMIC_RELEASE);
 	c->mag.index[c->mag.n++] = BATON_POOL_H_INDEX(handle);
 	/* Overfull: back to half (none, for a class without magazines). */
-	if (c->mag.n > c->mag_cap)
+	if (c->mag.n > c->mag_cap) {
 		flush(p, BATON_POOL_H_CLASS(handle), c->mag.n - c->mag_cap / 2);
+		/* memfd: what a repair in the flush adopted, freed too. */
+		if (p->adopt_n)
+			baton__pool_drain(p);
+	}
 	return 0;
+}
+
+/*
+ * Remember buffer @index of class @cls, which a repair made OWNED by us
+ * (a dead holder's, or our own at close), for baton__pool_drain(). If
+ * the list cannot grow the buffer stays ours until our own close: our
+ * detach walks every descriptor we own. 0, or -ENOMEM.
+ */
+int baton__pool_adopt_later(struct baton_pool *p, uint32_t cls, uint32_t index)
+{
+	if (p->adopt_n == p->adopt_cap) {
+		uint32_t cap = p->adopt_cap ? 2 * p->adopt_cap : 64;
+		uint64_t *a = realloc(p->adopt, cap * sizeof(*a));
+
+		if (!a)
+			return -ENOMEM;
+		p->adopt = a;
+		p->adopt_cap = cap;
+	}
+	p->adopt[p->adopt_n++] = (uint64_t)cls << 32 | index;
+	return 0;
+}
+
+/*
+ * Free every adopted buffer through our magazine, under a new generation
+ * (handles of its old owner are stale from here). Called only where no
+ * claim of ours is under way: a flush uses the claim page.
+ */
+void baton__pool_drain(struct baton_pool *p)
+{
+	while (p->adopt_n) {
+		uint64_t a = p->adopt[--p->adopt_n];
+		uint32_t cls = (uint32_t)(a >> 32), index = (uint32_t)a;
+		struct baton_pool_cls *c = &p->cls[cls];
+		struct baton_pool_desc *d = &c->desc[index];
+		uint64_t s = __atomic_load_n(&d->state, __ATOMIC_RELAXED);
+		uint32_t gen = baton__pool_next_gen(BATON_POOL_S_GEN(s));
+
+		if (s != BATON_POOL_STATE(BATON_POOL_S_GEN(s), BATON_POOL_OWNED,
+					  p->holder + 1))
+			continue;	/* scribbled since: never queued twice */
+		__atomic_store_n(&d->state,
+				 BATON_POOL_STATE(gen, BATON_POOL_OWNED,
+						  p->holder + 1),
+				 __ATOMIC_RELEASE);
+		c->mag.index[c->mag.n++] = index;
+		if (c->mag.n > c->mag_cap)
+			flush(p, cls, c->mag.n - c->mag_cap / 2);
+	}
+}
+
+/* Every magazine to the free queues. */
+void baton__pool_flush_all(struct baton_pool *p)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->geo.nr_classes; i++)
+		while (p->cls[i].mag.n)
+			flush(p, i, p->cls[i].mag.n);
 }
 
 int baton_pool_info(const struct baton_pool *p, struct baton_pool_info *info)

@@ -1700,7 +1700,7 @@ int baton_waitset_wait(struct baton_waitset *ws,
 		       struct baton_waitset_event *ev, uint32_t max_events,
 		       int64_t timeout_ns);
 
-/* ---- buffer pools (Documentation/pool.rst; kmod backend) ---- */
+/* ---- buffer pools (Documentation/pool.rst; both backends) ---- */
 
 struct baton_pool;
 
@@ -1763,12 +1763,14 @@ struct baton_pool_info {
  * @params: its geometry, decay and mode
  * @pool: where the new handle goes
  *
- * Each handle is one holder: when it is closed, or its process dies, the
- * module returns every buffer it still owned.
+ * The backend is the one BATON_BACKEND_AUTO resolves to. Each handle is
+ * one holder: when it is closed every buffer it still owned goes back;
+ * when its process dies, the module returns them at once, or on the memfd
+ * backend the next holder that looks does (Documentation/pool.rst).
  *
- * Return: 0, or -EEXIST (the name is taken), -EINVAL (geometry, name),
- * -E2BIG (more than 256 GiB of buffers), -EDQUOT, -ENOMEM, or
- * -EOPNOTSUPP without /dev/baton (pools have no memfd backend yet).
+ * Return: 0, or -EEXIST (the name is taken), -EINVAL (geometry, name, or
+ * $BATON_BACKEND), -E2BIG (more than 256 GiB of buffers), -EDQUOT
+ * (kmod), -ENOSPC (memfd: no room in /dev/shm), -ENOMEM.
  */
 int baton_pool_create(const char *name, const struct baton_pool_params *params,
 		      struct baton_pool **pool);
@@ -1779,7 +1781,8 @@ int baton_pool_create(const char *name, const struct baton_pool_params *params,
  * @pool: where the new handle goes
  *
  * Return: 0, or -ENOENT, -EACCES (read and write permission are both
- * needed), -EMFILE (every holder index taken), -EOPNOTSUPP.
+ * needed), -EMFILE (every holder index taken), -EPROTO (memfd: the file
+ * is not a pool of this ABI).
  */
 int baton_pool_open(const char *name, struct baton_pool **pool);
 
@@ -1789,7 +1792,7 @@ int baton_pool_open(const char *name, struct baton_pool **pool);
  *
  * Open handles keep the pool; it is freed with the last of them.
  *
- * Return: 0, or -ENOENT, -EACCES, -EINVAL, -EOPNOTSUPP.
+ * Return: 0, or -ENOENT, -EACCES, -EINVAL.
  */
 int baton_pool_unlink(const char *name);
 
@@ -1799,7 +1802,7 @@ int baton_pool_unlink(const char *name);
  *
  * Every buffer this handle still owns (its magazines included) goes back
  * to the pool: the module returns them at the release of the handle's
- * file, as for a holder that died.
+ * file, as for a holder that died; on memfd the library does it here.
  */
 void baton_pool_close(struct baton_pool *pool);
 

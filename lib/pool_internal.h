@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libbaton internals of buffer pools: the handle (struct baton_pool) that
+ * pool.c (the free queues, allocation, handles: both backends) and
+ * pool_memfd.c (the memfd backend's file, holder locks, repair of dead
+ * holders and decay) share. Nothing here is exported.
+ */
+#ifndef BATON_POOL_INTERNAL_H
+#define BATON_POOL_INTERNAL_H
+
+#include <stdint.h>
+
+#include "internal.h"
+
+#define BATON_POOL_MAG		32	/* the most buffers a magazine keeps */
+
+/* A flush moves at most mag_cap + 1 - mag_cap / 2 buffers. */
+_Static_assert(BATON_POOL_MAG + 1 <= BATON_POOL_CLAIM_MAX, "claim size");
+
+struct baton_pool_mag {
+	uint32_t n;
+	uint32_t index[BATON_POOL_MAG + 1];
+};
+
+struct baton_pool_cls {
+	uint64_t *head;
+	uint64_t *tail;
+	struct baton_pool_qent *q;
+	struct baton_pool_desc *desc;
+	uint8_t *base;			/* buffer 0 in our data mapping */
+	uint32_t shift;
+	uint32_t count;
+	uint32_t qcap;
+	uint32_t mag_cap;		/* count / 8, at most 32; < 2: none */
+	struct baton_pool_mag mag;
+};
+
+struct baton_pool {
+	int fd;
+	int backend;			/* BATON_BACKEND_KMOD or _MEMFD */
+	uint32_t holder;		/* our index; descriptors say + 1 */
+	struct baton_pool_hdr geo;	/* checked copy of the header */
+	const struct baton_pool_hdr *hdr;
+	uint8_t *ctl;
+	uint8_t *data;
+	struct baton_pool_claim *claim;
+	uint64_t repaired_ms;		/* memfd: last repair, rate limit */
+	/*
+	 * memfd: buffers a repair made ours (cls << 32 | index), to be
+	 * freed by baton__pool_drain() where no claim is under way.
+	 */
+	uint64_t *adopt;
+	uint32_t adopt_n;
+	uint32_t adopt_cap;
+	struct baton_pool_cls cls[BATON_POOL_CLASSES_MAX];
+};
+
+/* The memfd backend's words in the header page, after the header. */
+#define BATON__POOL_MEMFD_WORDS	2048
+
+/* pool.c, for pool_memfd.c */
+BATON_HIDDEN uint64_t baton__pool_now_ms(void);
+BATON_HIDDEN void baton__pool_relax(unsigned int *spins);
+BATON_HIDDEN uint32_t baton__pool_next_gen(uint32_t gen);
+BATON_HIDDEN int baton__pool_geometry_valid(const struct baton_pool_hdr *g,
+					    uint32_t holder);
+BATON_HIDDEN int baton__pool_adopt_later(struct baton_pool *p, uint32_t cls,
+					  uint32_t index);
+BATON_HIDDEN void baton__pool_flush_all(struct baton_pool *p);
+BATON_HIDDEN void baton__pool_drain(struct baton_pool *p);
+
+/* pool_memfd.c */
+BATON_HIDDEN int baton__pool_memfd_create(struct baton_pool_create *k);
+BATON_HIDDEN int baton__pool_memfd_open(const char *name, int *fd,
+					uint32_t *holder);
+BATON_HIDDEN int baton__pool_memfd_unlink(const char *name);
+BATON_HIDDEN void baton__pool_memfd_attach(struct baton_pool *p);
+BATON_HIDDEN void baton__pool_memfd_detach(struct baton_pool *p);
+BATON_HIDDEN int baton__pool_memfd_unstick(struct baton_pool *p, uint32_t cls,
+					   uint64_t t);
+BATON_HIDDEN int baton__pool_memfd_repair(struct baton_pool *p, int force);
+BATON_HIDDEN void baton__pool_memfd_maintain(struct baton_pool *p);
+
+#endif /* BATON_POOL_INTERNAL_H */

@@ -1,0 +1,966 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libbaton memfd backend of buffer pools: the pool file in /dev/shm, its
+ * holder locks, and what the module does for kmod pools done here by the
+ * holders themselves: repair after a dead holder, and decay.
+ *
+ * The file /dev/shm/baton-pool.<name> has the kmod pool's mmap layout as
+ * file offsets (header page at 0, control region at hdr->ctl_mmap, data
+ * at hdr->data_mmap), so pool.c maps and runs both the same way. Create
+ * builds it unnamed (O_TMPFILE) and links the name last, as rings do.
+ * Only the header and control pages are reserved at create; a buffer's
+ * pages come on first touch and go back at decay. Openers read the header
+ * once, check it against the layout its own classes give (pool_plan())
+ * and the file size, and trust only that copy.
+ *
+ * Holders: holder k holds an OFD write lock on byte LOCK_HOLDER(k) of the
+ * file, for as long as its fd lives (process death included), and marks
+ * its claim page "attached" (MEMFD_ATTACHED). An attached index whose lock
+ * nobody holds is a dead holder. Openers take the lowest free lock
+ * (EMFILE when none).
+ *
+ * One repairer at a time: an OFD write lock on byte LOCK_REPAIR, taken
+ * where the module takes pool->lock. Under it a holder:
+ *  - repairs dead holders (repair_dead()): their claims are finished as
+ *    the module finishes them at release (fill a push's entries whose
+ *    ticket is known, release and requeue a pop's), and every buffer
+ *    OWNED by one of them becomes ours and goes back to the free queue
+ *    through our own magazine (baton__pool_drain(), after the lock);
+ *    a buffer a dead holder held for decay (KERNEL with its index) is
+ *    FREE again. SENT buffers stay for their receiver, as on kmod.
+ *  - answers UNSTICK (baton__pool_memfd_unstick()) with the module's rule,
+ *    "live" meaning "its holder lock is held";
+ *  - decays (decay_class()), every decay_ms / 4 at most: the module's
+ *    oldest-first pick and reserve window, with
+ *    fallocate(FALLOC_FL_PUNCH_HOLE), which unmaps the range from every
+ *    holder's mapping and frees its pages; the buffer is KERNEL (with our
+ *    index + 1) meanwhile, so an allocator that popped it waits.
+ * A repair runs at open, when an allocation finds its class empty (at most
+ * once a millisecond), while a wait for a queue entry or a decaying buffer
+ * lasts, and from the slow paths of allocation and free (refill and flush)
+ * every decay_ms / 4 (100 ms without decay). The difference from kmod:
+ * nothing runs while every holder sleeps. A dead holder's buffers come
+ * back when another holder next reaches a slow path, and an idle pool's
+ * pages stay until a holder next allocates or frees past its magazine
+ * (Documentation/pool.rst).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "pool_internal.h"
+
+#define SHM_DIR		"/dev/shm"
+#define SHM_PREFIX	"baton-pool."
+#define PAGE		4096ULL
+
+#define LOCK_REPAIR	0
+#define LOCK_HOLDER(k)	(16 + (off_t)(k))
+
+/* In each claim page, past struct baton_pool_claim: this index is in use. */
+#define MEMFD_ATTACHED	2048
+
+#define DATA_MAX	(1ULL << 38)	/* kmod's bound: E2BIG past it */
+#define WINDOW		4		/* decay ticks a reserve spans */
+#define IDLE_REPAIR_MS	100		/* repair period without decay */
+#define SETTLE_TRIES	2000		/* yields to let a live taker finish */
+
+/* The backend's shared words, in the header page after the header. */
+struct pool_words {
+	uint64_t next_ms;		/* when the next maintenance is due */
+	uint64_t ticks;
+	uint32_t min_free[BATON_POOL_CLASSES_MAX][WINDOW];
+};
+
+_Static_assert(sizeof(struct baton_pool_hdr) <= BATON__POOL_MEMFD_WORDS,
+	       "header words");
+_Static_assert(BATON__POOL_MEMFD_WORDS + sizeof(struct pool_words) <= PAGE,
+	       "pool words");
+_Static_assert(sizeof(struct baton_pool_claim) <= MEMFD_ATTACHED, "claim");
+
+static struct pool_words *words(const struct baton_pool *p)
+{
+	return (struct pool_words *)((uint8_t *)p->hdr +
+				     BATON__POOL_MEMFD_WORDS);
+}
+
+/* The counters live in the header page, read-write on memfd. */
+static void count(const __u64 *ctr, uint64_t n)
+{
+	__atomic_fetch_add((__u64 *)ctr, n, __ATOMIC_RELAXED);
+}
+
+static int path_of(char *buf, size_t len, const char *name)
+{
+	int ret = baton__name_valid(name);
+
+	if (ret)
+		return ret;
+	snprintf(buf, len, "%s/%s%s", SHM_DIR, SHM_PREFIX, name);
+	return 0;
+}
+
+/* ---- the layout: the module's rules, so both backends agree ---- */
+
+static uint64_t page_align(uint64_t n)
+{
+	return (n + PAGE - 1) & ~(PAGE - 1);
+}
+
+static uint32_t qcap_of(uint32_t count)
+{
+	uint32_t q = 4;
+
+	while (q < 2 * count)
+		q <<= 1;
+	return q;
+}
+
+/* struct baton_pool_create's rules: EINVAL, E2BIG (kmod: baton_pool_check). */
+static int create_check(const struct baton_pool_create *k)
+{
+	uint64_t data = 0;
+	uint32_t i;
+
+	if (k->flags || k->reserved0 || k->reserved[0] || k->reserved[1] ||
+	    (k->mode & ~0777U) || !k->nr_classes ||
+	    k->nr_classes > BATON_POOL_CLASSES_MAX || !k->max_holders ||
+	    k->max_holders > BATON_POOL_HOLDERS_MAX)
+		return -EINVAL;
+	if (k->decay_ms && (k->decay_ms < BATON_POOL_DECAY_MIN_MS ||
+			    k->decay_ms > BATON_POOL_DECAY_MAX_MS))
+		return -EINVAL;
+	for (i = k->nr_classes; i < BATON_POOL_CLASSES_MAX; i++)
+		if (k->classes[i].buf_shift || k->classes[i].count)
+			return -EINVAL;
+	for (i = 0; i < k->nr_classes; i++) {
+		const struct baton_pool_class *c = &k->classes[i];
+
+		if (c->buf_shift < BATON_POOL_SHIFT_MIN ||
+		    c->buf_shift > BATON_POOL_SHIFT_MAX || !c->count ||
+		    c->count > BATON_POOL_COUNT_MAX || k->keep > c->count ||
+		    (i && c->buf_shift <= k->classes[i - 1].buf_shift))
+			return -EINVAL;
+		data += (uint64_t)c->count << c->buf_shift;
+	}
+	return data > DATA_MAX ? -E2BIG : 0;
+}
+
+/* The header a pool of these classes has (kmod: baton_pool_plan()). */
+static void pool_plan(struct baton_pool_hdr *h, uint32_t nr_classes,
+		      const struct baton_pool_class *classes,
+		      uint32_t max_holders)
+{
+	uint64_t ctl = 0, data = 0;
+	uint32_t i;
+
+	for (i = 0; i < nr_classes; i++) {
+		struct baton_pool_class_layout *l = &h->classes[i];
+
+		l->buf_shift = classes[i].buf_shift;
+		l->count = classes[i].count;
+		l->qcap = qcap_of(l->count);
+		l->ctl_off = ctl;
+		l->data_off = data;
+		ctl += page_align(BATON_POOL_Q_ENTRIES + (uint64_t)l->qcap * 16 +
+				  (uint64_t)l->count * 16);
+		data += (uint64_t)l->count << l->buf_shift;
+	}
+	h->magic = BATON_POOL_MAGIC;
+	h->abi_version = BATON_ABI_VERSION;
+	h->nr_classes = nr_classes;
+	h->max_holders = max_holders;
+	h->ctl_mmap = PAGE;
+	h->ctl_size = ctl + (uint64_t)max_holders * PAGE;
+	h->claim_off = ctl;
+	h->data_mmap = PAGE + h->ctl_size;
+	h->data_size = data;
+}
+
+/* Does header @h describe exactly the layout its classes give? */
+static int plan_matches(const struct baton_pool_hdr *h)
+{
+	struct baton_pool_class cl[BATON_POOL_CLASSES_MAX];
+	struct baton_pool_hdr want;
+	uint32_t i;
+
+	if (!baton__pool_geometry_valid(h, 0))
+		return 0;
+	memset(&want, 0, sizeof(want));
+	for (i = 0; i < h->nr_classes; i++) {
+		cl[i].buf_shift = h->classes[i].buf_shift;
+		cl[i].count = h->classes[i].count;
+		if (h->keep > cl[i].count)
+			return 0;
+	}
+	pool_plan(&want, h->nr_classes, cl, h->max_holders);
+	return !memcmp(want.classes, h->classes, sizeof(want.classes)) &&
+	       want.ctl_size == h->ctl_size && want.data_size == h->data_size &&
+	       want.claim_off == h->claim_off &&
+	       (!h->decay_ms || (h->decay_ms >= BATON_POOL_DECAY_MIN_MS &&
+				 h->decay_ms <= BATON_POOL_DECAY_MAX_MS));
+}
+
+/* Nobody can see the file yet: plain stores. Every buffer FREE, queued. */
+static void init_control(uint8_t *map, const struct baton_pool_hdr *h)
+{
+	struct pool_words *w = (struct pool_words *)(map +
+						     BATON__POOL_MEMFD_WORDS);
+	uint8_t *ctl = map + PAGE;
+	uint32_t i, j;
+
+	memcpy(map, h, sizeof(*h));
+	for (i = 0; i < h->max_holders; i++) {
+		struct baton_pool_claim *cl =
+			(struct baton_pool_claim *)(ctl + h->claim_off + i * PAGE);
+
+		cl->floor = BATON_POOL_NO_TICKET;
+		cl->ticket = BATON_POOL_NO_TICKET;
+	}
+	for (i = 0; i < h->nr_classes; i++) {
+		const struct baton_pool_class_layout *l = &h->classes[i];
+		uint8_t *blk = ctl + l->ctl_off;
+		struct baton_pool_qent *q =
+			(struct baton_pool_qent *)(blk + BATON_POOL_Q_ENTRIES);
+		struct baton_pool_desc *d =
+			(struct baton_pool_desc *)(q + l->qcap);
+
+		for (j = 0; j < l->qcap; j++)
+			q[j].seq = j < l->count ? j + 1 : j;
+		for (j = 0; j < l->count; j++) {
+			q[j].value = BATON_POOL_ENTRY(1, j);
+			d[j].state = BATON_POOL_STATE(1, BATON_POOL_FREE, 0);
+		}
+		*(uint64_t *)(blk + BATON_POOL_Q_TAIL) = l->count;
+		for (j = 0; j < WINDOW; j++)
+			w->min_free[i][j] = l->count;
+	}
+}
+
+/* ---- locks ---- */
+
+static int lock_byte(int fd, off_t at, int cmd, short type)
+{
+	struct flock fl = {
+		.l_type = type,
+		.l_whence = SEEK_SET,
+		.l_start = at,
+		.l_len = 1,
+	};
+
+	while (fcntl(fd, cmd, &fl))
+		if (errno != EINTR)
+			return -errno;
+	return 0;
+}
+
+static int try_lock(int fd, off_t at)
+{
+	return lock_byte(fd, at, F_OFD_SETLK, F_WRLCK);
+}
+
+static void unlock(int fd, off_t at)
+{
+	lock_byte(fd, at, F_OFD_SETLK, F_UNLCK);
+}
+
+/* Is @at locked by another open file description than ours? */
+static int held_by_other(int fd, off_t at)
+{
+	struct flock fl = {
+		.l_type = F_WRLCK,
+		.l_whence = SEEK_SET,
+		.l_start = at,
+		.l_len = 1,
+	};
+
+	if (fcntl(fd, F_OFD_GETLK, &fl))
+		return 1;	/* cannot tell: count it live */
+	return fl.l_type != F_UNLCK;
+}
+
+static int repair_lock(struct baton_pool *p)
+{
+	return lock_byte(p->fd, LOCK_REPAIR, F_OFD_SETLKW, F_WRLCK);
+}
+
+/* ---- create, open, unlink ---- */
+
+static int link_name(int fd, const char *path)
+{
+	char proc[64];
+
+	if (linkat(fd, "", AT_FDCWD, path, AT_EMPTY_PATH) == 0)
+		return 0;
+	if (errno != ENOENT && errno != EPERM)
+		return -errno;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0)
+		return 0;
+	return -errno;
+}
+
+/* No room for the whole pool in /dev/shm now: ENOSPC at create, not a
+ * SIGBUS at the first touch of a buffer. Room can still run out later. */
+static int room_for(uint64_t bytes)
+{
+	struct statvfs sv;
+
+	if (statvfs(SHM_DIR, &sv))
+		return -errno;
+	return bytes > (uint64_t)sv.f_bavail * sv.f_frsize ? -ENOSPC : 0;
+}
+
+static int build_file(int fd, const struct baton_pool_create *k,
+		      const struct baton_pool_hdr *h)
+{
+	uint64_t ctl_end = PAGE + h->ctl_size;
+	void *map;
+	int ret;
+
+	if (fchmod(fd, k->mode))
+		return -errno;
+	if (ftruncate(fd, (off_t)(ctl_end + h->data_size)))
+		return -errno;
+	ret = baton__shm_reserve(fd, ctl_end);
+	if (ret)
+		return ret;
+	map = mmap(NULL, ctl_end, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		return -errno;
+	init_control(map, h);
+	munmap(map, ctl_end);
+	/* Holder 0 is ours before the name exists. */
+	return try_lock(fd, LOCK_HOLDER(0));
+}
+
+int baton__pool_memfd_create(struct baton_pool_create *k)
+{
+	char path[sizeof(SHM_DIR) + sizeof(SHM_PREFIX) + BATON_NAME_MAX];
+	struct baton_pool_hdr h;
+	int fd, ret;
+
+	ret = create_check(k);
+	if (ret)
+		return ret;
+	ret = path_of(path, sizeof(path), k->name);
+	if (ret)
+		return ret;
+	memset(&h, 0, sizeof(h));
+	pool_plan(&h, k->nr_classes, k->classes, k->max_holders);
+	h.decay_ms = k->decay_ms;
+	h.keep = k->keep;
+	ret = room_for(PAGE + h.ctl_size + h.data_size);
+	if (ret)
+		return ret;
+	fd = open(SHM_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return errno == ENOENT ? -ENODEV : -errno;
+	ret = build_file(fd, k, &h);
+	if (!ret)
+		ret = link_name(fd, path);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	k->out_fd = fd;
+	k->out_holder = 0;
+	return 0;
+}
+
+/* Read the header once and check it against its own classes and the file. */
+static int check_file(int fd, uint32_t *max_holders)
+{
+	struct baton_pool_hdr h;
+	struct stat st;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	    !plan_matches(&h) ||
+	    (uint64_t)st.st_size < h.data_mmap + h.data_size)
+		return -EPROTO;
+	*max_holders = h.max_holders;
+	return 0;
+}
+
+int baton__pool_memfd_open(const char *name, int *fd, uint32_t *holder)
+{
+	char path[sizeof(SHM_DIR) + sizeof(SHM_PREFIX) + BATON_NAME_MAX];
+	uint32_t max, k;
+	int ret;
+
+	ret = path_of(path, sizeof(path), name);
+	if (ret)
+		return ret;
+	*fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (*fd < 0)
+		return -errno;
+	ret = check_file(*fd, &max);
+	for (k = 0; !ret && k < max; k++)
+		if (!try_lock(*fd, LOCK_HOLDER(k)))
+			break;
+	if (!ret && k == max)
+		ret = -EMFILE;
+	if (ret) {
+		close(*fd);
+		return ret;
+	}
+	*holder = k;
+	return 0;
+}
+
+int baton__pool_memfd_unlink(const char *name)
+{
+	char path[sizeof(SHM_DIR) + sizeof(SHM_PREFIX) + BATON_NAME_MAX];
+	int ret = path_of(path, sizeof(path), name);
+
+	if (ret)
+		return ret;
+	if (unlink(path))
+		return errno == EPERM ? -EACCES : -errno;
+	return 0;
+}
+
+/* ---- the claims of dead holders (the module's rules, kmod/pool.c) ---- */
+
+static struct baton_pool_claim *claim_of(const struct baton_pool *p, uint32_t k)
+{
+	return (struct baton_pool_claim *)(p->ctl + p->geo.claim_off +
+					   (uint64_t)k * PAGE);
+}
+
+static uint32_t *attached_word(const struct baton_pool *p, uint32_t k)
+{
+	return (uint32_t *)((uint8_t *)claim_of(p, k) + MEMFD_ATTACHED);
+}
+
+static void claim_reset(const struct baton_pool *p, uint32_t k)
+{
+	struct baton_pool_claim *cl = claim_of(p, k);
+
+	__atomic_store_n(&cl->op, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&cl->n, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&cl->ticket, BATON_POOL_NO_TICKET, __ATOMIC_RELEASE);
+	__atomic_store_n(&cl->floor, BATON_POOL_NO_TICKET, __ATOMIC_RELEASE);
+}
+
+/* A live holder: ourselves, or an attached index whose lock is held. */
+static int holder_live(const struct baton_pool *p, uint32_t k)
+{
+	if (k == p->holder)
+		return 1;
+	if (!__atomic_load_n(attached_word(p, k), __ATOMIC_ACQUIRE))
+		return 0;
+	return held_by_other(p->fd, LOCK_HOLDER(k));
+}
+
+/*
+ * May a live holder hold ticket @c of class @cls for @op? (kmod:
+ * baton_pool_live_may_hold(); Y5: the caller loaded the tail or head
+ * with acquire before.)
+ */
+static int live_may_hold(const struct baton_pool *p, uint32_t op, uint32_t cls,
+			 uint64_t c)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->geo.max_holders; i++) {
+		struct baton_pool_claim *cl = claim_of(p, i);
+		uint64_t t, floor;
+		uint32_t n;
+
+		if (__atomic_load_n(&cl->op, __ATOMIC_ACQUIRE) != op ||
+		    __atomic_load_n(&cl->cls, __ATOMIC_RELAXED) != cls ||
+		    !holder_live(p, i))
+			continue;
+		t = __atomic_load_n(&cl->ticket, __ATOMIC_ACQUIRE);
+		n = __atomic_load_n(&cl->n, __ATOMIC_RELAXED);
+		floor = __atomic_load_n(&cl->floor, __ATOMIC_RELAXED);
+		if (t != BATON_POOL_NO_TICKET && c >= t && c - t < n)
+			return 1;
+		if (t == BATON_POOL_NO_TICKET && floor <= c)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Make a buffer a dead taker removed from the queue but never took ours
+ * (FREE with the entry's generation, on no queue), to be freed again.
+ */
+static void requeue(struct baton_pool *p, uint32_t cls, uint64_t v)
+{
+	struct baton_pool_cls *c = &p->cls[cls];
+	uint64_t index = v & 0xffffffffu, s;
+	uint32_t gen = (uint32_t)(v >> 32);
+
+	if (v == BATON_POOL_NO_INDEX || index >= c->count || !gen)
+		return;
+	s = BATON_POOL_STATE(gen, BATON_POOL_FREE, 0);
+	/* Y4: from the exact value. */
+	if (!__atomic_compare_exchange_n(
+		    &c->desc[index].state, &s,
+		    BATON_POOL_STATE(gen, BATON_POOL_OWNED, p->holder + 1), 0,
+		    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	baton__pool_adopt_later(p, cls, (uint32_t)index);
+	count(&p->hdr->repaired, 1);
+}
+
+/* Release entry of ticket @t (taken, never released) and requeue it. */
+static void release_entry(struct baton_pool *p, uint32_t cls, uint64_t t)
+{
+	struct baton_pool_cls *c = &p->cls[cls];
+	struct baton_pool_qent *e = &c->q[t & (c->qcap - 1)];
+	uint64_t v;
+
+	/* Y3: the value is read after the seq says it is there... */
+	if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != t + 1)
+		return;
+	v = __atomic_load_n(&e->value, __ATOMIC_RELAXED);
+	/* ...and before the entry is the next lap's. */
+	__atomic_store_n(&e->seq, t + c->qcap, __ATOMIC_RELEASE);
+	count(&p->hdr->repaired, 1);
+	requeue(p, cls, v);
+}
+
+/*
+ * Publish @v at ticket @t if its entry is still unpublished: only a value
+ * whose buffer is FREE with that generation, or OWNED by the dead @dead
+ * (+1; made FREE here so the walk does not take it too); else a hole.
+ */
+static void fill(struct baton_pool *p, uint32_t cls, uint64_t t, uint64_t v,
+		 uint32_t dead)
+{
+	struct baton_pool_cls *c = &p->cls[cls];
+	struct baton_pool_qent *e = &c->q[t & (c->qcap - 1)];
+	uint64_t index = v & 0xffffffffu;
+	uint32_t gen = (uint32_t)(v >> 32);
+
+	if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != t)
+		return;
+	if (v != BATON_POOL_NO_INDEX && index < c->count && gen) {
+		struct baton_pool_desc *d = &c->desc[index];
+		uint64_t free = BATON_POOL_STATE(gen, BATON_POOL_FREE, 0);
+		uint64_t s = __atomic_load_n(&d->state, __ATOMIC_ACQUIRE);
+
+		if (dead && s == BATON_POOL_STATE(gen, BATON_POOL_OWNED, dead)) {
+			__atomic_store_n(&d->aux, baton__pool_now_ms(),
+					 __ATOMIC_RELAXED);
+			if (__atomic_compare_exchange_n(&d->state, &s, free, 0,
+							__ATOMIC_ACQ_REL,
+							__ATOMIC_ACQUIRE))
+				s = free;
+		}
+		if (s != free)
+			v = BATON_POOL_NO_INDEX;
+	} else {
+		v = BATON_POOL_NO_INDEX;
+	}
+	__atomic_store_n(&e->value, v, __ATOMIC_RELAXED);
+	/* Y1: the descriptor and the value before the publication. */
+	__atomic_store_n(&e->seq, t + 1, __ATOMIC_RELEASE);
+	count(&p->hdr->repaired, 1);
+}
+
+/*
+ * A dead refill that may have moved the head from @floor by @n without
+ * saying so (kmod: baton_pool_resolve_one()). 1 while an entry may
+ * still be a live holder's.
+ */
+static int resolve_pop(struct baton_pool *p, uint32_t cls, uint64_t floor,
+		       uint32_t n)
+{
+	struct baton_pool_cls *c = &p->cls[cls];
+	uint64_t head = __atomic_load_n(c->head, __ATOMIC_ACQUIRE);
+	int pending = 0;
+	uint32_t i;
+
+	if (head < floor + n)
+		return 0;	/* its compare-and-swap failed */
+	for (i = 0; i < n; i++) {
+		struct baton_pool_qent *e = &c->q[(floor + i) & (c->qcap - 1)];
+
+		if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != floor + i + 1)
+			continue;
+		if (live_may_hold(p, BATON_POOL_CLAIM_POP, cls, floor + i))
+			pending = 1;
+		else
+			release_entry(p, cls, floor + i);
+	}
+	return pending;
+}
+
+/*
+ * Finish what dead holder @k's claim says it was doing. 1 if a refill's
+ * entries may still be a live taker's after a while: the claim stays,
+ * and the next repair tries again.
+ */
+static int finish_claim(struct baton_pool *p, uint32_t k)
+{
+	struct baton_pool_claim *cl = claim_of(p, k);
+	uint32_t op = __atomic_load_n(&cl->op, __ATOMIC_ACQUIRE);
+	uint32_t cls = __atomic_load_n(&cl->cls, __ATOMIC_RELAXED);
+	uint32_t n = __atomic_load_n(&cl->n, __ATOMIC_RELAXED), i, tries;
+	uint64_t t = __atomic_load_n(&cl->ticket, __ATOMIC_ACQUIRE);
+	uint64_t floor = __atomic_load_n(&cl->floor, __ATOMIC_RELAXED);
+
+	if (!op || (t == BATON_POOL_NO_TICKET && floor == BATON_POOL_NO_TICKET))
+		return 0;
+	if (cls >= p->geo.nr_classes || !n || n > BATON_POOL_CLAIM_MAX ||
+	    (op != BATON_POOL_CLAIM_PUSH && op != BATON_POOL_CLAIM_POP)) {
+		count(&p->hdr->bad_words, 1);
+		return 0;
+	}
+	if (t == BATON_POOL_NO_TICKET) {
+		/* A push's hole is UNSTICK's; its buffers are still OWNED. */
+		if (op == BATON_POOL_CLAIM_PUSH)
+			return 0;
+		for (tries = 0; tries < SETTLE_TRIES; tries++) {
+			if (!resolve_pop(p, cls, floor, n))
+				return 0;
+			sched_yield();
+		}
+		return 1;
+	}
+	for (i = 0; i < n; i++) {
+		uint64_t v = __atomic_load_n(&cl->entry[i], __ATOMIC_RELAXED);
+
+		if (op == BATON_POOL_CLAIM_PUSH)
+			fill(p, cls, t + i, v, k + 1);
+		else if (__atomic_load_n(&p->cls[cls].q[(t + i) &
+						       (p->cls[cls].qcap - 1)].seq,
+					 __ATOMIC_ACQUIRE) == t + i + 1)
+			release_entry(p, cls, t + i);
+		else
+			requeue(p, cls, v);
+	}
+	return 0;
+}
+
+/*
+ * Every buffer a holder in @dead (bit k: holder k) owned becomes ours for
+ * baton__pool_drain(), and every one it held for decay is FREE again.
+ * Returns how many became ours.
+ */
+static uint64_t reclaim_walk(struct baton_pool *p, const uint64_t *dead)
+{
+	uint64_t now = baton__pool_now_ms(), n = 0;
+	uint32_t i, j;
+
+	for (i = 0; i < p->geo.nr_classes; i++) {
+		struct baton_pool_cls *c = &p->cls[i];
+
+		for (j = 0; j < c->count; j++) {
+			struct baton_pool_desc *d = &c->desc[j];
+			uint64_t s = __atomic_load_n(&d->state, __ATOMIC_ACQUIRE);
+			uint32_t h = BATON_POOL_S_HOLDER(s), kind;
+
+			if (!h || h > p->geo.max_holders ||
+			    !(dead[(h - 1) / 64] >> ((h - 1) % 64) & 1))
+				continue;
+			kind = BATON_POOL_S_KIND(s);
+			if (kind == BATON_POOL_KERNEL) {
+				__atomic_store_n(&d->aux, now, __ATOMIC_RELAXED);
+				/* Y4: from the exact value read. */
+				__atomic_compare_exchange_n(
+					&d->state, &s,
+					BATON_POOL_STATE(BATON_POOL_S_GEN(s),
+							 BATON_POOL_FREE, 0),
+					0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+				continue;
+			}
+			if (kind != BATON_POOL_OWNED ||
+			    !__atomic_compare_exchange_n(
+				    &d->state, &s,
+				    BATON_POOL_STATE(BATON_POOL_S_GEN(s),
+						     BATON_POOL_OWNED,
+						     p->holder + 1),
+				    0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				continue;
+			if (!baton__pool_adopt_later(p, i, j))
+				n++;
+		}
+	}
+	return n;
+}
+
+/*
+ * Repair every dead holder (and with @self, the dead holder whose index
+ * we just took), under the repair lock. A dead index is locked by us
+ * while it is repaired, so nobody takes it meanwhile.
+ */
+static uint64_t repair_dead(struct baton_pool *p, int self)
+{
+	uint64_t dead[BATON_POOL_HOLDERS_MAX / 64] = { 0 }, n;
+	uint32_t k, found = 0, unsettled[BATON_POOL_HOLDERS_MAX / 32] = { 0 };
+
+	for (k = 0; k < p->geo.max_holders; k++) {
+		if (!__atomic_load_n(attached_word(p, k), __ATOMIC_ACQUIRE))
+			continue;
+		if (k == p->holder ? !self : try_lock(p->fd, LOCK_HOLDER(k)))
+			continue;
+		dead[k / 64] |= 1ULL << (k % 64);
+		found++;
+	}
+	if (!found)
+		return 0;
+	for (k = 0; k < p->geo.max_holders; k++)
+		if (dead[k / 64] >> (k % 64) & 1 && finish_claim(p, k))
+			unsettled[k / 32] |= 1U << (k % 32);
+	n = reclaim_walk(p, dead);
+	count(&p->hdr->reclaimed, n);
+	for (k = 0; k < p->geo.max_holders; k++) {
+		if (!(dead[k / 64] >> (k % 64) & 1))
+			continue;
+		if (!(unsettled[k / 32] >> (k % 32) & 1)) {
+			claim_reset(p, k);
+			if (k != p->holder) {
+				__atomic_store_n(attached_word(p, k), 0,
+						 __ATOMIC_RELEASE);
+				count(&p->hdr->holder_releases, 1);
+				__atomic_fetch_sub((uint64_t *)&p->hdr->holders,
+						   1, __ATOMIC_RELAXED);
+			}
+		}
+		if (k != p->holder)
+			unlock(p->fd, LOCK_HOLDER(k));
+	}
+	return n;
+}
+
+/*
+ * Repair now (@force), or if a millisecond has passed since our last one.
+ * Returns how many buffers became ours (for baton__pool_drain()).
+ */
+int baton__pool_memfd_repair(struct baton_pool *p, int force)
+{
+	uint64_t now = baton__pool_now_ms(), n;
+
+	if (!force && now == p->repaired_ms)
+		return 0;
+	p->repaired_ms = now;
+	if (repair_lock(p))
+		return 0;
+	n = repair_dead(p, 0);
+	unlock(p->fd, LOCK_REPAIR);
+	return n > 0x7fffffff ? 0x7fffffff : (int)n;
+}
+
+/* ---- attach and detach ---- */
+
+void baton__pool_memfd_attach(struct baton_pool *p)
+{
+	if (repair_lock(p))
+		return;
+	/* Whatever a dead holder of our index left is repaired first. */
+	repair_dead(p, 1);
+	claim_reset(p, p->holder);
+	/* A dead holder of our index was counted: it is released now. */
+	if (__atomic_exchange_n(attached_word(p, p->holder), 1,
+				__ATOMIC_ACQ_REL))
+		count(&p->hdr->holder_releases, 1);
+	else
+		count(&p->hdr->holders, 1);
+	unlock(p->fd, LOCK_REPAIR);
+}
+
+/* Everything we own, in use or cached, back to the free queues. */
+void baton__pool_memfd_detach(struct baton_pool *p)
+{
+	uint64_t dead[BATON_POOL_HOLDERS_MAX / 64] = { 0 }, n;
+	uint32_t i;
+
+	baton__pool_drain(p);
+	for (i = 0; i < p->geo.nr_classes; i++)
+		p->cls[i].mag.n = 0;	/* OWNED by us: the walk finds them */
+	dead[p->holder / 64] = 1ULL << (p->holder % 64);
+	if (repair_lock(p))
+		return;
+	n = reclaim_walk(p, dead);
+	count(&p->hdr->reclaimed, n);
+	unlock(p->fd, LOCK_REPAIR);
+	baton__pool_drain(p);
+	baton__pool_flush_all(p);
+	claim_reset(p, p->holder);
+	__atomic_store_n(attached_word(p, p->holder), 0, __ATOMIC_RELEASE);
+	count(&p->hdr->holder_releases, 1);
+	__atomic_fetch_sub((uint64_t *)&p->hdr->holders, 1, __ATOMIC_RELAXED);
+}
+
+/* ---- UNSTICK (kmod: baton_pool_unstick()) ---- */
+
+int baton__pool_memfd_unstick(struct baton_pool *p, uint32_t cls, uint64_t c)
+{
+	struct baton_pool_cls *k = &p->cls[cls];
+	struct baton_pool_qent *e = &k->q[c & (k->qcap - 1)];
+	uint64_t seq, prev;
+	int ret = 0;
+
+	if (repair_lock(p))
+		return -EAGAIN;
+	/* Y1, Y3: the entry's value is read only after its seq. */
+	seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+	if (seq == c && c < __atomic_load_n(k->tail, __ATOMIC_ACQUIRE)) {
+		if (live_may_hold(p, BATON_POOL_CLAIM_PUSH, cls, c))
+			ret = -EAGAIN;
+		else
+			fill(p, cls, c, BATON_POOL_NO_INDEX, 0);
+	} else if (c >= k->qcap && seq == c - k->qcap + 1) {
+		prev = c - k->qcap;
+		if (prev >= __atomic_load_n(k->head, __ATOMIC_ACQUIRE) ||
+		    live_may_hold(p, BATON_POOL_CLAIM_POP, cls, prev))
+			ret = -EAGAIN;
+		else
+			release_entry(p, cls, prev);
+	}
+	unlock(p->fd, LOCK_REPAIR);
+	return ret;
+}
+
+/* ---- decay (kmod: baton_pool_decay_*()) ---- */
+
+struct cand {
+	uint64_t aux;
+	uint32_t index;
+};
+
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	return x->aux < y->aux ? -1 : x->aux > y->aux;
+}
+
+/* The fewest free buffers of the class over the window. */
+static uint32_t reserve_of(struct baton_pool *p, uint32_t cls, uint64_t tick)
+{
+	struct baton_pool_cls *c = &p->cls[cls];
+	uint64_t q = __atomic_load_n(c->tail, __ATOMIC_RELAXED) -
+		     __atomic_load_n(c->head, __ATOMIC_RELAXED);
+	uint32_t *mf = words(p)->min_free[cls], free, reserve, i;
+
+	free = q > c->count ? c->count : (uint32_t)q;
+	mf[tick % WINDOW] = free;
+	reserve = free;
+	for (i = 0; i < WINDOW; i++)
+		if (mf[i] < reserve)
+			reserve = mf[i];
+	return reserve;
+}
+
+/* Candidates oldest first, within the budget (kmod's rule). */
+static uint32_t decay_pick(struct baton_pool *p, uint32_t cls, uint32_t reserve,
+			   uint64_t now, struct cand *cand)
+{
+	struct baton_pool_cls *c = &p->cls[cls];
+	uint32_t j, n = 0, free = 0, resident = 0, budget;
+
+	for (j = 0; j < c->count; j++) {
+		uint64_t s = __atomic_load_n(&c->desc[j].state, __ATOMIC_RELAXED);
+		uint64_t aux = __atomic_load_n(&c->desc[j].aux, __ATOMIC_RELAXED);
+
+		if (BATON_POOL_S_KIND(s) != BATON_POOL_FREE)
+			continue;
+		free++;
+		if (!aux)
+			continue;
+		resident++;
+		if (aux > now || now - aux < p->geo.decay_ms)
+			continue;
+		cand[n].aux = aux;
+		cand[n++].index = j;
+	}
+	if (resident <= p->geo.keep || reserve < free - resident)
+		return 0;
+	budget = resident - p->geo.keep;
+	if (budget > reserve - (free - resident))
+		budget = reserve - (free - resident);
+	qsort(cand, n, sizeof(*cand), cand_cmp);
+	return n < budget ? n : budget;
+}
+
+/* Take, punch out and free again one buffer; 1 if its pages went. */
+static int decay_one(struct baton_pool *p, uint32_t cls, const struct cand *cd)
+{
+	struct baton_pool_cls *c = &p->cls[cls];
+	struct baton_pool_desc *d = &c->desc[cd->index];
+	uint64_t s = __atomic_load_n(&d->state, __ATOMIC_ACQUIRE), len, off;
+
+	if (BATON_POOL_S_KIND(s) != BATON_POOL_FREE ||
+	    __atomic_load_n(&d->aux, __ATOMIC_RELAXED) != cd->aux)
+		return 0;
+	/* Y4: from the exact value; an allocator that popped it waits. */
+	if (!__atomic_compare_exchange_n(
+		    &d->state, &s,
+		    BATON_POOL_STATE(BATON_POOL_S_GEN(s), BATON_POOL_KERNEL,
+				     p->holder + 1),
+		    0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return 0;
+	len = 1ULL << c->shift;
+	off = p->geo.data_mmap + p->geo.classes[cls].data_off +
+	      ((uint64_t)cd->index << c->shift);
+	/* Unmaps the range from every holder and frees its pages. */
+	fallocate(p->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		  (off_t)off, (off_t)len);
+	__atomic_store_n(&d->aux, 0, __ATOMIC_RELAXED);
+	/* Y4: pages gone and aux 0 before a taker may have it. */
+	__atomic_store_n(&d->state, s, __ATOMIC_RELEASE);
+	return 1;
+}
+
+static void decay(struct baton_pool *p, uint64_t now)
+{
+	uint64_t tick = words(p)->ticks++, bufs = 0, bytes = 0;
+	uint32_t i, j, n;
+
+	for (i = 0; i < p->geo.nr_classes; i++) {
+		struct cand *cand = malloc(p->cls[i].count * sizeof(*cand));
+		uint32_t reserve = reserve_of(p, i, tick);
+
+		if (!cand)
+			continue;
+		n = decay_pick(p, i, reserve, now, cand);
+		for (j = 0; j < n; j++)
+			if (decay_one(p, i, &cand[j])) {
+				bufs++;
+				bytes += 1ULL << p->cls[i].shift;
+			}
+		free(cand);
+	}
+	count(&p->hdr->decay_ticks, 1);
+	count(&p->hdr->decayed, bufs);
+	count(&p->hdr->decayed_bytes, bytes);
+}
+
+/*
+ * From refill and flush: when due, and nobody else is at it, repair dead
+ * holders and decay. One clock read when not due.
+ */
+void baton__pool_memfd_maintain(struct baton_pool *p)
+{
+	struct pool_words *w = words(p);
+	uint64_t now = baton__pool_now_ms(), period;
+
+	if (now < __atomic_load_n(&w->next_ms, __ATOMIC_RELAXED))
+		return;
+	if (try_lock(p->fd, LOCK_REPAIR))
+		return;		/* another holder is at it */
+	period = p->geo.decay_ms ? p->geo.decay_ms / 4 : IDLE_REPAIR_MS;
+	if (now >= w->next_ms) {
+		__atomic_store_n(&w->next_ms, now + (period < 5 ? 5 : period),
+				 __ATOMIC_RELAXED);
+		repair_dead(p, 0);
+		if (p->geo.decay_ms)
+			decay(p, now);
+	}
+	unlock(p->fd, LOCK_REPAIR);
+}
