@@ -1026,7 +1026,13 @@ static struct baton_pool *baton_pool_alloc(const struct baton_pool_create *k)
 	pool->shm = shmem_file_setup("baton-pool", pool->data_size,
 				     VM_NORESERVE);
 	if (IS_ERR(pool->shm)) {
-		ret = PTR_ERR(pool->shm);
+		/*
+		 * On the kernel's internal shmem mount (no size or inode
+		 * limit) ENOSPC only means the inode allocation failed:
+		 * out of memory, which the ABI calls ENOMEM.
+		 */
+		ret = PTR_ERR(pool->shm) == -ENOSPC ? -ENOMEM :
+						      PTR_ERR(pool->shm);
 		pool->shm = NULL;
 		goto free_pages;
 	}

@@ -56,13 +56,14 @@
 struct fi_obj {
 	int dev;
 	char name[BATON_NAME_MAX];
-	bool ring_named, domain_named;
+	bool ring_named, domain_named, pool_named;
 	int fd;				/* the fd the call acts on */
 	int peer;			/* keeps the ring's other role */
 	int out_fd;			/* what a create/open under test made */
 	struct baton_ring_offsets roff;
 	struct baton_epoch_offsets eoff;
 	volatile struct baton_epoch_hdr *ehdr;	/* read-only, for counts */
+	struct baton_pool_hdr phdr;	/* a copy, for the pool's regions */
 	void *map;			/* what an mmap under test made */
 	size_t map_len;
 	int vmas;			/* vma count before the call */
@@ -71,6 +72,7 @@ struct fi_obj {
 enum fi_region {
 	FI_R_HDR, FI_R_PROD, FI_R_CONS, FI_R_SLOTS, FI_R_SEQ, FI_R_CLAIM,
 	FI_E_HDR, FI_E_SELF, FI_E_TABLE,
+	FI_P_HDR, FI_P_CTL, FI_P_DATA,
 };
 
 struct fi_path {
@@ -287,6 +289,39 @@ static int fi_domain_create(struct fi_obj *o, int *fd)
 	return rc;
 }
 
+/* Two classes, a decay timer: every allocation create and release make. */
+static int fi_pool_create(struct fi_obj *o, int *fd)
+{
+	struct baton_pool_create k;
+	void *h;
+	int rc;
+
+	memset(&k, 0, sizeof(k));
+	k.size = sizeof(k);
+	k.mode = 0600;
+	k.nr_classes = 2;
+	k.max_holders = 4;
+	k.decay_ms = 50;
+	k.classes[0].buf_shift = 12;
+	k.classes[0].count = 16;
+	k.classes[1].buf_shift = 16;
+	k.classes[1].count = 4;
+	snprintf(k.name, sizeof(k.name), "%s", o->name);
+	rc = bt_ioctl(o->dev, BATON_IOC_POOL_CREATE, &k);
+	if (rc)
+		return rc;
+	*fd = k.out_fd;
+	o->pool_named = true;
+	/* Outside injection only: the region offsets for the mmap paths. */
+	h = mmap(NULL, BT_PAGE, PROT_READ, MAP_SHARED, k.out_fd,
+		 BATON_POOL_HDR_MMAP);
+	if (h != MAP_FAILED) {
+		memcpy(&o->phdr, h, sizeof(o->phdr));
+		munmap(h, BT_PAGE);
+	}
+	return 0;
+}
+
 static int fi_unlink(struct fi_obj *o, unsigned long cmd)
 {
 	struct baton_unlink u;
@@ -389,6 +424,23 @@ static int fi_setup_domain_closed(const struct fi_path *p FI_UNUSED,
 	return 0;
 }
 
+static int fi_setup_pool(const struct fi_path *p FI_UNUSED,
+                         struct fi_obj *o FI_UNUSED)
+{
+	return fi_pool_create(o, &o->fd) ? 1 : 0;
+}
+
+static int fi_setup_pool_closed(const struct fi_path *p FI_UNUSED,
+                                struct fi_obj *o FI_UNUSED)
+{
+	int fd;
+
+	if (fi_pool_create(o, &fd))
+		return 1;
+	close(fd);
+	return 0;
+}
+
 /* ---- calls ---- */
 
 static int fi_call_version(const struct fi_path *p FI_UNUSED,
@@ -475,6 +527,48 @@ static int fi_call_epoch_unlink(const struct fi_path *p FI_UNUSED,
 	return rc;
 }
 
+static int fi_call_pool_create(const struct fi_path *p FI_UNUSED,
+                               struct fi_obj *o FI_UNUSED)
+{
+	return fi_pool_create(o, &o->out_fd);
+}
+
+static int fi_call_pool_open(const struct fi_path *p FI_UNUSED,
+                             struct fi_obj *o FI_UNUSED)
+{
+	struct baton_pool_open op;
+	int rc;
+
+	memset(&op, 0, sizeof(op));
+	op.size = sizeof(op);
+	snprintf(op.name, sizeof(op.name), "%s", o->name);
+	rc = bt_ioctl(o->dev, BATON_IOC_POOL_OPEN, &op);
+	if (!rc)
+		o->out_fd = op.out_fd;
+	return rc;
+}
+
+static int fi_call_pool_unlink(const struct fi_path *p FI_UNUSED,
+                               struct fi_obj *o FI_UNUSED)
+{
+	int rc = fi_unlink(o, BATON_IOC_POOL_UNLINK);
+
+	if (!rc)
+		o->pool_named = false;
+	return rc;
+}
+
+/* A ticket whose entry is published: "it moved", 0. */
+static int fi_call_pool_unstick(const struct fi_path *p FI_UNUSED,
+                                struct fi_obj *o FI_UNUSED)
+{
+	struct baton_pool_unstick u;
+
+	memset(&u, 0, sizeof(u));
+	u.size = sizeof(u);
+	return bt_ioctl(o->fd, BATON_POOL_IOC_UNSTICK, &u);
+}
+
 static int fi_call_register(const struct fi_path *p FI_UNUSED,
                             struct fi_obj *o FI_UNUSED)
 {
@@ -559,6 +653,15 @@ static void fi_region(const struct fi_path *p, const struct fi_obj *o,
 	case FI_E_TABLE:
 		*off = e->table_mmap, *len = e->table_size;
 		break;
+	case FI_P_HDR:
+		*off = BATON_POOL_HDR_MMAP, *len = BT_PAGE;
+		break;
+	case FI_P_CTL:
+		*off = o->phdr.ctl_mmap, *len = o->phdr.ctl_size, rw = true;
+		break;
+	case FI_P_DATA:
+		*off = o->phdr.data_mmap, *len = o->phdr.data_size, rw = true;
+		break;
 	}
 	*prot = PROT_READ | (rw ? PROT_WRITE : 0);
 }
@@ -612,6 +715,18 @@ static int fi_check_domain_name_kept(const struct fi_path *p FI_UNUSED,
                                      struct fi_obj *o FI_UNUSED)
 {
 	return fi_call_epoch_open(p, o) ? 1 : 0;
+}
+
+static int fi_check_pool_name_free(const struct fi_path *p FI_UNUSED,
+                                   struct fi_obj *o FI_UNUSED)
+{
+	return fi_pool_create(o, &o->out_fd) ? 1 : 0;
+}
+
+static int fi_check_pool_name_kept(const struct fi_path *p FI_UNUSED,
+                                   struct fi_obj *o FI_UNUSED)
+{
+	return fi_call_pool_open(p, o) ? 1 : 0;
 }
 
 /* The role is not counted: the peer's INFO sees none of it. */
@@ -751,7 +866,7 @@ static const struct fi_path fi_kick = {
 	.call = fi_call_kick, .check = fi_check_nothing,
 };
 
-static const struct fi_path fi_mmaps[22] = {
+static const struct fi_path fi_mmaps[] = {
 	FI_RING_MMAP("mmap_spsc_producer_hdr", SPSC, PROD, FI_R_HDR),
 	FI_RING_MMAP("mmap_spsc_producer_prod", SPSC, PROD, FI_R_PROD),
 	FI_RING_MMAP("mmap_spsc_producer_cons", SPSC, PROD, FI_R_CONS),
@@ -775,6 +890,25 @@ static const struct fi_path fi_mmaps[22] = {
 	FI_DOMAIN_MMAP("mmap_epoch_self", fi_setup_domain_registered,
 		       FI_E_SELF),
 	FI_DOMAIN_MMAP("mmap_epoch_table", fi_setup_domain, FI_E_TABLE),
+	FI_DOMAIN_MMAP("mmap_pool_hdr", fi_setup_pool, FI_P_HDR),
+	FI_DOMAIN_MMAP("mmap_pool_ctl", fi_setup_pool, FI_P_CTL),
+	FI_DOMAIN_MMAP("mmap_pool_data", fi_setup_pool, FI_P_DATA),
+};
+static const struct fi_path fi_pool_create_p = {
+	.name = "pool_create", .setup = fi_setup_none,
+	.call = fi_call_pool_create, .check = fi_check_pool_name_free,
+};
+static const struct fi_path fi_pool_open_p = {
+	.name = "pool_open", .setup = fi_setup_pool,
+	.call = fi_call_pool_open, .check = fi_check_pool_name_kept,
+};
+static const struct fi_path fi_pool_unlink_p = {
+	.name = "pool_unlink", .setup = fi_setup_pool_closed,
+	.call = fi_call_pool_unlink, .check = fi_check_pool_name_kept,
+};
+static const struct fi_path fi_pool_unstick_p = {
+	.name = "pool_unstick", .setup = fi_setup_pool,
+	.call = fi_call_pool_unstick, .check = fi_check_nothing,
 };
 
 /* ---- the loop ---- */
@@ -820,6 +954,8 @@ static void fi_teardown_obj(struct fi_obj *o)
 		fi_unlink(o, BATON_IOC_UNLINK);
 	if (o->domain_named)
 		fi_unlink(o, BATON_IOC_EPOCH_UNLINK);
+	if (o->pool_named)
+		fi_unlink(o, BATON_IOC_POOL_UNLINK);
 }
 
 FIXTURE(fault_point) {
@@ -913,6 +1049,13 @@ FI_VARIANT(mmap_mpsc_consumer_seq, &fi_mmaps[18]);
 FI_VARIANT(mmap_epoch_hdr, &fi_mmaps[19]);
 FI_VARIANT(mmap_epoch_self, &fi_mmaps[20]);
 FI_VARIANT(mmap_epoch_table, &fi_mmaps[21]);
+FI_VARIANT(mmap_pool_hdr, &fi_mmaps[22]);
+FI_VARIANT(mmap_pool_ctl, &fi_mmaps[23]);
+FI_VARIANT(mmap_pool_data, &fi_mmaps[24]);
+FI_VARIANT(pool_create, &fi_pool_create_p);
+FI_VARIANT(pool_open, &fi_pool_open_p);
+FI_VARIANT(pool_unlink, &fi_pool_unlink_p);
+FI_VARIANT(pool_unstick, &fi_pool_unstick_p);
 
 /*
  * Fail the n-th fault point of the path's call for n = 1, 2, ...: every
