@@ -104,8 +104,7 @@ check "hello.cc runs" bash -c "[[ \"\$('$work/hellocc')\" == '$ver from C++' ]]"
 check "Documentation/examples build against the staged install" \
 	env PKG_CONFIG_LIBDIR="$lib_stage/usr/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$lib_stage" \
 	$MAKE --no-print-directory -C Documentation/examples OUT="$work/examples"
-# pool_frames is built above but runs only in the VM: pools need /dev/baton.
-for ex in spsc_pipeline mpsc_fanin epoch_config; do
+for ex in spsc_pipeline mpsc_fanin epoch_config pool_frames; do
 	check "example $ex on memfd" env BATON_BACKEND=memfd timeout 300 "$work/examples/$ex"
 	sed 's/^/# /' "$work/$((n - 1)).log"
 done
