@@ -169,6 +169,8 @@ BATON_HIDDEN int baton__mpsc_attach(struct baton_ring *r,
 				    const struct baton_ring_desc *d, int role);
 BATON_HIDDEN void baton__mpsc_unmap(struct baton_ring *r);
 /* Where a ticket's slot stands for the producer holding it (EPROTO). */
+BATON_HIDDEN int baton__mpsc_peek_wait(struct baton_ring *r, uint64_t *idx,
+				      int64_t timeout_ns);
 BATON_HIDDEN int baton__mpsc_slot_state(uint64_t seq, uint64_t ticket,
 					uint64_t mask);
 

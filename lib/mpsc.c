@@ -420,24 +420,28 @@ int baton_mpsc_push_batch(struct baton_ring *r, const void *msgs, size_t len,
 	return baton_mpsc_push_batch_n(r, msgs, len, n, NULL);
 }
 
-int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
-		   int64_t timeout_ns, struct baton_mpsc_loss *loss)
+/*
+ * Wait until the next ticket is settled: 0 (a message, peeked, not
+ * released), BATON_MPSC_LOST (a tombstone, peeked), -EPROTO, or the
+ * park's error (-ETIMEDOUT, -EPIPE ...). Spins its budget, then parks.
+ * The caller releases what it peeked: baton_mpsc_pop() at once, the pool's
+ * receive only once it has taken the buffer the message names.
+ */
+int baton__mpsc_peek_wait(struct baton_ring *r, uint64_t *idx,
+			  int64_t timeout_ns)
 {
 	const struct baton_backend_ops *ops;
 	uint64_t deadline = 0, t0;
 	uint32_t polls, budget;
-	int has, ret = baton__ring_ok(r, BATON_RING_MPSC, BATON_ROLE_CONSUMER);
+	int has, ret = baton_mpsc_cons_peek(r, idx);
 
-	if (ret)
-		return ret;
-	ret = baton_mpsc_try_pop(r, msg, len, loss);
 	if (ret != -EAGAIN || timeout_ns == 0)
 		return ret == -EAGAIN ? -ETIMEDOUT : ret;
 	budget = baton__spin_budget(r);
 	t0 = baton__now_ns();
 	for (polls = 1; polls <= budget; polls++) {
 		baton__cpu_relax();
-		ret = baton_mpsc_try_pop(r, msg, len, loss);
+		ret = baton_mpsc_cons_peek(r, idx);
 		if (ret != -EAGAIN) {
 			baton__spin_learn(r, polls, 0);
 			return ret;
@@ -451,7 +455,7 @@ int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
 		r->park_calls++;
 		pk = ops->mpsc_park(r, r->local, has, deadline);
 		/* Work that raced with a timeout or EPIPE still counts. */
-		ret = baton_mpsc_try_pop(r, msg, len, loss);
+		ret = baton_mpsc_cons_peek(r, idx);
 		if (ret != -EAGAIN) {
 			baton__spin_learn(r, budget,
 					  baton__now_ns() - t0 + 1);
@@ -460,6 +464,29 @@ int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
 		if (pk < 0 && pk != -EAGAIN)
 			return pk;
 	}
+}
+
+int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
+		   int64_t timeout_ns, struct baton_mpsc_loss *loss)
+{
+	uint64_t idx;
+	int ret = baton__ring_ok(r, BATON_RING_MPSC, BATON_ROLE_CONSUMER);
+
+	if (ret)
+		return ret;
+	ret = baton__mpsc_peek_wait(r, &idx, timeout_ns);
+	if (ret == BATON_MPSC_LOST) {
+		if (loss)
+			baton_mpsc_cons_loss(r, idx, loss);
+		r->tombstones_skipped++;
+	} else if (ret < 0) {
+		return ret;
+	} else {
+		memcpy(msg, baton_ring_slot(r, idx),
+		       len > r->slot_size ? r->slot_size : len);
+	}
+	baton_mpsc_cons_release(r);
+	return ret;
 }
 
 /*

@@ -34,6 +34,9 @@
  *    after: the kernel's UNSTICK, having loaded that index with acquire,
  *    sees the floor of any live holder that may hold a ticket it asks
  *    about (mpsc.rst's I and J, for pools).
+ * Y6 a sender's buffer writes, the ring push, then its SENT store
+ *    (release); a receiver's acquire load of SENT before it reads the
+ *    buffer, and its take before its slot release (baton_pool_send/recv).
  *
  * Both backends run this code on the same layout; on memfd the module's
  * part (repair after deaths, UNSTICK, decay) is lib/pool_memfd.c, called
@@ -841,48 +844,123 @@ struct pool_msg {
 	uint64_t len;
 };
 
+/*
+ * Send: the message first, the buffer SENT after (release: its contents,
+ * then the state), so that the commit point of a hand-off is a word the
+ * kernel sees. A sender that dies before the give leaves the buffer OWNED
+ * by it: the module (memfd: the next repair) takes it back under a new
+ * generation, and the receiver, which waits for SENT, gets -ESTALE. One
+ * that dies after it has handed the buffer over. Never both, never
+ * neither.
+ */
 int baton_pool_send(struct baton_ring *r, struct baton_pool *p,
 		    uint64_t handle, uint64_t len, int64_t timeout_ns)
 {
 	struct pool_msg m = { handle, len };
+	struct baton_pool_cls *c = handle_class(p, handle);
+	struct baton_pool_desc *d;
+	uint64_t owned;
 	int ret;
 
-	if (!r || !p || r->slot_size < sizeof(m))
+	if (!r || !c || r->slot_size < sizeof(m))
 		return -EINVAL;
-	ret = baton_pool_give(p, handle);
-	if (ret)
-		return ret;
+	d = &c->desc[BATON_POOL_H_INDEX(handle)];
+	owned = BATON_POOL_STATE(BATON_POOL_H_GEN(handle), BATON_POOL_OWNED,
+				 p->holder + 1);
+	if (__atomic_load_n(&d->state, __ATOMIC_ACQUIRE) != owned)
+		return -ESTALE;
 	if (r->kind == BATON_RING_MPSC)
 		ret = baton_mpsc_push_timeout(r, &m, sizeof(m), timeout_ns);
 	else
 		ret = baton_spsc_push(r, &m, sizeof(m), timeout_ns);
-	if (ret < 0) {
-		/* Not published: still ours. */
-		baton_pool_take(p, handle);
-		return ret;
-	}
+	if (ret < 0)
+		return ret;	/* not published: still ours */
+	__atomic_store_n(&d->state,
+			 BATON_POOL_STATE(BATON_POOL_H_GEN(handle),
+					  BATON_POOL_SENT, p->holder + 1),
+			 __ATOMIC_RELEASE);
 	return 0;
 }
 
+/*
+ * Take the buffer of a message we peeked: wait while its sender has not
+ * given it yet (OWNED by another holder, same generation), until
+ * @deadline if @has_deadline; on memfd ask for a repair now and then, since that
+ * sender may be dead. 0, -ESTALE (not in flight: the message is spent),
+ * or -ETIMEDOUT (nothing consumed).
+ */
+static int take_sent(struct baton_pool *p, uint64_t handle, int has_deadline,
+		     uint64_t deadline)
+{
+	struct baton_pool_cls *c = handle_class(p, handle);
+	uint32_t gen = BATON_POOL_H_GEN(handle);
+	unsigned int spins = 0;
+	struct baton_pool_desc *d;
+
+	if (!c)
+		return -ESTALE;
+	d = &c->desc[BATON_POOL_H_INDEX(handle)];
+	for (;;) {
+		uint64_t s = __atomic_load_n(&d->state, __ATOMIC_ACQUIRE);
+		uint32_t holder = BATON_POOL_S_HOLDER(s);
+
+		if (BATON_POOL_S_GEN(s) != gen)
+			return -ESTALE;
+		if (BATON_POOL_S_KIND(s) == BATON_POOL_SENT)
+			return baton_pool_take(p, handle);
+		if (BATON_POOL_S_KIND(s) != BATON_POOL_OWNED || !holder ||
+		    holder == p->holder + 1)
+			return -ESTALE;
+		/* Its sender is between its push and its give. */
+		baton__pool_relax(&spins);
+		if (spins < 4096)
+			continue;
+		if (p->backend == BATON_BACKEND_MEMFD)
+			baton__pool_memfd_repair(p, 0);
+		if (has_deadline && baton__now_ns() >= deadline)
+			return -ETIMEDOUT;
+	}
+}
+
+/*
+ * Receive: peek the message, take its buffer, and only then release the
+ * slot, so that a receiver that dies before its take leaves the message
+ * (and the SENT buffer) for the ring's next consumer, and one that dies
+ * after it leaves the buffer OWNED by it, for the module to take back.
+ */
 int baton_pool_recv(struct baton_ring *r, struct baton_pool *p,
 		    uint64_t *handle, uint64_t *len, int64_t timeout_ns)
 {
+	uint64_t idx, deadline = 0;
 	struct pool_msg m;
-	int ret;
+	int ret, has;
 
 	if (!r || !p || !handle || !len || r->slot_size < sizeof(m))
 		return -EINVAL;
+	has = baton__deadline_from(timeout_ns, &deadline);
 	if (r->kind == BATON_RING_MPSC) {
+		ret = baton__ring_ok(r, BATON_RING_MPSC, BATON_ROLE_CONSUMER);
 		/* A lost slot (a dead producer's tombstone) carries nothing. */
-		do
-			ret = baton_mpsc_pop(r, &m, sizeof(m), timeout_ns, NULL);
-		while (ret == BATON_MPSC_LOST);
+		while (!ret &&
+		       (ret = baton__mpsc_peek_wait(r, &idx, timeout_ns)) ==
+			       BATON_MPSC_LOST) {
+			r->tombstones_skipped++;
+			baton_mpsc_cons_release(r);
+		}
 	} else {
-		ret = baton_spsc_pop(r, &m, sizeof(m), timeout_ns);
+		ret = baton_spsc_cons_peek_wait(r, 1, &idx, timeout_ns);
 	}
 	if (ret < 0)
 		return ret;
+	memcpy(&m, baton_ring_slot(r, idx), sizeof(m));
 	*handle = m.handle;
 	*len = m.len;
-	return baton_pool_take(p, m.handle);
+	ret = take_sent(p, m.handle, has, deadline);
+	if (ret == -ETIMEDOUT)
+		return ret;
+	if (r->kind == BATON_RING_MPSC)
+		baton_mpsc_cons_release(r);
+	else
+		baton_spsc_cons_release(r, 1);
+	return ret;
 }

@@ -13,6 +13,7 @@
  * data region's resident size falls) while a live buffer's contents stay.
  */
 #include "common.h"
+#include "pool_handoff.h"
 
 #include <sched.h>
 
@@ -478,6 +479,38 @@ TEST_F_TIMEOUT(deaths, kill9_at_any_point_loses_and_duplicates_nothing, 600)
 	baton_pool_close(pool);
 	baton_pool_unlink(pname);
 	munmap((void *)stop, BT_PAGE);
+}
+
+/*
+ * kill -9 of a sender or a receiver at any point of a hand-off: nothing
+ * lost, nothing twice (pool_handoff.h). The fixture is for the timeout.
+ */
+TEST_F_TIMEOUT(deaths, kill9_in_send_and_receive_loses_nothing, 600)
+{
+	struct baton_pool_params p = small_pool(PH_BUFFERS, 0);
+	struct baton_ring_params rp = bt_params(PH_SLOTS, 16);
+	char pname[64], rname[64];
+	struct ph_report rep;
+	struct baton_pool *pool;
+	struct baton_ring *r;
+	int rc;
+
+	BT_REQUIRE_DEV();
+	bt_make_name(pname, sizeof(pname), "hand");
+	bt_make_name(rname, sizeof(rname), "handr");
+	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
+	ASSERT_EQ(0, baton_ring_create(rname, &rp, BATON_ROLE_PRODUCER, &r));
+	baton_ring_close(r);
+	rc = ph_run(pool, pname, rname, BATON_BACKEND_KMOD, KILL_ROUNDS, &rep);
+	ksft_print_msg("%d kills in hand-offs: %llu buffers received, %llu messages stale (sender died before its give)\n",
+		       KILL_ROUNDS, (unsigned long long)rep.received,
+		       (unsigned long long)rep.stale);
+	EXPECT_EQ(0, rc) TH_LOG("round %d: %s (code %d, %d buffers)", rep.round,
+				rep.what, rep.code, rep.buffers);
+	EXPECT_LT(0U, rep.received);
+	baton_ring_unlink(rname, BATON_BACKEND_KMOD);
+	baton_pool_close(pool);
+	baton_pool_unlink(pname);
 }
 
 /* A sender that dies after sending: its buffer is the receiver's. */

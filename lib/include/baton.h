@@ -1878,7 +1878,10 @@ int baton_pool_info(const struct baton_pool *pool,
  * @handle: the buffer's handle
  *
  * The caller no longer owns the buffer, and its death does not take it
- * back: the buffer is in flight until baton_pool_take().
+ * back: the buffer is in flight until baton_pool_take(). For a transport
+ * of your own: give after the publication that carries the handle, so
+ * that a death before it leaves the buffer to be taken back
+ * (Documentation/pool.rst, "Handles through a ring").
  *
  * Return: 0, or -ESTALE (not owned by this handle), -EINVAL.
  */
@@ -1894,14 +1897,16 @@ int baton_pool_give(struct baton_pool *pool, uint64_t handle);
 int baton_pool_take(struct baton_pool *pool, uint64_t handle);
 
 /**
- * baton_pool_send() - give a buffer and push (handle, len) through a ring
+ * baton_pool_send() - push (handle, len) through a ring and give the buffer
  * @ring: a producer handle of an SPSC or MPSC ring, slots >= 16 bytes
  * @pool: the handle that owns the buffer
  * @handle: the buffer's handle
  * @len: the bytes of it that matter, for the receiver
  * @timeout_ns: as for baton_spsc_push(); < 0 waits forever
  *
- * One message per buffer, so variable-size messages need no framing.
+ * One message per buffer, so variable-size messages need no framing. The
+ * give comes after the push: a sender killed in between leaves a buffer
+ * that goes back to the pool, and its receiver gets -ESTALE.
  *
  * Return: 0, or the ring's error with the buffer still the caller's,
  * or -ESTALE, -EINVAL.
@@ -1910,16 +1915,20 @@ int baton_pool_send(struct baton_ring *ring, struct baton_pool *pool,
 		    uint64_t handle, uint64_t len, int64_t timeout_ns);
 
 /**
- * baton_pool_recv() - pop (handle, len) from a ring and take the buffer
+ * baton_pool_recv() - take the buffer a ring's next message names
  * @ring: a consumer handle of an SPSC or MPSC ring, slots >= 16 bytes
  * @pool: the receiving handle
  * @handle: where the buffer's handle goes
  * @len: where its length goes
  * @timeout_ns: as for baton_spsc_pop(); < 0 waits forever
  *
- * Return: 0, or the ring's error (-EPIPE: end of stream, -ETIMEDOUT), or
- * -ESTALE when the message named a buffer that was not in flight (the
- * message is consumed).
+ * Peeks the message, takes the buffer (waiting while its sender is between
+ * its push and its give), then releases the slot: a receiver killed before
+ * the take leaves message and buffer to the ring's next consumer.
+ *
+ * Return: 0, or the ring's error (-EPIPE: end of stream, -ETIMEDOUT:
+ * nothing consumed), or -ESTALE when the message named a buffer that was
+ * not in flight (the message is consumed).
  */
 int baton_pool_recv(struct baton_ring *ring, struct baton_pool *pool,
 		    uint64_t *handle, uint64_t *len, int64_t timeout_ns);

@@ -11,6 +11,7 @@
  */
 #include "kselftest_harness.h"
 #include "common.h"
+#include "../pool_handoff.h"
 
 #include <sched.h>
 #include <sys/stat.h>
@@ -544,6 +545,41 @@ TEST(sent_buffer_survives_its_senders_death)
 	baton_pool_close(pool);
 	baton_pool_unlink(pname);
 	munmap((void *)sent, 4096);
+}
+
+/*
+ * kill -9 of a sender or a receiver at any point of a hand-off: nothing
+ * lost, nothing twice (selftests/pool_handoff.h).
+ */
+TEST(kill9_in_send_and_receive_loses_nothing)
+{
+	struct baton_pool_params p = two_classes(PH_BUFFERS, 0);
+	struct baton_ring_params rp = ring16();
+	char pname[64], rname[64];
+	struct ph_report rep;
+	struct baton_pool *pool;
+	struct baton_ring *r;
+	int rc;
+
+	if (UNDER_TSAN)
+		SKIP(return, "fork and kill: not under TSan");
+	force_memfd();
+	ring_name(pname, sizeof(pname), "hand");
+	ring_name(rname, sizeof(rname), "handr");
+	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
+	ASSERT_EQ(0, baton_ring_create(rname, &rp, BATON_ROLE_PRODUCER, &r));
+	baton_ring_close(r);
+	rc = ph_run(pool, pname, rname, BATON_BACKEND_MEMFD, 200, &rep);
+	ksft_print_msg("200 kills in hand-offs: %llu buffers received, %llu messages stale (sender died before its give)\n",
+		       (unsigned long long)rep.received,
+		       (unsigned long long)rep.stale);
+	fflush(stdout);
+	EXPECT_EQ(0, rc) TH_LOG("round %d: %s (code %d, %d buffers)", rep.round,
+				rep.what, rep.code, rep.buffers);
+	EXPECT_LT(0U, rep.received);
+	baton_ring_unlink(rname, BATON_BACKEND_MEMFD);
+	baton_pool_close(pool);
+	baton_pool_unlink(pname);
 }
 
 /* Bytes the pool file holds in memory now. */
