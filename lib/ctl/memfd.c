@@ -263,7 +263,10 @@ static int memfd_epoch_read(int fd, const struct stat *st, struct rec *r)
 	return 0;
 }
 
-/* Open /dev/shm/<prefix><name> read-only and fill @r; negative errno. */
+/*
+ * Open /dev/shm/<prefix><name> read-only and fill @r; negative errno.
+ * Pools: -ENOENT, batonctl does not read the memfd backend's pools.
+ */
 int memfd_read(enum obj_kind obj, const char *name, struct rec *r)
 {
 	const char *prefix = obj == OBJ_RING ? SHM_RING_PREFIX :
@@ -274,6 +277,8 @@ int memfd_read(enum obj_kind obj, const char *name, struct rec *r)
 
 	if (!name_valid(name))
 		return -EINVAL;
+	if (obj == OBJ_POOL)
+		return -ENOENT;
 	snprintf(path, sizeof(path), "%s/%s%s", SHM_DIR, prefix, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
@@ -301,6 +306,7 @@ int memfd_read(enum obj_kind obj, const char *name, struct rec *r)
  * baton_epoch_unlink() do: holders keep the file until they close it.
  * /dev/shm is sticky, so only the file's owner or root may; unlink(2)
  * says EPERM for that and the module EACCES, which is what we say too.
+ * Pools: -ENOENT (batonctl does not know the memfd backend's pools).
  */
 int memfd_unlink(enum obj_kind obj, const char *name)
 {
@@ -310,6 +316,8 @@ int memfd_unlink(enum obj_kind obj, const char *name)
 
 	if (!name_valid(name))
 		return -EINVAL;
+	if (obj == OBJ_POOL)
+		return -ENOENT;
 	snprintf(path, sizeof(path), "%s/%s%s", SHM_DIR, prefix, name);
 	if (unlink(path))
 		return errno == EPERM ? -EACCES : -errno;
@@ -323,10 +331,13 @@ void memfd_scan(enum obj_kind obj, struct reply *rp)
 					       SHM_EPOCH_PREFIX;
 	size_t plen = strlen(prefix);
 	struct dirent *de;
-	DIR *dir = opendir(SHM_DIR);
 	struct rec r, *grown;
+	DIR *dir;
 	int ret;
 
+	if (obj == OBJ_POOL)
+		return;
+	dir = opendir(SHM_DIR);
 	if (!dir)
 		return;
 	while ((de = readdir(dir))) {
