@@ -13,7 +13,9 @@
  * say how many, the event with the dead holder's pid and index, and the
  * free queues are full again. A pool with decay_ms 50 whose buffers
  * were touched and freed: the decayed and decayed_bytes counters and the
- * POOL_DECAYED events (added up) agree on every byte. An unlinked pool
+ * POOL_DECAYED events (added up) agree on every byte. A scribbled head
+ * or tail gives a clamped free depth, and nonsense is counted in
+ * bad_words once per sample, never trusted. An unlinked pool
  * still open is dumped flagged UNLINKED and gone with its last fd, with
  * its CREATED, UNLINKED and DESTROYED events. A reader without
  * CAP_SYS_ADMIN sees its own pools and those whose mode lets it in, and
@@ -412,6 +414,88 @@ TEST_F_TIMEOUT(pool_stats, decay_counted_and_reported_in_bytes, 90)
 	EXPECT_EQ(64, pn_free(&o, 0));
 	baton_pool_close(pool);
 	nlt_close(&w);
+}
+
+/* ---- the free depth of a scribbled queue ---- */
+
+/*
+ * The class's head and tail are words every holder may write. A sample
+ * with the tail behind the head, or more than the queue's length ahead,
+ * is nonsense: reported as 0 free and counted in bad_words, once per
+ * sample; a tail a little past the count (a legitimate reading while
+ * frees are in progress) is clamped to the count, not counted. Put back,
+ * the depth is right again.
+ */
+TEST_F_TIMEOUT(pool_stats, scribbled_head_and_tail_clamped_and_counted, 60)
+{
+	struct baton_pool_create k;
+	const struct baton_pool_hdr *hdr;
+	static struct nlt_obj o;
+	uint64_t *head, *tail, h0, t0, qcap;
+	uint8_t *ctl;
+
+	memset(&k, 0, sizeof(k));
+	k.size = sizeof(k);
+	k.mode = 0600;
+	k.nr_classes = 1;
+	k.max_holders = 2;
+	k.classes[0].buf_shift = 12;
+	k.classes[0].count = 16;
+	snprintf(k.name, sizeof(k.name), "%s", self->name);
+	ASSERT_EQ(0, bt_ioctl(self->dev, BATON_IOC_POOL_CREATE, &k));
+	hdr = mmap(NULL, 4096, PROT_READ, MAP_SHARED, k.out_fd,
+		   BATON_POOL_HDR_MMAP);
+	ASSERT_NE(MAP_FAILED, hdr);
+	ctl = mmap(NULL, hdr->ctl_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   k.out_fd, (off_t)hdr->ctl_mmap);
+	ASSERT_NE(MAP_FAILED, ctl);
+	head = (uint64_t *)(ctl + hdr->classes[0].ctl_off + BATON_POOL_Q_HEAD);
+	tail = (uint64_t *)(ctl + hdr->classes[0].ctl_off + BATON_POOL_Q_TAIL);
+	qcap = hdr->classes[0].qcap;
+	h0 = *head;
+	t0 = *tail;
+	ASSERT_EQ(16, t0 - h0);
+
+	ASSERT_EQ(0, pn_get(&self->nl, self->name, &o));
+	EXPECT_EQ(16, pn_free(&o, 0));
+	EXPECT_EQ(0, o.a.v[BATON_A_POOL_BAD_WORDS]);
+
+	/* the tail behind the head: 0 free, one bad word per sample */
+	*head = t0 + 5;
+	ASSERT_EQ(0, pn_get(&self->nl, self->name, &o));
+	EXPECT_EQ(0, pn_free(&o, 0));
+	EXPECT_EQ(1, o.a.v[BATON_A_POOL_BAD_WORDS]);
+	ASSERT_EQ(0, pn_get(&self->nl, self->name, &o));
+	EXPECT_EQ(2, o.a.v[BATON_A_POOL_BAD_WORDS]);
+
+	/* more than a lap ahead */
+	*head = h0;
+	*tail = h0 + qcap + 1;
+	ASSERT_EQ(0, pn_get(&self->nl, self->name, &o));
+	EXPECT_EQ(0, pn_free(&o, 0));
+	EXPECT_EQ(3, o.a.v[BATON_A_POOL_BAD_WORDS]);
+
+	/* within a lap but past the count: clamped, not counted */
+	*tail = h0 + 16 + 3;
+	ASSERT_EQ(0, pn_get(&self->nl, self->name, &o));
+	EXPECT_EQ(16, pn_free(&o, 0));
+	EXPECT_EQ(3, o.a.v[BATON_A_POOL_BAD_WORDS]);
+
+	/* put back: right again; the dump samples the same way */
+	*tail = t0;
+	ASSERT_EQ(0, pn_get(&self->nl, self->name, &o));
+	EXPECT_EQ(16, pn_free(&o, 0));
+	EXPECT_EQ(3, o.a.v[BATON_A_POOL_BAD_WORDS]);
+	*head = t0 + 1;
+	ASSERT_EQ(1, nlt_dump(&self->nl, BATON_CMD_POOL_GET, self->prefix,
+			      &o, 1));
+	EXPECT_EQ(0, pn_free(&o, 0));
+	EXPECT_EQ(4, o.a.v[BATON_A_POOL_BAD_WORDS]);
+	*head = h0;
+
+	munmap(ctl, hdr->ctl_size);
+	munmap((void *)hdr, 4096);
+	close(k.out_fd);
 }
 
 /* ---- who sees what ---- */
