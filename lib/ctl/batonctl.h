@@ -3,8 +3,8 @@
  * lib/ctl/batonctl.h: what batonctl's files share. batonctl shows what the
  * generic netlink family "baton" (uapi/linux/baton_nl.h) says about rings,
  * epoch domains and buffer pools, the way ss and ip -s show sockets, reads
- * memfd-backend rings and domains from /dev/shm, and unlinks objects
- * through /dev/baton.
+ * memfd-backend objects from /dev/shm, and unlinks objects through
+ * /dev/baton.
  *
  * Everything batonctl knows about an object is a struct rec: the values of
  * the netlink attributes it carries, by attribute number, whichever

@@ -156,8 +156,9 @@ static void json_field(const struct field *f, const struct rec *r)
 			jw_bool(f->name, rec_has(r, f->attr));
 		return;
 	case FT_PEERS:
+		/* memfd rings and pools: no pids (an OFD lock has none) */
 		if (r->obj == OBJ_EVENT || (r->backend == BE_MEMFD &&
-					    r->obj == OBJ_RING))
+					    r->obj != OBJ_EPOCH))
 			return;
 		jw_open(f->name, '[');
 		for (i = 0; i < r->npeers; i++)

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * lib/ctl/list.c: batonctl's list, show, epoch and pool: dumps and lookups
- * by name from the module first, then the memfd backend (rings and
- * domains: batonctl does not read memfd pools), sorted by name and
- * printed as a table, as "label value" lines or as JSON.
+ * by name from the module first, then the memfd backend, sorted by name
+ * and printed as a table, as "label value" lines or as JSON.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -247,7 +246,7 @@ int cmd_list(void)
 	reply_init(&pools, BATON_CMD_POOL_GET, &fs_pool, OBJ_POOL);
 	nl_ret = bt_nl_open(&nl);
 	if (nl_ret == -ENOENT)
-		say_no_module("the memfd backend's rings and domains are listed below");
+		say_no_module("the memfd backend's rings, domains and pools are listed below");
 	else if (nl_ret)
 		fprintf(stderr, "batonctl: generic netlink: %s\n",
 			strerror(-nl_ret));
@@ -263,12 +262,14 @@ int cmd_list(void)
 	bt_nl_close(&nl);
 	memfd_scan(OBJ_RING, &rings);
 	memfd_scan(OBJ_EPOCH, &doms);
+	memfd_scan(OBJ_POOL, &pools);
 	sort_recs(&rings);
 	sort_recs(&doms);
 	sort_recs(&pools);
 	print_list(&rings, &doms, &pools);
 	/* No module is an answer: the memfd backend's, maybe empty. */
-	if (nl_ret && nl_ret != -ENOENT && !rings.nrecs && !doms.nrecs)
+	if (nl_ret && nl_ret != -ENOENT && !rings.nrecs && !doms.nrecs &&
+	    !pools.nrecs)
 		ret = 1;
 	reply_free(&rings);
 	reply_free(&doms);
@@ -327,7 +328,7 @@ static const struct get_kind get_kinds[] = {
 			"epoch domains on the memfd backend are shown below" },
 	[OBJ_POOL] = { &fs_pool, BATON_CMD_POOL_GET, BATON_A_POOL_NAME,
 		       "pool", "dumping pools",
-		       "batonctl shows pools of the module only" },
+		       "pools on the memfd backend are shown below" },
 };
 
 /*

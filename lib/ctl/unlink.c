@@ -13,7 +13,6 @@
  * the memfd backend next, as `show` does: its file in /dev/shm, which the
  * sticky directory lets only its owner or root remove (memfd_unlink()).
  * That is how a stale memfd object (`list` marks it) is cleaned up.
- * Pools are the module's only, as far as batonctl knows.
  */
 #define _GNU_SOURCE
 #include <errno.h>
