@@ -261,6 +261,7 @@ struct baton_peer_stat {
 	s32 index;			/* MPSC producer or participant; -1 */
 	bool parked;			/* ring: inside BATON_RING_IOC_PARK */
 	bool active;			/* participant: inside a read section */
+	bool holder;			/* a pool's holder: no queue to report */
 	u64 announced;			/* participant: its epoch, if active */
 	u64 pending;			/* participant: queued retirements */
 };
@@ -316,6 +317,34 @@ struct baton_epoch_stats {
 
 int baton_epoch_stats(const struct baton_named *n,
 		      struct baton_epoch_stats *st);
+
+/* pool.c: everything BATON_CMD_POOL_GET reports about one pool. */
+struct baton_pool_class_stat {
+	u32 buf_shift;
+	u32 count;
+	u32 free;			/* tail - head, sampled, clamped */
+};
+
+struct baton_pool_stats {
+	u32 nr_classes;
+	u32 decay_ms;
+	u32 keep;
+	u32 max_holders;
+	u64 data_size;
+	u32 holders;
+	u64 holder_releases;
+	u64 reclaimed;
+	u64 repaired;
+	u64 decayed;
+	u64 decayed_bytes;
+	u64 decay_ticks;
+	u64 bad_words;
+	struct baton_pool_class_stat cls[BATON_POOL_CLASSES_MAX];
+	u32 nr_peers;
+	struct baton_peer_stat *peers;	/* kvcalloc'ed; the caller frees */
+};
+
+int baton_pool_stats(const struct baton_named *n, struct baton_pool_stats *st);
 
 /*
  * netlink.c: events. The emitter fills a struct baton_event on its stack;

@@ -2,10 +2,10 @@
 /*
  * baton: the generic netlink family "baton" (uapi/linux/baton_nl.h).
  *
- * Owns the family, its policies and handlers (RING_GET and EPOCH_GET as
- * doit by name and dumpit of every visible object, WATCH and UNWATCH),
- * the watchers, and the event queue that ring.c, mpsc.c and epoch.c feed
- * through baton_event(). Documentation/netlink.rst is the prose; the
+ * Owns the family, its policies and handlers (RING_GET, EPOCH_GET and
+ * POOL_GET as doit by name and dumpit of every visible object, WATCH and
+ * UNWATCH), the watchers, and the event queue that ring.c, mpsc.c,
+ * epoch.c and pool.c feed through baton_event(). Documentation/netlink.rst is the prose; the
  * spec is Documentation/netlink/specs/baton.yaml.
  *
  * What a caller sees: only objects baton_named_visible() (owner.c) lets
@@ -230,6 +230,7 @@ struct baton_nl_snap {
 	union {
 		struct baton_ring_stats ring;
 		struct baton_epoch_stats epoch;
+		struct baton_pool_stats pool;
 	};
 };
 
@@ -239,7 +240,7 @@ void baton_stats_peers_free(struct baton_peer_stat *peers, u32 nr)
 
 	for (i = 0; i < nr; i++)
 		put_pid(peers[i].pid);
-	kfree(peers);
+	kvfree(peers);
 }
 
 static int baton_nl_put_peer(struct sk_buff *skb,
@@ -257,8 +258,9 @@ static int baton_nl_put_peer(struct sk_buff *skb,
 					   p->announced, BATON_A_PEER_PAD))
 		return -EMSGSIZE;
 	/* Participants have no role; their queue is what they hold. */
-	if (!p->role && nla_put_u64_64bit(skb, BATON_A_PEER_PENDING,
-					  p->pending, BATON_A_PEER_PAD))
+	if (!p->role && !p->holder &&
+	    nla_put_u64_64bit(skb, BATON_A_PEER_PENDING, p->pending,
+			      BATON_A_PEER_PAD))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -463,7 +465,106 @@ cancel:
 	return -EMSGSIZE;
 }
 
-/* ---- the two kinds of object, one set of handlers ---- */
+/* One nest per class: geometry (trusted) and its free buffers (sampled). */
+static int baton_nl_put_classes(struct sk_buff *skb,
+				const struct baton_pool_stats *st)
+{
+	struct nlattr *nest, *one;
+	u32 i;
+
+	nest = nla_nest_start(skb, BATON_A_POOL_CLASSES);
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < st->nr_classes; i++) {
+		const struct baton_pool_class_stat *c = &st->cls[i];
+
+		one = nla_nest_start(skb, BATON_A_POOL_CLASS);
+		if (!one ||
+		    nla_put_u32(skb, BATON_A_CLASS_INDEX, i) ||
+		    nla_put_u32(skb, BATON_A_CLASS_BUF_SIZE,
+				1U << c->buf_shift) ||
+		    nla_put_u32(skb, BATON_A_CLASS_COUNT, c->count) ||
+		    nla_put_u32(skb, BATON_A_CLASS_FREE, c->free)) {
+			nla_nest_cancel(skb, nest);
+			return -EMSGSIZE;
+		}
+		nla_nest_end(skb, one);
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+static int baton_nl_put_pool_counters(struct sk_buff *skb,
+				      const struct baton_pool_stats *st)
+{
+	static const struct {
+		int attr;
+		size_t off;
+	} ctrs[] = {
+		{ BATON_A_POOL_DATA_SIZE,
+		  offsetof(struct baton_pool_stats, data_size) },
+		{ BATON_A_POOL_HOLDER_RELEASES,
+		  offsetof(struct baton_pool_stats, holder_releases) },
+		{ BATON_A_POOL_RECLAIMED,
+		  offsetof(struct baton_pool_stats, reclaimed) },
+		{ BATON_A_POOL_REPAIRED,
+		  offsetof(struct baton_pool_stats, repaired) },
+		{ BATON_A_POOL_DECAYED,
+		  offsetof(struct baton_pool_stats, decayed) },
+		{ BATON_A_POOL_DECAYED_BYTES,
+		  offsetof(struct baton_pool_stats, decayed_bytes) },
+		{ BATON_A_POOL_DECAY_TICKS,
+		  offsetof(struct baton_pool_stats, decay_ticks) },
+		{ BATON_A_POOL_BAD_WORDS,
+		  offsetof(struct baton_pool_stats, bad_words) },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(ctrs); i++) {
+		u64 v = *(const u64 *)((const u8 *)st + ctrs[i].off);
+
+		if (nla_put_u64_64bit(skb, ctrs[i].attr, v, BATON_A_POOL_PAD))
+			return -EMSGSIZE;
+	}
+	return 0;
+}
+
+static int baton_nl_fill_pool(struct sk_buff *skb, const struct baton_named *n,
+			      const struct baton_nl_snap *snap,
+			      const struct baton_nl_msg *m)
+{
+	const struct baton_pool_stats *st = &snap->pool;
+	void *hdr;
+
+	hdr = genlmsg_put(skb, m->portid, m->seq, &baton_nl_family, m->flags,
+			  BATON_CMD_POOL_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_string(skb, BATON_A_POOL_NAME, n->name) ||
+	    (m->ipc_ns && nla_put_u32(skb, BATON_A_POOL_IPC_NS,
+				      baton_named_ns_id(n))) ||
+	    baton_nl_put_owner(skb, &n->owner, BATON_A_POOL_UID,
+			       BATON_A_POOL_GID, BATON_A_POOL_MODE) ||
+	    (snap->unlinked && nla_put_flag(skb, BATON_A_POOL_UNLINKED)) ||
+	    nla_put_u32(skb, BATON_A_POOL_NR_CLASSES, st->nr_classes) ||
+	    nla_put_u32(skb, BATON_A_POOL_DECAY_MS, st->decay_ms) ||
+	    nla_put_u32(skb, BATON_A_POOL_KEEP, st->keep) ||
+	    nla_put_u32(skb, BATON_A_POOL_MAX_HOLDERS, st->max_holders) ||
+	    nla_put_u32(skb, BATON_A_POOL_HOLDERS, st->holders) ||
+	    baton_nl_put_pool_counters(skb, st) ||
+	    baton_nl_put_classes(skb, st) ||
+	    baton_nl_put_peers(skb, st->peers, st->nr_peers,
+			       BATON_A_POOL_PEERS, BATON_A_POOL_PEER,
+			       BATON_A_POOL_PEERS_PARTIAL, m))
+		goto cancel;
+	genlmsg_end(skb, hdr);
+	return 0;
+cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+/* ---- the three kinds of object, one set of handlers ---- */
 
 struct baton_nl_kind {
 	struct baton_names *names;
@@ -508,6 +609,22 @@ static u32 baton_nl_epoch_nr_peers(const struct baton_nl_snap *s)
 	return s->epoch.nr_peers;
 }
 
+static int baton_nl_pool_snap(const struct baton_named *n,
+			      struct baton_nl_snap *s)
+{
+	return baton_pool_stats(n, &s->pool);
+}
+
+static void baton_nl_pool_release(struct baton_nl_snap *s)
+{
+	baton_stats_peers_free(s->pool.peers, s->pool.nr_peers);
+}
+
+static u32 baton_nl_pool_nr_peers(const struct baton_nl_snap *s)
+{
+	return s->pool.nr_peers;
+}
+
 static const struct baton_nl_kind baton_nl_rings = {
 	.names = &baton_rings,
 	.name_attr = BATON_A_RING_NAME,
@@ -524,6 +641,15 @@ static const struct baton_nl_kind baton_nl_domains = {
 	.fill = baton_nl_fill_epoch,
 	.release = baton_nl_epoch_release,
 	.nr_peers = baton_nl_epoch_nr_peers,
+};
+
+static const struct baton_nl_kind baton_nl_pools = {
+	.names = &baton_pools,
+	.name_attr = BATON_A_POOL_NAME,
+	.snap = baton_nl_pool_snap,
+	.fill = baton_nl_fill_pool,
+	.release = baton_nl_pool_release,
+	.nr_peers = baton_nl_pool_nr_peers,
 };
 
 static int baton_nl_take_snap(const struct baton_nl_kind *kind,
@@ -628,6 +754,19 @@ static struct baton_nl_dump *baton_nl_dump_ctx(struct netlink_callback *cb)
 	return (struct baton_nl_dump *)cb->ctx;
 }
 
+/* The flag attribute of a dump of @cmd that asks for every namespace. */
+static int baton_nl_all_ns_attr(u8 cmd)
+{
+	switch (cmd) {
+	case BATON_CMD_RING_GET:
+		return BATON_A_RING_ALL_NS;
+	case BATON_CMD_EPOCH_GET:
+		return BATON_A_EPOCH_ALL_NS;
+	default:
+		return BATON_A_POOL_ALL_NS;
+	}
+}
+
 /*
  * ALL_NS: objects of every IPC namespace, those left behind in one whose
  * processes are gone included, for an administrator of the initial user
@@ -639,8 +778,7 @@ static int baton_nl_dump_start(struct netlink_callback *cb)
 	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
 	struct nlattr **attrs = baton_genl_dump_attrs(info);
 	struct baton_nl_dump *ctx = baton_nl_dump_ctx(cb);
-	int all_ns_attr = info->op.cmd == BATON_CMD_RING_GET ?
-			  BATON_A_RING_ALL_NS : BATON_A_EPOCH_ALL_NS;
+	int all_ns_attr = baton_nl_all_ns_attr(info->op.cmd);
 
 	/* First: a failed start is not followed by ->done. */
 	ctx->all_ns = attrs && attrs[all_ns_attr];
@@ -737,6 +875,17 @@ static int baton_nl_epoch_dumpit(struct sk_buff *skb,
 				 struct netlink_callback *cb)
 {
 	return baton_nl_get_dumpit(&baton_nl_domains, skb, cb);
+}
+
+static int baton_nl_pool_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	return baton_nl_get_doit(&baton_nl_pools, skb, info);
+}
+
+static int baton_nl_pool_dumpit(struct sk_buff *skb,
+				struct netlink_callback *cb)
+{
+	return baton_nl_get_dumpit(&baton_nl_pools, skb, cb);
 }
 
 /* ---- watchers ---- */
@@ -1263,6 +1412,12 @@ static const struct nla_policy baton_nl_epoch_policy[BATON_A_EPOCH_ALL_NS + 1] =
 	[BATON_A_EPOCH_ALL_NS] = { .type = NLA_FLAG },
 };
 
+static const struct nla_policy baton_nl_pool_policy[BATON_A_POOL_ALL_NS + 1] = {
+	[BATON_A_POOL_NAME] = { .type = NLA_NUL_STRING,
+				.len = BATON_NAME_MAX - 1 },
+	[BATON_A_POOL_ALL_NS] = { .type = NLA_FLAG },
+};
+
 /*
  * WATCH and UNWATCH have no policy: with resv_start_op at or below them
  * the core rejects any attribute they are sent. A dump accepts the name
@@ -1294,6 +1449,15 @@ static const struct genl_ops baton_nl_ops[] = {
 	{
 		.cmd = BATON_CMD_UNWATCH,
 		.doit = baton_nl_unwatch_doit,
+	},
+	{
+		.cmd = BATON_CMD_POOL_GET,
+		.doit = baton_nl_pool_doit,
+		.start = baton_nl_dump_start,
+		.dumpit = baton_nl_pool_dumpit,
+		.done = baton_nl_dump_done,
+		.policy = baton_nl_pool_policy,
+		.maxattr = BATON_A_POOL_ALL_NS,
 	},
 };
 

@@ -1299,3 +1299,71 @@ void baton_pool_registry_drain(void)
 {
 	baton_names_drain(&baton_pools, baton_pool_put_named);
 }
+
+/* ---- statistics (netlink.c) ---- */
+
+/*
+ * Buffers on the free queue of @c: tail - head, each read once. The head
+ * is read first: both only grow and a refill never takes past the tail,
+ * so a tail behind the head, or further ahead than the queue holds, was
+ * scribbled (counted, as the kernel's other readers do). Holes and
+ * reserved tickets may count a little above the buffers: clamped.
+ */
+static u32 baton_pool_sample_free(struct baton_pool *pool,
+				  struct baton_pool_cls *c)
+{
+	u64 head = atomic64_read_acquire((atomic64_t *)c->head);
+	u64 tail = READ_ONCE(*c->tail);
+
+	if (tail < head || tail - head > c->lay.qcap) {
+		baton_pool_count(&pool->hdr->bad_words, 1);
+		return 0;
+	}
+	return min_t(u64, tail - head, c->lay.count);
+}
+
+int baton_pool_stats(const struct baton_named *n, struct baton_pool_stats *st)
+{
+	struct baton_pool *pool = container_of(n, struct baton_pool, named);
+	const struct baton_pool_hdr *hdr = pool->hdr;
+	u32 i;
+
+	memset(st, 0, sizeof(*st));
+	st->peers = kvcalloc(pool->max_holders, sizeof(*st->peers),
+			     GFP_KERNEL);
+	if (!st->peers)
+		return -ENOMEM;
+	st->nr_classes = pool->nr_classes;
+	st->decay_ms = pool->decay_ms;
+	st->keep = pool->keep;
+	st->max_holders = pool->max_holders;
+	st->data_size = pool->data_size;
+
+	mutex_lock(&pool->lock);
+	for (i = 0; i < pool->nr_classes; i++) {
+		st->cls[i].buf_shift = pool->cls[i].lay.buf_shift;
+		st->cls[i].count = pool->cls[i].lay.count;
+		st->cls[i].free = baton_pool_sample_free(pool, &pool->cls[i]);
+	}
+	/* The kernel's counters (a read-only header): written under lock. */
+	st->holders = hdr->holders;
+	st->holder_releases = hdr->holder_releases;
+	st->reclaimed = hdr->reclaimed;
+	st->repaired = hdr->repaired;
+	st->decayed = hdr->decayed;
+	st->decayed_bytes = hdr->decayed_bytes;
+	st->decay_ticks = hdr->decay_ticks;
+	st->bad_words = hdr->bad_words;
+	for (i = 0; i < pool->max_holders; i++) {
+		struct baton_peer_stat *p = &st->peers[st->nr_peers];
+
+		if (!pool->holder[i])
+			continue;
+		p->pid = get_pid(pool->holder[i]);
+		p->index = i;
+		p->holder = true;
+		st->nr_peers++;
+	}
+	mutex_unlock(&pool->lock);
+	return 0;
+}

@@ -3,13 +3,13 @@
  * batonctl_admin: what batonctl gives an administrator over every IPC
  * namespace (Documentation/batonctl.rst, "Every IPC namespace").
  *
- * Owns the checks: `batonctl -a list` (and `-a epoch`) run by root lists
- * the rings and domains of two IPC namespaces, a name held in both
- * twice, each with its namespace's number (ipc_ns, as /proc/PID/ns/ipc
+ * Owns the checks: `batonctl -a list` (and `-a epoch`, `-a pool`) run by
+ * root lists the rings, domains and pools of two IPC namespaces, a name
+ * held in both twice, each with its namespace's number (ipc_ns, as /proc/PID/ns/ipc
  * shows it), in JSON and in text, while a plain list shows only the
  * caller's own; run by nobody it fails with EPERM and exit 1;
- * `batonctl -n NS unlink [epoch] NAME` removes a ring and a domain left
- * in a namespace whose processes are gone, for root only (nobody, even
+ * `batonctl -n NS unlink [epoch|pool] NAME` removes a ring, a domain and
+ * a pool left in a namespace whose processes are gone, for root only (nobody, even
  * allowed to open /dev/baton, gets EPERM and the objects stay), a plain
  * unlink does not reach into another namespace, and a second unlink is
  * ENOENT.
@@ -77,6 +77,25 @@ static uint64_t ipc_ns_of(pid_t pid)
 	return stat(path, &st) ? 0 : (uint64_t)st.st_ino;
 }
 
+/* A pool @name of 4 buffers of 4 KiB on @dev; 0 or the ioctl's errno. */
+static int make_pool(int dev, const char *name)
+{
+	struct baton_pool_create k;
+
+	memset(&k, 0, sizeof(k));
+	k.size = sizeof(k);
+	k.mode = 0600;
+	k.nr_classes = 1;
+	k.max_holders = 2;
+	k.classes[0].buf_shift = 12;
+	k.classes[0].count = 4;
+	snprintf(k.name, sizeof(k.name), "%s", name);
+	if (bt_ioctl(dev, BATON_IOC_POOL_CREATE, &k))
+		return errno;
+	close(k.out_fd);
+	return 0;
+}
+
 /* ---- the other namespace ---- */
 
 struct left_behind {
@@ -84,7 +103,7 @@ struct left_behind {
 	struct bt_sync go;		/* test -> child: exit now */
 };
 
-/* In a new IPC namespace: ring and domain @name, then wait and exit. */
+/* In a new IPC namespace: ring, domain and pool @name, wait and exit. */
 static int make_and_leave(const char *name, struct left_behind *lb)
 {
 	int dev;
@@ -99,6 +118,8 @@ static int make_and_leave(const char *name, struct left_behind *lb)
 		return 12;
 	if (_test_epoch_create(dev, name, 3, 8, 0600, NULL))
 		return 13;
+	if (make_pool(dev, name))
+		return 16;
 	close(dev);
 	if (bt_sync_post(&lb->made))
 		return 14;
@@ -198,6 +219,8 @@ FIXTURE_TEARDOWN(batonctl_admin)
 	char *ring[] = { "batonctl", "-n", ns, "unlink", self->name, NULL };
 	char *dom[] = { "batonctl", "-n", ns, "unlink", "epoch", self->name,
 			NULL };
+	char *pool[] = { "batonctl", "-n", ns, "unlink", "pool", self->name,
+			 NULL };
 	char *o = NULL, *e = NULL;
 
 	if (!self->other_ns)
@@ -208,6 +231,10 @@ FIXTURE_TEARDOWN(batonctl_admin)
 	free(e);
 	o = e = NULL;
 	nlt_batonctl(dom, &o, &e);
+	free(o);
+	free(e);
+	o = e = NULL;
+	nlt_batonctl(pool, &o, &e);
 	free(o);
 	free(e);
 }
@@ -222,9 +249,10 @@ TEST_F_TIMEOUT(batonctl_admin, all_ns_list_shows_both_namespaces, 90)
 	char *mine[] = { "batonctl", "-j", "list", NULL };
 	char *text[] = { "batonctl", "list", "-a", NULL };
 	char *epochs[] = { "batonctl", "-j", "-a", "epoch", NULL };
+	char *pools[] = { "batonctl", "-j", "-a", "pool", NULL };
 	uint64_t own = ipc_ns_of(0), a = 0, b = 0;
 	char *o = NULL, *e = NULL, line[160];
-	const char *obj[] = { "ring", "epoch" };
+	const char *obj[] = { "ring", "epoch", "pool" };
 	int dev, n, i;
 
 	dev = bt_dev_open();
@@ -232,9 +260,10 @@ TEST_F_TIMEOUT(batonctl_admin, all_ns_list_shows_both_namespaces, 90)
 	ASSERT_EQ(0, _test_ring_create(dev, self->name, BATON_ROLE_PRODUCER,
 				       16, 64, 0600, NULL));
 	ASSERT_EQ(0, _test_epoch_create(dev, self->name, 3, 8, 0600, NULL));
+	ASSERT_EQ(0, make_pool(dev, self->name));
 
 	ASSERT_EQ(0, nlt_batonctl(all, &o, &e)) TH_LOG("stderr: %s", e);
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 3; i++) {
 		find_objects(o, obj[i], self->name, 0, &n, &a);
 		EXPECT_EQ(2, n) TH_LOG("%s %s: %s", obj[i], self->name, o);
 		find_objects(o, obj[i], self->name, 1, &n, &b);
@@ -251,6 +280,15 @@ TEST_F_TIMEOUT(batonctl_admin, all_ns_list_shows_both_namespaces, 90)
 	free(o);
 	free(e);
 
+	ASSERT_EQ(0, nlt_batonctl(pools, &o, &e)) TH_LOG("stderr: %s", e);
+	find_objects(o, "pool", self->name, 0, &n, &a);
+	EXPECT_EQ(2, n);
+	find_objects(o, "pool", self->name, 1, &n, &b);
+	EXPECT_EQ(own < self->other_ns ? own : self->other_ns, a);
+	EXPECT_EQ(own < self->other_ns ? self->other_ns : own, b);
+	free(o);
+	free(e);
+
 	/* Without -a: only this namespace's, and no ipc_ns. */
 	ASSERT_EQ(0, nlt_batonctl(mine, &o, &e)) TH_LOG("stderr: %s", e);
 	find_objects(o, "ring", self->name, 0, &n, &a);
@@ -262,8 +300,8 @@ TEST_F_TIMEOUT(batonctl_admin, all_ns_list_shows_both_namespaces, 90)
 	/* Text: the IpcNs column, one line per namespace and kind. */
 	ASSERT_EQ(0, nlt_batonctl(text, &o, &e)) TH_LOG("stderr: %s", e);
 	EXPECT_TRUE(strstr(o, "IpcNs") == o) TH_LOG("%s", o);
-	for (i = 0; i < 4; i++) {
-		/* rings have a Kind column, domains do not */
+	for (i = 0; i < 6; i++) {
+		/* rings have a Kind column, domains and pools do not */
 		snprintf(line, sizeof(line), "%-10llu %-5s %-5s %s%s ",
 			 (unsigned long long)(i & 1 ? own : self->other_ns),
 			 obj[i / 2], "kmod", i / 2 ? "" : "spsc ", self->name);
@@ -275,6 +313,7 @@ TEST_F_TIMEOUT(batonctl_admin, all_ns_list_shows_both_namespaces, 90)
 
 	EXPECT_EQ(0, _test_unlink(dev, self->name));
 	EXPECT_EQ(0, _test_epoch_unlink(dev, self->name));
+	EXPECT_EQ(0, baton_pool_unlink(self->name));
 	close(dev);
 }
 
@@ -283,9 +322,11 @@ TEST_F_TIMEOUT(batonctl_admin, all_ns_list_refused_to_others, 90)
 {
 	char *list[] = { "batonctl", "-a", "list", NULL };
 	char *epochs[] = { "batonctl", "-j", "-a", "epoch", NULL };
+	char *pools[] = { "batonctl", "-a", "pool", NULL };
 
 	EXPECT_EQ(0, run_as_nobody(list, "Operation not permitted"));
 	EXPECT_EQ(0, run_as_nobody(epochs, "Operation not permitted"));
+	EXPECT_EQ(0, run_as_nobody(pools, "Operation not permitted"));
 }
 
 /*
@@ -299,7 +340,10 @@ TEST_F_TIMEOUT(batonctl_admin, unlink_in_another_namespace, 90)
 	char *ring[] = { "batonctl", "-n", ns, "unlink", self->name, NULL };
 	char *dom[] = { "batonctl", "unlink", "--ns", ns, "epoch", self->name,
 			NULL };
+	char *pool[] = { "batonctl", "-n", ns, "unlink", "pool", self->name,
+			 NULL };
 	char *here[] = { "batonctl", "unlink", "ring", self->name, NULL };
+	char *here_pool[] = { "batonctl", "unlink", "pool", self->name, NULL };
 	char *all[] = { "batonctl", "-j", "-a", "list", NULL };
 	char *zero[] = { "batonctl", "-n", "0", "unlink", self->name, NULL };
 	uint64_t at;
@@ -308,8 +352,14 @@ TEST_F_TIMEOUT(batonctl_admin, unlink_in_another_namespace, 90)
 	snprintf(ns, sizeof(ns), "%llu", (unsigned long long)self->other_ns);
 	EXPECT_EQ(0, run_as_nobody(ring, "Operation not permitted"));
 	EXPECT_EQ(0, run_as_nobody(dom, "Operation not permitted"));
+	EXPECT_EQ(0, run_as_nobody(pool, "Operation not permitted"));
 
 	EXPECT_EQ(1, nlt_batonctl(here, &o, &e));
+	EXPECT_NE(NULL, strstr(e, "No such file or directory"))
+		TH_LOG("stderr: %s", e);
+	free(o);
+	free(e);
+	EXPECT_EQ(1, nlt_batonctl(here_pool, &o, &e));
 	EXPECT_NE(NULL, strstr(e, "No such file or directory"))
 		TH_LOG("stderr: %s", e);
 	free(o);
@@ -325,6 +375,9 @@ TEST_F_TIMEOUT(batonctl_admin, unlink_in_another_namespace, 90)
 	EXPECT_EQ(self->other_ns, at);
 	find_objects(o, "epoch", self->name, 0, &n, &at);
 	EXPECT_EQ(1, n);
+	find_objects(o, "pool", self->name, 0, &n, &at);
+	EXPECT_EQ(1, n);
+	EXPECT_EQ(self->other_ns, at);
 	free(o);
 	free(e);
 
@@ -334,15 +387,23 @@ TEST_F_TIMEOUT(batonctl_admin, unlink_in_another_namespace, 90)
 	EXPECT_EQ(0, nlt_batonctl(dom, &o, &e)) TH_LOG("stderr: %s", e);
 	free(o);
 	free(e);
+	EXPECT_EQ(0, nlt_batonctl(pool, &o, &e)) TH_LOG("stderr: %s", e);
+	free(o);
+	free(e);
 
 	ASSERT_EQ(0, nlt_batonctl(all, &o, &e)) TH_LOG("stderr: %s", e);
 	find_objects(o, "ring", self->name, 0, &n, &at);
 	EXPECT_EQ(0, n);
 	find_objects(o, "epoch", self->name, 0, &n, &at);
 	EXPECT_EQ(0, n);
+	find_objects(o, "pool", self->name, 0, &n, &at);
+	EXPECT_EQ(0, n);
 	free(o);
 	free(e);
 
+	EXPECT_EQ(1, nlt_batonctl(pool, &o, &e));
+	free(o);
+	free(e);
 	EXPECT_EQ(1, nlt_batonctl(ring, &o, &e));
 	EXPECT_NE(NULL, strstr(e, "No such file or directory"))
 		TH_LOG("stderr: %s", e);

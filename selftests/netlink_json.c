@@ -17,7 +17,12 @@
  * The text output names the same objects. Objects whose every holder
  * was killed are marked "stale" (live ones not), on both backends, and
  * `batonctl unlink` removes them, the memfd ones too, so the name can be
- * created again.
+ * created again. Pools: `-j pool NAME`, `-j -p show pool NAME`, `-j list`
+ * and `-j -a pool` carry a pool's geometry, classes (free depth as the
+ * library sees it), counters and holder; the text of `pool NAME` and of
+ * `list` parses back to the same numbers; a pool without holders is
+ * stale and `unlink pool NAME` removes it (a bare `unlink NAME` does not:
+ * that is a ring's name).
  */
 #include "netlink_util.h"
 
@@ -1052,6 +1057,270 @@ TEST_F_TIMEOUT(batonctl, watch_count_and_timeout, 90)
 	EXPECT_EQ(3, nlt_batonctl(timeout, &o, &e));
 	free(o);
 	free(e);
+}
+
+/* ---- pools: `pool NAME`, `show pool NAME`, list, unlink ---- */
+
+#define NJP_SMALL	32
+#define NJP_LARGE	4
+#define NJP_TAKEN	5
+#define NJP_DATA	(NJP_SMALL * 4096 + NJP_LARGE * 16384)
+
+FIXTURE(batonctl_pool) {
+	char name[BATON_NAME_MAX];
+	struct baton_pool *pool;
+	uint64_t h[NJP_TAKEN];
+	struct baton_pool_info info;
+};
+
+FIXTURE_SETUP(batonctl_pool)
+{
+	struct baton_pool_params p;
+	char path[PATH_MAX];
+	int i;
+
+	BT_REQUIRE_DEV();
+	if (nlt_batonctl_path(path, sizeof(path)))
+		SKIP(_exit(255), "helpers/batonctl missing (make lib selftests)");
+	memset(&p, 0, sizeof(p));
+	p.nr_classes = 2;
+	p.max_holders = 4;
+	p.mode = 0640;
+	p.classes[0].buf_shift = 12;
+	p.classes[0].count = NJP_SMALL;
+	p.classes[1].buf_shift = 14;
+	p.classes[1].count = NJP_LARGE;
+	bt_make_name(self->name, sizeof(self->name), "njp");
+	ASSERT_EQ(0, baton_pool_create(self->name, &p, &self->pool));
+	for (i = 0; i < NJP_TAKEN; i++)
+		ASSERT_EQ(0, baton_pool_alloc(self->pool, 4096, &self->h[i]));
+	ASSERT_EQ(0, baton_pool_info(self->pool, &self->info));
+}
+
+FIXTURE_TEARDOWN(batonctl_pool)
+{
+	if (self->pool)
+		baton_pool_close(self->pool);
+	baton_pool_unlink(self->name);
+}
+
+/* The class object of @index in a pool's "classes" array, or NULL. */
+static const struct jv *njp_class(const struct jv *pool, uint64_t index)
+{
+	const struct jv *a = jv_get(pool, "classes");
+	size_t i;
+
+	if (!a || a->t != JT_ARR)
+		return NULL;
+	for (i = 0; i < a->n; i++)
+		if (jv_u64(&a->kids[i], "index") == index)
+			return &a->kids[i];
+	return NULL;
+}
+
+static void njp_check_pool(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(batonctl_pool) *self,
+			   const struct jv *p)
+{
+	const struct jv *c, *peers;
+
+	ASSERT_NE(NULL, p);
+	EXPECT_STREQ("pool", jv_str(p, "object"));
+	EXPECT_STREQ("kmod", jv_str(p, "backend"));
+	EXPECT_EQ(0, jv_bool(p, "stale"));
+	EXPECT_EQ(0, jv_bool(p, "unlinked"));
+	EXPECT_EQ(getuid(), jv_u64(p, "uid"));
+	EXPECT_EQ(getgid(), jv_u64(p, "gid"));
+	EXPECT_EQ(0640, jv_u64(p, "mode"));
+	EXPECT_EQ(2, jv_u64(p, "nr_classes"));
+	EXPECT_EQ(0, jv_u64(p, "decay_ms"));
+	EXPECT_EQ(0, jv_u64(p, "keep"));
+	EXPECT_EQ(4, jv_u64(p, "max_holders"));
+	EXPECT_EQ(NJP_DATA, jv_u64(p, "data_size"));
+	EXPECT_EQ(1, jv_u64(p, "holders"));
+	EXPECT_EQ(0, jv_u64(p, "holder_releases"));
+	EXPECT_EQ(0, jv_u64(p, "reclaimed"));
+	EXPECT_EQ(0, jv_u64(p, "repaired"));
+	EXPECT_EQ(0, jv_u64(p, "decayed"));
+	EXPECT_EQ(0, jv_u64(p, "decayed_bytes"));
+	EXPECT_EQ(0, jv_u64(p, "bad_words"));
+	ASSERT_NE(NULL, jv_get(p, "classes"));
+	EXPECT_EQ(2, jv_get(p, "classes")->n);
+	c = njp_class(p, 0);
+	ASSERT_NE(NULL, c);
+	EXPECT_EQ(4096, jv_u64(c, "buf_size"));
+	EXPECT_EQ(NJP_SMALL, jv_u64(c, "count"));
+	EXPECT_EQ(self->info.classes[0].free, jv_u64(c, "free"));
+	EXPECT_EQ(NJP_SMALL - NJP_TAKEN - self->info.classes[0].cached,
+		  jv_u64(c, "free"));
+	c = njp_class(p, 1);
+	ASSERT_NE(NULL, c);
+	EXPECT_EQ(16384, jv_u64(c, "buf_size"));
+	EXPECT_EQ(NJP_LARGE, jv_u64(c, "count"));
+	EXPECT_EQ(NJP_LARGE, jv_u64(c, "free"));
+	peers = jv_get(p, "peers");
+	ASSERT_NE(NULL, peers);
+	ASSERT_EQ(JT_ARR, peers->t);
+	ASSERT_EQ(1, peers->n);
+	EXPECT_EQ(getpid(), jv_u64(&peers->kids[0], "pid"));
+	EXPECT_EQ(self->info.holder, jv_u64(&peers->kids[0], "index"));
+	EXPECT_EQ(NULL, jv_get(&peers->kids[0], "role"));
+}
+
+TEST_F_TIMEOUT(batonctl_pool, pool_json, 60)
+{
+	char *one[] = { "batonctl", "-j", "pool", self->name, NULL };
+	char *show[] = { "batonctl", "-j", "-p", "show", "pool", self->name,
+			 NULL };
+	char *list[] = { "batonctl", "-j", "list", NULL };
+	char *all[] = { "batonctl", "-j", "-a", "pool", NULL };
+	const struct jv *p;
+	struct jv v;
+
+	EXPECT_EQ(0, nj_run_json(_metadata, one, &v));
+	ASSERT_EQ(JT_ARR, v.t);
+	ASSERT_EQ(1, v.n);
+	njp_check_pool(_metadata, self, jv_find(&v, "pool", self->name));
+	jv_free(&v);
+
+	EXPECT_EQ(0, nj_run_json(_metadata, show, &v));
+	ASSERT_EQ(1, v.n);
+	njp_check_pool(_metadata, self, jv_find(&v, "pool", self->name));
+	jv_free(&v);
+
+	EXPECT_EQ(0, nj_run_json(_metadata, list, &v));
+	EXPECT_TRUE(jv_all_objects(&v));
+	njp_check_pool(_metadata, self, jv_find(&v, "pool", self->name));
+	/* a ring of the same name would be another object: none here */
+	EXPECT_EQ(NULL, jv_find(&v, "ring", self->name));
+	jv_free(&v);
+
+	/* every IPC namespace (we are root): the same pool, with its ns */
+	EXPECT_EQ(0, nj_run_json(_metadata, all, &v));
+	p = jv_find(&v, "pool", self->name);
+	ASSERT_NE(NULL, p);
+	EXPECT_NE(~0ULL, jv_u64(p, "ipc_ns"));
+	EXPECT_NE(0, jv_u64(p, "ipc_ns"));
+	jv_free(&v);
+}
+
+/* The line of @out that starts with @start, or NULL. */
+static const char *njp_line(const char *out, const char *start)
+{
+	const char *l = out;
+	size_t n = strlen(start);
+
+	while (l && *l) {
+		if (!strncmp(l, start, n))
+			return l;
+		l = strchr(l, '\n');
+		if (l)
+			l++;
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(batonctl_pool, pool_text, 60)
+{
+	char *one[] = { "batonctl", "pool", self->name, NULL };
+	char *list[] = { "batonctl", "list", NULL };
+	unsigned int idx, size, count, free_, classes, bufs, nfree, holders;
+	unsigned long long bytes, reclaimed, decayed;
+	char title[BATON_NAME_MAX + 32], type[8], back[8], nm[BATON_NAME_MAX];
+	char *o = NULL, *e = NULL;
+	const char *l;
+	int pid;
+
+	EXPECT_EQ(0, nlt_batonctl(one, &o, &e));
+	ASSERT_NE(NULL, o);
+	snprintf(title, sizeof(title), "pool %s (kmod)\n", self->name);
+	EXPECT_EQ(0, strncmp(o, title, strlen(title))) TH_LOG("%s", o);
+	l = njp_line(o, "    holders ");
+	ASSERT_NE(NULL, l) TH_LOG("%s", o);
+	EXPECT_EQ(1, sscanf(l, " holders %u", &holders));
+	EXPECT_EQ(1, holders);
+	l = njp_line(o, "    data_size ");
+	ASSERT_NE(NULL, l);
+	EXPECT_EQ(1, sscanf(l, " data_size %llu", &bytes));
+	EXPECT_EQ(NJP_DATA, bytes);
+	l = njp_line(o, "    class index 0 ");
+	ASSERT_NE(NULL, l) TH_LOG("%s", o);
+	ASSERT_EQ(4, sscanf(l, " class index %u buf_size %u count %u free %u",
+			    &idx, &size, &count, &free_));
+	EXPECT_EQ(4096, size);
+	EXPECT_EQ(NJP_SMALL, count);
+	EXPECT_EQ(self->info.classes[0].free, free_);
+	l = njp_line(o, "    class index 1 ");
+	ASSERT_NE(NULL, l);
+	ASSERT_EQ(4, sscanf(l, " class index %u buf_size %u count %u free %u",
+			    &idx, &size, &count, &free_));
+	EXPECT_EQ(16384, size);
+	EXPECT_EQ(NJP_LARGE, free_);
+	l = njp_line(o, "    peer ");
+	ASSERT_NE(NULL, l);
+	ASSERT_EQ(2, sscanf(l, " peer pid %d index %u", &pid, &idx));
+	EXPECT_EQ(getpid(), pid);
+	EXPECT_EQ(self->info.holder, idx);
+	free(o);
+	free(e);
+
+	/* list: a pool heading, and the pool's row under it */
+	EXPECT_EQ(0, nlt_batonctl(list, &o, &e));
+	ASSERT_NE(NULL, o);
+	EXPECT_NE(NULL, njp_line(o, "Type  Back  Name")) TH_LOG("%s", o);
+	snprintf(title, sizeof(title), "pool  kmod  %s ", self->name);
+	l = njp_line(o, title);
+	ASSERT_NE(NULL, l) TH_LOG("%s", o);
+	ASSERT_EQ(10, sscanf(l, "%7s %7s %63s %u %u %u %llu %u %llu %llu",
+			     type, back, nm, &classes, &bufs, &nfree, &bytes,
+			     &holders, &reclaimed, &decayed));
+	EXPECT_STREQ(self->name, nm);
+	EXPECT_EQ(2, classes);
+	EXPECT_EQ(NJP_SMALL + NJP_LARGE, bufs);
+	EXPECT_EQ(self->info.classes[0].free + NJP_LARGE, nfree);
+	EXPECT_EQ(NJP_DATA, bytes);
+	EXPECT_EQ(1, holders);
+	EXPECT_EQ(0, reclaimed);
+	EXPECT_EQ(0, decayed);
+	free(o);
+	free(e);
+}
+
+/* No holder left: stale; `unlink pool` removes it; then it is gone. */
+TEST_F_TIMEOUT(batonctl_pool, stale_then_unlink_pool, 60)
+{
+	char *one[] = { "batonctl", "-j", "pool", self->name, NULL };
+	char *unl[] = { "batonctl", "unlink", "pool", self->name, NULL };
+	char *ring[] = { "batonctl", "unlink", self->name, NULL };
+	char *o = NULL, *e = NULL;
+	const struct jv *p;
+	struct jv v;
+	int i;
+
+	for (i = 0; i < NJP_TAKEN; i++)
+		ASSERT_EQ(0, baton_pool_free(self->pool, self->h[i]));
+	baton_pool_close(self->pool);
+	self->pool = NULL;
+	EXPECT_EQ(0, nj_run_json(_metadata, one, &v));
+	p = jv_find(&v, "pool", self->name);
+	ASSERT_NE(NULL, p);
+	EXPECT_EQ(1, jv_bool(p, "stale"));
+	EXPECT_EQ(0, jv_u64(p, "holders"));
+	EXPECT_EQ(NJP_SMALL, jv_u64(njp_class(p, 0), "free"));
+	jv_free(&v);
+
+	/* without a kind, unlink means a ring: no ring has that name */
+	EXPECT_EQ(1, nlt_batonctl(ring, &o, &e));
+	free(o);
+	free(e);
+	EXPECT_EQ(0, nlt_batonctl(unl, &o, &e)) TH_LOG("%s", e ? e : "");
+	free(o);
+	free(e);
+	EXPECT_EQ(1, nj_run_json(_metadata, one, &v));
+	EXPECT_EQ(JT_ARR, v.t);
+	EXPECT_EQ(0, v.n);
+	jv_free(&v);
+	EXPECT_EQ(-ENOENT, baton_pool_unlink(self->name));
 }
 
 TEST_HARNESS_MAIN

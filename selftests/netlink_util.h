@@ -51,11 +51,13 @@ struct nlt_rec {
 	char name[BATON_NAME_MAX + 8];
 };
 
-/* One ring, domain or event, with its peers. */
+/* One ring, domain, pool or event, with its peers (and a pool's classes). */
 struct nlt_obj {
 	struct nlt_rec a;
 	int npeers;
 	struct nlt_rec peers[NLT_PEERS];
+	int nclasses;
+	struct nlt_rec classes[BATON_POOL_CLASSES_MAX];
 };
 
 static inline bool nlt_has(const struct nlt_rec *r, int type)
@@ -206,6 +208,28 @@ static inline void nlt_parse_rec(const struct nlattr *a, int len,
 	}
 }
 
+/* The nests inside the list nest @list_type (PEERS, CLASSES); how many. */
+static inline int nlt_parse_list(const struct nlmsghdr *h, int list_type,
+				 struct nlt_rec *out, int max)
+{
+	const struct nlattr *a = (const struct nlattr *)
+		((const char *)NLMSG_DATA(h) + GENL_HDRLEN);
+	int len = (int)h->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN, n = 0;
+
+	for (; nlt_attr_ok(a, len); a = nlt_attr_next(a, &len)) {
+		const struct nlattr *p = nlt_attr_data(a);
+		int plen = a->nla_len - NLA_HDRLEN;
+
+		if ((a->nla_type & NLA_TYPE_MASK) != list_type)
+			continue;
+		for (; nlt_attr_ok(p, plen) && n < max;
+		     p = nlt_attr_next(p, &plen))
+			nlt_parse_rec(nlt_attr_data(p), p->nla_len - NLA_HDRLEN,
+				      -1, &out[n++]);
+	}
+	return n;
+}
+
 static inline void nlt_parse_obj(const struct nlmsghdr *h, int name_type,
 				 int peers_type, struct nlt_obj *o)
 {
@@ -214,18 +238,8 @@ static inline void nlt_parse_obj(const struct nlmsghdr *h, int name_type,
 	int len = (int)h->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN;
 
 	nlt_parse_rec(a, len, name_type, &o->a);
-	o->npeers = 0;
-	for (; nlt_attr_ok(a, len); a = nlt_attr_next(a, &len)) {
-		const struct nlattr *p = nlt_attr_data(a);
-		int plen = a->nla_len - NLA_HDRLEN;
-
-		if ((a->nla_type & NLA_TYPE_MASK) != peers_type)
-			continue;
-		for (; nlt_attr_ok(p, plen) && o->npeers < NLT_PEERS;
-		     p = nlt_attr_next(p, &plen))
-			nlt_parse_rec(nlt_attr_data(p), p->nla_len - NLA_HDRLEN,
-				      -1, &o->peers[o->npeers++]);
-	}
+	o->npeers = nlt_parse_list(h, peers_type, o->peers, NLT_PEERS);
+	o->nclasses = 0;
 }
 
 /* NLMSG_ERROR: the errno and the extack TLVs (we asked for CAP_ACK). */
@@ -459,14 +473,49 @@ static inline int nlt_simple(struct nlt *s, uint8_t cmd, struct nlt_err *e)
 
 static inline int nlt_name_attr(int cmd)
 {
-	return cmd == BATON_CMD_RING_GET ? BATON_A_RING_NAME :
-					   BATON_A_EPOCH_NAME;
+	switch (cmd) {
+	case BATON_CMD_RING_GET:
+		return BATON_A_RING_NAME;
+	case BATON_CMD_EPOCH_GET:
+		return BATON_A_EPOCH_NAME;
+	default:
+		return BATON_A_POOL_NAME;
+	}
 }
 
 static inline int nlt_peers_attr(int cmd)
 {
-	return cmd == BATON_CMD_RING_GET ? BATON_A_RING_PEERS :
-					   BATON_A_EPOCH_PEERS;
+	switch (cmd) {
+	case BATON_CMD_RING_GET:
+		return BATON_A_RING_PEERS;
+	case BATON_CMD_EPOCH_GET:
+		return BATON_A_EPOCH_PEERS;
+	default:
+		return BATON_A_POOL_PEERS;
+	}
+}
+
+static inline int nlt_unlinked_attr(int cmd)
+{
+	switch (cmd) {
+	case BATON_CMD_RING_GET:
+		return BATON_A_RING_UNLINKED;
+	case BATON_CMD_EPOCH_GET:
+		return BATON_A_EPOCH_UNLINKED;
+	default:
+		return BATON_A_POOL_UNLINKED;
+	}
+}
+
+/* One answer of @cmd: attributes, peers and, for a pool, its classes. */
+static inline void nlt_parse_cmd(const struct nlmsghdr *h, int cmd,
+				 struct nlt_obj *o)
+{
+	nlt_parse_obj(h, nlt_name_attr(cmd), nlt_peers_attr(cmd), o);
+	if (cmd == BATON_CMD_POOL_GET)
+		o->nclasses = nlt_parse_list(h, BATON_A_POOL_CLASSES,
+					     o->classes,
+					     BATON_POOL_CLASSES_MAX);
 }
 
 struct nlt_get_ctx {
@@ -480,8 +529,7 @@ static inline void nlt_get_one(const struct nlmsghdr *h, void *arg)
 	struct nlt_get_ctx *c = arg;
 
 	if (c->got++ == 0)
-		nlt_parse_obj(h, nlt_name_attr(c->cmd), nlt_peers_attr(c->cmd),
-			      c->out);
+		nlt_parse_cmd(h, c->cmd, c->out);
 }
 
 /* doit by name (with an ack, so the answer ends clearly). */
@@ -516,13 +564,11 @@ static inline void nlt_dump_one(const struct nlmsghdr *h, void *arg)
 	struct nlt_dump_ctx *c = arg;
 	static struct nlt_obj o;
 
-	nlt_parse_obj(h, nlt_name_attr(c->cmd), nlt_peers_attr(c->cmd), &o);
+	nlt_parse_cmd(h, c->cmd, &o);
 	c->total++;
 	if (strncmp(o.a.name, c->prefix, strlen(c->prefix)))
 		return;
-	if (!c->unlinked_too &&
-	    nlt_has(&o.a, c->cmd == BATON_CMD_RING_GET ?
-		    BATON_A_RING_UNLINKED : BATON_A_EPOCH_UNLINKED))
+	if (!c->unlinked_too && nlt_has(&o.a, nlt_unlinked_attr(c->cmd)))
 		return;
 	if (c->objs && c->n < c->max)
 		c->objs[c->n] = o;

@@ -10,8 +10,9 @@
  * No baton header describes the messages to this program: if the spec and
  * the module disagree on an attribute's number, type or nesting, the
  * generated parser misreads or rejects what the real module sends, and
- * these tests fail. They dump rings and domains, get one by name, and
- * receive the events of a watching socket.
+ * these tests fail. They dump rings and domains, get one by name, dump
+ * and get a pool with its nested classes and holders, and receive the
+ * events of a watching socket.
  */
 #include "common.h"
 
@@ -127,6 +128,78 @@ TEST_F(ynl, get_one_ring_by_name)
 	baton_ring_get_req_free(req);
 	EXPECT_EQ(NULL, rsp);
 	EXPECT_EQ(ENOENT, errno);
+}
+
+/* One pool's classes and holder, as the generated parser read them. */
+static void ynl_check_pool(struct __test_metadata *_metadata,
+			   const struct baton_pool_get_rsp *p)
+{
+	ASSERT_TRUE(!!p->_present.nr_classes);
+	EXPECT_EQ(2, p->nr_classes);
+	ASSERT_TRUE(!!p->_present.data_size);
+	EXPECT_EQ(16 * 4096 + 2 * 1048576, p->data_size);
+	ASSERT_TRUE(!!p->_present.holders);
+	EXPECT_EQ(1, p->holders);
+	ASSERT_TRUE(!!p->_present.classes);
+	ASSERT_EQ(2, p->classes.n_class);
+	EXPECT_EQ(0, p->classes.class[0].index);
+	EXPECT_EQ(4096, p->classes.class[0].buf_size);
+	EXPECT_EQ(16, p->classes.class[0].count);
+	EXPECT_EQ(16, p->classes.class[0].free);
+	EXPECT_EQ(1, p->classes.class[1].index);
+	EXPECT_EQ(1048576, p->classes.class[1].buf_size);
+	EXPECT_EQ(2, p->classes.class[1].count);
+	ASSERT_TRUE(!!p->_present.peers);
+	ASSERT_EQ(1, p->peers.n_peer);
+	EXPECT_EQ(getpid(), p->peers.peer[0].pid);
+	ASSERT_TRUE(!!p->_present.bad_words);
+	EXPECT_EQ(0, p->bad_words);
+}
+
+TEST_F(ynl, pool_dump_and_get)
+{
+	struct baton_pool_get_req_dump *dreq = baton_pool_get_req_dump_alloc();
+	struct baton_pool_get_req *req = baton_pool_get_req_alloc();
+	struct baton_pool_params p;
+	struct baton_pool_get_list *pools;
+	struct baton_pool_get_rsp *rsp;
+	struct baton_pool *pool;
+	char name[BATON_NAME_MAX];
+	int found = 0;
+
+	ASSERT_NE(NULL, dreq);
+	ASSERT_NE(NULL, req);
+	memset(&p, 0, sizeof(p));
+	p.nr_classes = 2;
+	p.max_holders = 2;
+	p.classes[0].buf_shift = 12;
+	p.classes[0].count = 16;
+	p.classes[1].buf_shift = 20;
+	p.classes[1].count = 2;
+	bt_make_name(name, sizeof(name), "ynl.pool");
+	ASSERT_EQ(0, baton_pool_create(name, &p, &pool));
+
+	pools = baton_pool_get_dump(self->ys, dreq);
+	baton_pool_get_req_dump_free(dreq);
+	ASSERT_NE(NULL, pools) TH_LOG("pool dump: %s", self->ys->err.msg);
+	ynl_dump_foreach(pools, d) {
+		if (!d->_present.name_len || strcmp(d->name, name))
+			continue;
+		found++;
+		ynl_check_pool(_metadata, d);
+	}
+	baton_pool_get_list_free(pools);
+	EXPECT_EQ(1, found);
+
+	baton_pool_get_req_set_name(req, name);
+	rsp = baton_pool_get(self->ys, req);
+	baton_pool_get_req_free(req);
+	ASSERT_NE(NULL, rsp) TH_LOG("pool get: %s", self->ys->err.msg);
+	EXPECT_STREQ(name, rsp->name);
+	ynl_check_pool(_metadata, rsp);
+	baton_pool_get_rsp_free(rsp);
+	baton_pool_close(pool);
+	EXPECT_EQ(0, baton_pool_unlink(name));
 }
 
 /* The next event of @type naming @name, within @ms; 0 or -1. */

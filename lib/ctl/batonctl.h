@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lib/ctl/batonctl.h: what batonctl's files share. batonctl shows what the
- * generic netlink family "baton" (uapi/linux/baton_nl.h) says about rings
- * and epoch domains, the way ss and ip -s show sockets, reads memfd-backend
- * objects from /dev/shm, and unlinks objects through /dev/baton.
+ * generic netlink family "baton" (uapi/linux/baton_nl.h) says about rings,
+ * epoch domains and buffer pools, the way ss and ip -s show sockets, reads
+ * memfd-backend objects from /dev/shm, and unlinks objects through
+ * /dev/baton.
  *
  * Everything batonctl knows about an object is a struct rec: the values of
  * the netlink attributes it carries, by attribute number, whichever
@@ -23,7 +24,7 @@
  *   netlink.c  the libnl-genl-3 conversation: family, requests, extack,
  *              attributes into records
  *   memfd.c    read-only views of memfd-backend objects in /dev/shm
- *   list.c     list, show and epoch
+ *   list.c     list, show, epoch and pool
  *   watch.c    watch: events as they come
  *   unlink.c   unlink: the module's name (in the caller's or another IPC
  *              namespace), else the memfd backend's file
@@ -56,8 +57,12 @@ _Static_assert(BATON_A_RING_MAX < REC_ATTRS, "ring attributes fit a record");
 _Static_assert(BATON_A_EPOCH_MAX < REC_ATTRS, "epoch attributes fit");
 _Static_assert(BATON_A_PEER_MAX < REC_ATTRS, "peer attributes fit");
 _Static_assert(BATON_A_EVENT_MAX < REC_ATTRS, "event attributes fit");
+_Static_assert(BATON_A_POOL_MAX < REC_ATTRS, "pool attributes fit");
+_Static_assert(BATON_A_CLASS_MAX < REC_ATTRS, "class attributes fit");
 
-enum obj_kind { OBJ_RING, OBJ_EPOCH, OBJ_PEER, OBJ_EVENT };
+/* OBJ_CLASS: one size class of a pool, a sub-record as a peer is. */
+enum obj_kind { OBJ_RING, OBJ_EPOCH, OBJ_PEER, OBJ_EVENT, OBJ_POOL,
+		OBJ_CLASS };
 enum backend { BE_KMOD, BE_MEMFD };
 
 struct rec {
@@ -68,6 +73,8 @@ struct rec {
 	char name[BATON_NAME_MAX];
 	struct rec *peers;
 	size_t npeers;
+	struct rec *classes;		/* pools: one per size class */
+	size_t nclasses;
 	const char *const *unavailable;	/* memfd: fields not known */
 	bool held;			/* memfd domain: a handle is open */
 };
@@ -78,10 +85,12 @@ void rec_set(struct rec *r, int attr, uint64_t v);
 void rec_free(struct rec *r);
 bool rec_stale(const struct rec *r);
 struct rec *rec_add_peer(struct rec *r);
+struct rec *rec_add_class(struct rec *r);
 
 /* ---- attribute tables ---- */
 
-enum ftype { FT_U32, FT_U64, FT_STR, FT_FLAG, FT_PEERS, FT_PEER };
+enum ftype { FT_U32, FT_U64, FT_STR, FT_FLAG, FT_PEERS, FT_PEER,
+	     FT_CLASSES, FT_CLASS };
 /* How a value prints: a plain number or one of the uapi enums. */
 enum fshow { FS_NUM, FS_KIND, FS_ROLE, FS_STATE, FS_MODE, FS_EVENT };
 
@@ -98,7 +107,8 @@ struct fieldset {
 	const char *what;		/* for warnings */
 };
 
-extern const struct fieldset fs_ring, fs_epoch, fs_peer, fs_event;
+extern const struct fieldset fs_ring, fs_epoch, fs_peer, fs_event, fs_pool,
+	fs_class;
 
 const struct field *field_of(const struct fieldset *fs, int attr);
 
@@ -122,7 +132,7 @@ struct options {
 	bool all_ns;		/* list: every IPC namespace (admin) */
 	bool have_ns;		/* unlink: in IPC namespace ns */
 	uint64_t ns;
-	enum obj_kind unlink_obj;	/* unlink: a ring or a domain */
+	enum obj_kind unlink_obj;	/* unlink: a ring, domain or pool */
 };
 
 extern struct options opt;
@@ -137,6 +147,7 @@ void json_rec(const struct fieldset *fs, const struct rec *r);
 void text_value(const struct field *f, const struct rec *r);
 void text_fields(const struct fieldset *fs, const struct rec *r);
 void text_peer(const struct rec *p);
+void text_class(const struct rec *c);
 void text_unavailable(const struct rec *r);
 const char *num_or_dash(const struct rec *r, int attr, char *buf,
 			size_t len);

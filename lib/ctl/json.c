@@ -119,7 +119,7 @@ void json_rec(const struct fieldset *fs, const struct rec *r)
 	size_t i;
 
 	jw_open(NULL, '{');
-	if (r->obj == OBJ_RING || r->obj == OBJ_EPOCH) {
+	if (r->obj == OBJ_RING || r->obj == OBJ_EPOCH || r->obj == OBJ_POOL) {
 		jw_string("object", obj_names[r->obj]);
 		jw_string("backend", backend_names[r->backend]);
 		jw_bool("stale", rec_stale(r));
@@ -127,8 +127,8 @@ void json_rec(const struct fieldset *fs, const struct rec *r)
 	for (i = 0; i < fs->n; i++) {
 		const struct field *f = &fs->f[i];
 
-		if (f->type == FT_PEER)
-			continue;	/* printed with FT_PEERS */
+		if (f->type == FT_PEER || f->type == FT_CLASS)
+			continue;	/* printed with FT_PEERS, FT_CLASSES */
 		json_field(f, r);
 	}
 	if (r->unavailable) {
@@ -156,12 +156,19 @@ static void json_field(const struct field *f, const struct rec *r)
 			jw_bool(f->name, rec_has(r, f->attr));
 		return;
 	case FT_PEERS:
+		/* memfd rings and pools: no pids (an OFD lock has none) */
 		if (r->obj == OBJ_EVENT || (r->backend == BE_MEMFD &&
-					    r->obj == OBJ_RING))
+					    r->obj != OBJ_EPOCH))
 			return;
 		jw_open(f->name, '[');
 		for (i = 0; i < r->npeers; i++)
 			json_rec(&fs_peer, &r->peers[i]);
+		jw_close(']');
+		return;
+	case FT_CLASSES:
+		jw_open(f->name, '[');
+		for (i = 0; i < r->nclasses; i++)
+			json_rec(&fs_class, &r->classes[i]);
 		jw_close(']');
 		return;
 	default:

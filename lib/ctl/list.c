@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * lib/ctl/list.c: batonctl's list, show and epoch: dumps and lookups by
- * name from the module first, then the memfd backend, sorted by name and
- * printed as a table, as "label value" lines or as JSON.
+ * lib/ctl/list.c: batonctl's list, show, epoch and pool: dumps and lookups
+ * by name from the module first, then the memfd backend, sorted by name
+ * and printed as a table, as "label value" lines or as JSON.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,7 +15,26 @@
 
 static int ns_attr(const struct rec *r)
 {
-	return r->obj == OBJ_RING ? BATON_A_RING_IPC_NS : BATON_A_EPOCH_IPC_NS;
+	switch (r->obj) {
+	case OBJ_RING:
+		return BATON_A_RING_IPC_NS;
+	case OBJ_EPOCH:
+		return BATON_A_EPOCH_IPC_NS;
+	default:
+		return BATON_A_POOL_IPC_NS;
+	}
+}
+
+static int unlinked_attr(const struct rec *r)
+{
+	switch (r->obj) {
+	case OBJ_RING:
+		return BATON_A_RING_UNLINKED;
+	case OBJ_EPOCH:
+		return BATON_A_EPOCH_UNLINKED;
+	default:
+		return BATON_A_POOL_UNLINKED;
+	}
 }
 
 /* --all-ns: the IPC namespace column, "-" on memfd (no such thing). */
@@ -50,8 +69,7 @@ static void sort_recs(struct reply *rp)
 /* The Flags column: what a script may grep for; "-" when none. */
 static const char *list_flags(const struct rec *r, char *buf, size_t len)
 {
-	int unl = r->obj == OBJ_RING ? BATON_A_RING_UNLINKED :
-				       BATON_A_EPOCH_UNLINKED;
+	int unl = unlinked_attr(r);
 
 	snprintf(buf, len, "%s%s%s", rec_stale(r) ? "stale" : "",
 		 rec_stale(r) && rec_has(r, unl) ? "," : "",
@@ -102,6 +120,39 @@ static void list_text_epoch(const struct rec *r)
 	       rec_get(r, BATON_A_EPOCH_MODE), list_flags(r, flags, sizeof(flags)));
 }
 
+/* Buffers of every class, or free ones: the sum over the class records. */
+static const char *pool_sum(const struct rec *r, int attr, char *buf,
+			    size_t len)
+{
+	uint64_t sum = 0;
+	size_t i;
+
+	if (!r->nclasses)
+		return "-";
+	for (i = 0; i < r->nclasses; i++)
+		sum += rec_get(&r->classes[i], attr);
+	snprintf(buf, len, "%" PRIu64, sum);
+	return buf;
+}
+
+static void list_text_pool(const struct rec *r)
+{
+	char b[8][24], flags[24];
+
+	list_text_ns(r);
+	printf("%-5s %-5s %-28s %7s %7s %7s %12s %7s %9s %9s %6s %04" PRIo64 " %s\n",
+	       "pool", backend_names[r->backend], r->name,
+	       num_or_dash(r, BATON_A_POOL_NR_CLASSES, b[0], sizeof(b[0])),
+	       pool_sum(r, BATON_A_CLASS_COUNT, b[1], sizeof(b[1])),
+	       pool_sum(r, BATON_A_CLASS_FREE, b[2], sizeof(b[2])),
+	       num_or_dash(r, BATON_A_POOL_DATA_SIZE, b[3], sizeof(b[3])),
+	       num_or_dash(r, BATON_A_POOL_HOLDERS, b[4], sizeof(b[4])),
+	       num_or_dash(r, BATON_A_POOL_RECLAIMED, b[5], sizeof(b[5])),
+	       num_or_dash(r, BATON_A_POOL_DECAYED, b[6], sizeof(b[6])),
+	       num_or_dash(r, BATON_A_POOL_UID, b[7], sizeof(b[7])),
+	       rec_get(r, BATON_A_POOL_MODE), list_flags(r, flags, sizeof(flags)));
+}
+
 /* One heading per kind of object, each over its own columns. */
 static void list_heading(enum obj_kind obj)
 {
@@ -112,19 +163,43 @@ static void list_heading(enum obj_kind obj)
 		       "Type", "Back", "Kind", "Name", "Slots", "Size",
 		       "Occupancy", "Prod", "Cons", "Park", "Uid", "Mode",
 		       "Flags");
-	else
+	else if (obj == OBJ_EPOCH)
 		printf("%-5s %-5s %-28s %10s %10s %5s %6s %8s %6s %-4s %s\n",
 		       "Type", "Back", "Name", "Global", "Frontier", "Parts",
 		       "Active", "Pending", "Uid", "Mode", "Flags");
+	else
+		printf("%-5s %-5s %-28s %7s %7s %7s %12s %7s %9s %9s %6s %-4s %s\n",
+		       "Type", "Back", "Name", "Classes", "Buffers", "Free",
+		       "Bytes", "Holders", "Reclaimed", "Decayed", "Uid", "Mode",
+		       "Flags");
+}
+
+/* Each kind's heading and rows, a blank line between two kinds. */
+static void list_kind(const struct reply *rp, bool *printed,
+		      void (*row)(const struct rec *r))
+{
+	size_t i;
+
+	if (!rp->nrecs)
+		return;
+	if (*printed)
+		putchar('\n');
+	*printed = true;
+	list_heading(rp->obj);
+	for (i = 0; i < rp->nrecs; i++)
+		row(&rp->recs[i]);
 }
 
 /*
  * Text: rings under the ring heading, then a blank line and domains under
- * theirs; a kind with no objects prints nothing, so an idle system prints
- * nothing at all (as `ip link show type vxlan` does with no such links).
+ * theirs, then pools; a kind with no objects prints nothing, so an idle
+ * system prints nothing at all (as `ip link show type vxlan` does with no
+ * such links).
  */
-static void print_list(const struct reply *rings, const struct reply *doms)
+static void print_list(const struct reply *rings, const struct reply *doms,
+		       const struct reply *pools)
 {
+	bool printed = false;
 	size_t i;
 
 	if (opt.json) {
@@ -133,19 +208,14 @@ static void print_list(const struct reply *rings, const struct reply *doms)
 			json_rec(&fs_ring, &rings->recs[i]);
 		for (i = 0; i < doms->nrecs; i++)
 			json_rec(&fs_epoch, &doms->recs[i]);
+		for (i = 0; i < pools->nrecs; i++)
+			json_rec(&fs_pool, &pools->recs[i]);
 		jw_end_array();
 		return;
 	}
-	if (rings->nrecs)
-		list_heading(OBJ_RING);
-	for (i = 0; i < rings->nrecs; i++)
-		list_text_ring(&rings->recs[i]);
-	if (rings->nrecs && doms->nrecs)
-		putchar('\n');
-	if (doms->nrecs)
-		list_heading(OBJ_EPOCH);
-	for (i = 0; i < doms->nrecs; i++)
-		list_text_epoch(&doms->recs[i]);
+	list_kind(rings, &printed, list_text_ring);
+	list_kind(doms, &printed, list_text_epoch);
+	list_kind(pools, &printed, list_text_pool);
 }
 
 /*
@@ -167,15 +237,16 @@ static int dump(struct nl *nl, int nl_ret, int cmd, const char *what,
 
 int cmd_list(void)
 {
-	struct reply rings, doms;
+	struct reply rings, doms, pools;
 	struct nl nl;
 	int nl_ret, ret = 0;
 
 	reply_init(&rings, BATON_CMD_RING_GET, &fs_ring, OBJ_RING);
 	reply_init(&doms, BATON_CMD_EPOCH_GET, &fs_epoch, OBJ_EPOCH);
+	reply_init(&pools, BATON_CMD_POOL_GET, &fs_pool, OBJ_POOL);
 	nl_ret = bt_nl_open(&nl);
 	if (nl_ret == -ENOENT)
-		say_no_module("the memfd backend's rings and domains are listed below");
+		say_no_module("the memfd backend's rings, domains and pools are listed below");
 	else if (nl_ret)
 		fprintf(stderr, "batonctl: generic netlink: %s\n",
 			strerror(-nl_ret));
@@ -185,17 +256,24 @@ int cmd_list(void)
 	if (dump(&nl, nl_ret, BATON_CMD_EPOCH_GET, "dumping epoch domains",
 		 &doms) && !nl_ret)
 		ret = 1;
+	if (dump(&nl, nl_ret, BATON_CMD_POOL_GET, "dumping pools", &pools) &&
+	    !nl_ret)
+		ret = 1;
 	bt_nl_close(&nl);
 	memfd_scan(OBJ_RING, &rings);
 	memfd_scan(OBJ_EPOCH, &doms);
+	memfd_scan(OBJ_POOL, &pools);
 	sort_recs(&rings);
 	sort_recs(&doms);
-	print_list(&rings, &doms);
+	sort_recs(&pools);
+	print_list(&rings, &doms, &pools);
 	/* No module is an answer: the memfd backend's, maybe empty. */
-	if (nl_ret && nl_ret != -ENOENT && !rings.nrecs && !doms.nrecs)
+	if (nl_ret && nl_ret != -ENOENT && !rings.nrecs && !doms.nrecs &&
+	    !pools.nrecs)
 		ret = 1;
 	reply_free(&rings);
 	reply_free(&doms);
+	reply_free(&pools);
 	return ret;
 }
 
@@ -220,27 +298,53 @@ static void print_objects(const struct fieldset *fs, const struct reply *rp)
 			       enum_str(FS_KIND, rec_get(r, BATON_A_RING_KIND),
 					k, sizeof(k)));
 		else
-			printf("epoch %s (%s)\n", r->name,
+			printf("%s %s (%s)\n", obj_names[r->obj], r->name,
 			       backend_names[r->backend]);
 		text_fields(fs, r);
+		for (j = 0; j < r->nclasses; j++)
+			text_class(&r->classes[j]);
 		for (j = 0; j < r->npeers; j++)
 			text_peer(&r->peers[j]);
 		text_unavailable(r);
 	}
 }
 
+/* What cmd_get() asks the module for, and says, about one kind. */
+struct get_kind {
+	const struct fieldset *fs;
+	int cmd;
+	int name_attr;
+	const char *what;		/* "no WHAT named ..." */
+	const char *dumping;		/* a failed dump's message */
+	const char *memfd_note;		/* said when the module is missing */
+};
+
+static const struct get_kind get_kinds[] = {
+	[OBJ_RING] = { &fs_ring, BATON_CMD_RING_GET, BATON_A_RING_NAME,
+		       "ring", "dumping rings",
+		       "rings on the memfd backend are shown below" },
+	[OBJ_EPOCH] = { &fs_epoch, BATON_CMD_EPOCH_GET, BATON_A_EPOCH_NAME,
+			"epoch domain", "dumping epoch domains",
+			"epoch domains on the memfd backend are shown below" },
+	[OBJ_POOL] = { &fs_pool, BATON_CMD_POOL_GET, BATON_A_POOL_NAME,
+		       "pool", "dumping pools",
+		       "pools on the memfd backend are shown below" },
+};
+
 /*
- * One object by name (show, epoch NAME) or all domains (epoch): the
- * module first; the memfd backend when the module has no such name. A
- * name neither has is exit 1 with a message on stderr; a dump that finds
- * nothing is an empty answer, exit 0, as in iproute2.
+ * One object by name (show, epoch NAME, pool NAME) or all domains or
+ * pools (epoch, pool): the module first; the memfd backend when the
+ * module has no such name. A name neither has is exit 1 with a message
+ * on stderr; a dump that finds nothing is an empty answer, exit 0, as in
+ * iproute2.
  */
 int cmd_get(enum obj_kind obj, const char *name)
 {
-	const struct fieldset *fs = obj == OBJ_RING ? &fs_ring : &fs_epoch;
-	int cmd = obj == OBJ_RING ? BATON_CMD_RING_GET : BATON_CMD_EPOCH_GET;
-	int attr = obj == OBJ_RING ? BATON_A_RING_NAME : BATON_A_EPOCH_NAME;
-	const char *what = obj == OBJ_RING ? "ring" : "epoch domain";
+	const struct get_kind *gk = &get_kinds[obj];
+	const struct fieldset *fs = gk->fs;
+	int cmd = gk->cmd;
+	int attr = gk->name_attr;
+	const char *what = gk->what;
 	struct reply rp;
 	struct rec r, *grown;
 	struct nl nl;
@@ -249,9 +353,7 @@ int cmd_get(enum obj_kind obj, const char *name)
 	reply_init(&rp, cmd, fs, obj);
 	nl_ret = bt_nl_open(&nl);
 	if (nl_ret == -ENOENT)
-		say_no_module(obj == OBJ_RING ?
-			      "rings on the memfd backend are shown below" :
-			      "epoch domains on the memfd backend are shown below");
+		say_no_module(gk->memfd_note);
 	else if (nl_ret)
 		fprintf(stderr, "batonctl: generic netlink: %s\n",
 			strerror(-nl_ret));
@@ -260,8 +362,7 @@ int cmd_get(enum obj_kind obj, const char *name)
 				     !name && opt.all_ns ? REQ_ALL_NS : 0, &rp);
 		/* ENOENT by name: maybe a memfd object; say so only then */
 		if (kret && !(name && kret == -ENOENT)) {
-			say_kernel_error(name ? name : "dumping epoch domains",
-					 kret, &rp);
+			say_kernel_error(name ? name : gk->dumping, kret, &rp);
 			ret = 1;
 		}
 	}

@@ -4,12 +4,14 @@
  * command runs. What batonctl is, and which file owns what, is in
  * batonctl.h.
  *
- *   batonctl [-j [-p]] list            rings and domains, one line each
- *   batonctl [-j [-p]] show NAME       one ring: every counter, its peers
+ *   batonctl [-j [-p]] list            rings, domains, pools, one line each
+ *   batonctl [-j [-p]] show [ring|epoch|pool] NAME
+ *                                      one object: every counter, its peers
  *   batonctl [-j [-p]] epoch [NAME]    epoch domains
+ *   batonctl [-j [-p]] pool [NAME]     buffer pools: classes, counters
  *   batonctl [-j] [-c N] [-t SECS] watch   events until SIGINT, N, SECS
- *   batonctl [-a] list, [-a] epoch     the same, of every IPC namespace
- *   batonctl [-n NS] unlink [ring|epoch] NAME   remove a name (in NS;
+ *   batonctl [-a] list, [-a] epoch, [-a] pool   of every IPC namespace
+ *   batonctl [-n NS] unlink [ring|epoch|pool] NAME   remove a name (in NS;
  *                                      else the memfd backend's)
  *   batonctl -V | --version            version, ABI and family version
  */
@@ -33,14 +35,15 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: batonctl [-j [-p]] [-a] list\n"
-		"       batonctl [-j [-p]] show NAME\n"
+		"       batonctl [-j [-p]] show [ring|epoch|pool] NAME\n"
 		"       batonctl [-j [-p]] [-a] epoch [NAME]\n"
+		"       batonctl [-j [-p]] [-a] pool [NAME]\n"
 		"       batonctl [-j] [-c COUNT] [-t SECONDS] watch\n"
-		"       batonctl [-n NS] unlink [ring|epoch] NAME\n"
+		"       batonctl [-n NS] unlink [ring|epoch|pool] NAME\n"
 		"       batonctl {-V | --version | -h | --help}\n"
 		"  -j, --json           JSON output (an array of objects; watch: one object a line)\n"
 		"  -p, --pretty         pretty JSON\n"
-		"  -a, --all-ns         list, epoch: objects of every IPC namespace, with its\n"
+		"  -a, --all-ns         list, epoch, pool: objects of every IPC namespace, with its\n"
 		"                       number (needs CAP_SYS_ADMIN in the initial user namespace)\n"
 		"  -n, --ns NS          unlink: in the IPC namespace numbered NS (as --all-ns and\n"
 		"                       /proc/PID/ns/ipc show it; same capability)\n"
@@ -144,27 +147,55 @@ static int parse_options(int argc, char **argv, bool *done)
 	return 0;
 }
 
-/* unlink [ring|epoch] NAME; -1 if the words do not fit. */
+/* "ring", "epoch" or "pool" into *@obj; false for any other word. */
+static bool parse_kind(const char *word, enum obj_kind *obj)
+{
+	if (!strcmp(word, "ring"))
+		*obj = OBJ_RING;
+	else if (!strcmp(word, "epoch"))
+		*obj = OBJ_EPOCH;
+	else if (!strcmp(word, "pool"))
+		*obj = OBJ_POOL;
+	else
+		return false;
+	return true;
+}
+
+/* unlink [ring|epoch|pool] NAME; -1 if the words do not fit. */
 static int run_unlink(int nargs, char **args)
 {
 	opt.unlink_obj = OBJ_RING;
 	if (nargs == 1)
 		return cmd_unlink(args[0]);
-	if (nargs != 2)
-		return -1;
-	if (!strcmp(args[0], "epoch"))
-		opt.unlink_obj = OBJ_EPOCH;
-	else if (strcmp(args[0], "ring"))
+	if (nargs != 2 || !parse_kind(args[0], &opt.unlink_obj))
 		return -1;
 	return cmd_unlink(args[1]);
+}
+
+/* show [ring|epoch|pool] NAME (a ring when no kind is named). */
+static int run_show(int nargs, char **args)
+{
+	enum obj_kind obj = OBJ_RING;
+
+	if (nargs == 1)
+		return cmd_get(OBJ_RING, args[0]);
+	if (nargs != 2 || !parse_kind(args[0], &obj))
+		return -1;
+	return cmd_get(obj, args[1]);
+}
+
+/* Commands that dump when given no name: --all-ns applies to those. */
+static bool is_dump(const char *cmd, int nargs)
+{
+	return !strcmp(cmd, "list") || !strcmp(cmd, "ls") ||
+	       ((!strcmp(cmd, "epoch") || !strcmp(cmd, "pool")) && !nargs);
 }
 
 /* The command in @cmd with @nargs words after it; -1: a usage error. */
 static int run(const char *cmd, int nargs, char **args)
 {
 	/* --all-ns is for dumps, --ns for unlink */
-	if (opt.all_ns && strcmp(cmd, "list") && strcmp(cmd, "ls") &&
-	    (strcmp(cmd, "epoch") || nargs))
+	if (opt.all_ns && !is_dump(cmd, nargs))
 		return -1;
 	if (opt.have_ns && strcmp(cmd, "unlink"))
 		return -1;
@@ -172,11 +203,13 @@ static int run(const char *cmd, int nargs, char **args)
 		if (!nargs)
 			return cmd_list();
 	} else if (!strcmp(cmd, "show")) {
-		if (nargs == 1)
-			return cmd_get(OBJ_RING, args[0]);
+		return run_show(nargs, args);
 	} else if (!strcmp(cmd, "epoch")) {
 		if (nargs <= 1)
 			return cmd_get(OBJ_EPOCH, args[0]);
+	} else if (!strcmp(cmd, "pool")) {
+		if (nargs <= 1)
+			return cmd_get(OBJ_POOL, args[0]);
 	} else if (!strcmp(cmd, "watch")) {
 		if (!nargs)
 			return cmd_watch();

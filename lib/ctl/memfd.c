@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * lib/ctl/memfd.c: batonctl's view of memfd-backend objects, the files
- * /dev/shm/baton.NAME and /dev/shm/baton-epoch.NAME: headers, indices,
- * waiting words, participant slots, and the OFD locks that say who is
- * attached, all read-only; and unlink, the one thing batonctl changes.
+ * /dev/shm/baton.NAME, /dev/shm/baton-epoch.NAME and
+ * /dev/shm/baton-pool.NAME: headers, indices, waiting words, participant
+ * slots, free-queue indices, and the OFD locks that say who is attached,
+ * all read-only; and unlink, the one thing batonctl changes.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -21,9 +22,12 @@
 #define SHM_DIR			"/dev/shm"
 #define SHM_RING_PREFIX		"baton."
 #define SHM_EPOCH_PREFIX	"baton-epoch."
+#define SHM_POOL_PREFIX		"baton-pool."
 #define MEMFD_LOCK_PRODUCER	0	/* SPSC producer's OFD lock byte */
 #define MEMFD_LOCK_CONSUMER	1
 #define MEMFD_LOCK_PRODUCER0	16	/* MPSC producer k: byte 16 + k */
+/* pool holder k's OFD lock byte (lib/pool_memfd.c, LOCK_HOLDER) */
+#define MEMFD_POOL_LOCK_HOLDER0	16
 /* participant i's OFD lock byte: base + i */
 #define MEMFD_EPOCH_LOCK_BASE	(1LL << 40)
 /* read-locked by every open domain handle */
@@ -44,6 +48,24 @@ static const char *const memfd_ring_unavailable[] = {
 static const char *const memfd_epoch_unavailable[] = {
 	"events", NULL,
 };
+
+/* a holder lock says who holds, never which process */
+static const char *const memfd_pool_unavailable[] = {
+	"peers", "events", NULL,
+};
+
+/* The file name prefix of @obj's memfd objects in /dev/shm. */
+static const char *memfd_prefix(enum obj_kind obj)
+{
+	switch (obj) {
+	case OBJ_RING:
+		return SHM_RING_PREFIX;
+	case OBJ_EPOCH:
+		return SHM_EPOCH_PREFIX;
+	default:
+		return SHM_POOL_PREFIX;
+	}
+}
 
 bool name_valid(const char *s)
 {
@@ -263,11 +285,99 @@ static int memfd_epoch_read(int fd, const struct stat *st, struct rec *r)
 	return 0;
 }
 
+/*
+ * One class of a pool file: its layout from the header copy, checked
+ * against the control region, and its free depth from the head and tail
+ * (read once each, head first, and clamped as the module clamps them:
+ * netlink.rst, "Pool attributes"). False if the layout is not one the
+ * library could have written.
+ */
+static bool memfd_pool_class(int fd, const struct baton_pool_hdr *h,
+			     uint32_t i, struct rec *r)
+{
+	const struct baton_pool_class_layout *l = &h->classes[i];
+	uint64_t head, tail, blk = h->ctl_mmap + l->ctl_off;
+	struct rec *c;
+
+	if (l->buf_shift < BATON_POOL_SHIFT_MIN ||
+	    l->buf_shift > BATON_POOL_SHIFT_MAX || !l->count ||
+	    l->count > BATON_POOL_COUNT_MAX || l->qcap < 2 * l->count ||
+	    (l->qcap & (l->qcap - 1)) ||
+	    l->ctl_off > h->ctl_size ||
+	    h->ctl_size - l->ctl_off < BATON_POOL_Q_ENTRIES)
+		return false;
+	if (!pread_full(fd, &head, sizeof(head), blk + BATON_POOL_Q_HEAD) ||
+	    !pread_full(fd, &tail, sizeof(tail), blk + BATON_POOL_Q_TAIL))
+		return false;
+	c = rec_add_class(r);
+	if (!c)
+		return false;
+	rec_set(c, BATON_A_CLASS_INDEX, i);
+	rec_set(c, BATON_A_CLASS_BUF_SIZE, 1ULL << l->buf_shift);
+	rec_set(c, BATON_A_CLASS_COUNT, l->count);
+	rec_set(c, BATON_A_CLASS_FREE,
+		tail < head || tail - head > l->qcap ? 0 :
+		tail - head < l->count ? tail - head : l->count);
+	return true;
+}
+
+/*
+ * A pool file: the header (the module's layout, kept by the holders),
+ * each class, and who holds it (the holder locks of lib/pool_memfd.c).
+ */
+static int memfd_pool_read(int fd, const struct stat *st, struct rec *r)
+{
+	struct baton_pool_hdr h;
+	uint32_t i, holders = 0;
+
+	if (!pread_full(fd, &h, sizeof(h), 0))
+		return -EPROTO;
+	if (h.magic != BATON_POOL_MAGIC || !h.nr_classes ||
+	    h.nr_classes > BATON_POOL_CLASSES_MAX || !h.max_holders ||
+	    h.max_holders > BATON_POOL_HOLDERS_MAX ||
+	    !in_file(h.ctl_mmap, h.ctl_size, (uint64_t)st->st_size))
+		return -EPROTO;
+	memfd_owner(r, st, BATON_A_POOL_UID, BATON_A_POOL_GID,
+		    BATON_A_POOL_MODE);
+	rec_set(r, BATON_A_POOL_NR_CLASSES, h.nr_classes);
+	rec_set(r, BATON_A_POOL_DECAY_MS, h.decay_ms);
+	rec_set(r, BATON_A_POOL_KEEP, h.keep);
+	rec_set(r, BATON_A_POOL_MAX_HOLDERS, h.max_holders);
+	rec_set(r, BATON_A_POOL_DATA_SIZE, h.data_size);
+	rec_set(r, BATON_A_POOL_HOLDER_RELEASES, h.holder_releases);
+	rec_set(r, BATON_A_POOL_RECLAIMED, h.reclaimed);
+	rec_set(r, BATON_A_POOL_REPAIRED, h.repaired);
+	rec_set(r, BATON_A_POOL_DECAYED, h.decayed);
+	rec_set(r, BATON_A_POOL_DECAYED_BYTES, h.decayed_bytes);
+	rec_set(r, BATON_A_POOL_DECAY_TICKS, h.decay_ticks);
+	rec_set(r, BATON_A_POOL_BAD_WORDS, h.bad_words);
+	for (i = 0; i < h.nr_classes; i++)
+		if (!memfd_pool_class(fd, &h, i, r))
+			return -EPROTO;
+	/* the locks, not the header's count: a dead holder's lock is gone */
+	for (i = 0; i < h.max_holders; i++)
+		holders += memfd_locked(fd, MEMFD_POOL_LOCK_HOLDER0 + i);
+	rec_set(r, BATON_A_POOL_HOLDERS, holders);
+	r->unavailable = memfd_pool_unavailable;
+	return 0;
+}
+
+static int name_attr_of(enum obj_kind obj)
+{
+	switch (obj) {
+	case OBJ_RING:
+		return BATON_A_RING_NAME;
+	case OBJ_EPOCH:
+		return BATON_A_EPOCH_NAME;
+	default:
+		return BATON_A_POOL_NAME;
+	}
+}
+
 /* Open /dev/shm/<prefix><name> read-only and fill @r; negative errno. */
 int memfd_read(enum obj_kind obj, const char *name, struct rec *r)
 {
-	const char *prefix = obj == OBJ_RING ? SHM_RING_PREFIX :
-					       SHM_EPOCH_PREFIX;
+	const char *prefix = memfd_prefix(obj);
 	char path[sizeof(SHM_DIR) + sizeof(SHM_EPOCH_PREFIX) + BATON_NAME_MAX];
 	struct stat st;
 	int fd, ret;
@@ -282,14 +392,15 @@ int memfd_read(enum obj_kind obj, const char *name, struct rec *r)
 	r->obj = obj;
 	r->backend = BE_MEMFD;
 	snprintf(r->name, sizeof(r->name), "%s", name);
-	rec_set(r, obj == OBJ_RING ? BATON_A_RING_NAME : BATON_A_EPOCH_NAME,
-		1);
+	rec_set(r, name_attr_of(obj), 1);
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
 		ret = -EPROTO;
 	else if (obj == OBJ_RING)
 		ret = memfd_ring_read(fd, &st, r);
-	else
+	else if (obj == OBJ_EPOCH)
 		ret = memfd_epoch_read(fd, &st, r);
+	else
+		ret = memfd_pool_read(fd, &st, r);
 	close(fd);
 	if (ret)
 		rec_free(r);
@@ -304,8 +415,7 @@ int memfd_read(enum obj_kind obj, const char *name, struct rec *r)
  */
 int memfd_unlink(enum obj_kind obj, const char *name)
 {
-	const char *prefix = obj == OBJ_RING ? SHM_RING_PREFIX :
-					       SHM_EPOCH_PREFIX;
+	const char *prefix = memfd_prefix(obj);
 	char path[sizeof(SHM_DIR) + sizeof(SHM_EPOCH_PREFIX) + BATON_NAME_MAX];
 
 	if (!name_valid(name))
@@ -319,14 +429,14 @@ int memfd_unlink(enum obj_kind obj, const char *name)
 /* Append every memfd object of kind @obj to @rp (unreadable ones warn). */
 void memfd_scan(enum obj_kind obj, struct reply *rp)
 {
-	const char *prefix = obj == OBJ_RING ? SHM_RING_PREFIX :
-					       SHM_EPOCH_PREFIX;
+	const char *prefix = memfd_prefix(obj);
 	size_t plen = strlen(prefix);
 	struct dirent *de;
-	DIR *dir = opendir(SHM_DIR);
 	struct rec r, *grown;
+	DIR *dir;
 	int ret;
 
+	dir = opendir(SHM_DIR);
 	if (!dir)
 		return;
 	while ((de = readdir(dir))) {

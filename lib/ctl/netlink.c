@@ -70,14 +70,21 @@ bad:
 static int parse_set(const struct fieldset *fs, struct nlattr *head, int len,
 		     struct rec *r);
 
-/* One peer (a nest of baton_a_peer) into a new peer record. */
-static int parse_peer(struct rec *r, struct nlattr *a)
+/* One peer or pool class (a nest of its own set) into a new sub-record. */
+static int parse_sub(struct rec *r, enum ftype type, struct nlattr *a)
 {
-	struct rec *p = rec_add_peer(r);
+	struct rec *p = type == FT_PEER ? rec_add_peer(r) : rec_add_class(r);
 
 	if (!p)
 		return -ENOMEM;
-	return parse_set(&fs_peer, nla_data(a), nla_len(a), p);
+	return parse_set(type == FT_PEER ? &fs_peer : &fs_class, nla_data(a),
+			 nla_len(a), p);
+}
+
+/* The type of the repeated attribute a list nest (PEERS, CLASSES) holds. */
+static enum ftype item_type(enum ftype list)
+{
+	return list == FT_PEERS ? FT_PEER : FT_CLASS;
 }
 
 static int parse_set(const struct fieldset *fs, struct nlattr *head, int len,
@@ -91,18 +98,18 @@ static int parse_set(const struct fieldset *fs, struct nlattr *head, int len,
 
 		if (!f)
 			continue;	/* a newer module's attribute */
-		if (f->type == FT_PEER) {
-			ret = parse_peer(r, a);
+		if (f->type == FT_PEER || f->type == FT_CLASS) {
+			ret = parse_sub(r, f->type, a);
 			if (ret)
 				return ret;
-		} else if (f->type == FT_PEERS) {
+		} else if (f->type == FT_PEERS || f->type == FT_CLASSES) {
 			nla_for_each_nested(n, a, nrem) {
 				const struct field *pf =
 					field_of(fs, nla_type(n));
 
-				if (!pf || pf->type != FT_PEER)
+				if (!pf || pf->type != item_type(f->type))
 					continue;
-				ret = parse_peer(r, n);
+				ret = parse_sub(r, pf->type, n);
 				if (ret)
 					return ret;
 			}
@@ -289,8 +296,14 @@ void reply_free(struct reply *rp)
 /* The flag that makes a dump of @cmd cover every IPC namespace. */
 static int all_ns_attr(int cmd)
 {
-	return cmd == BATON_CMD_RING_GET ? BATON_A_RING_ALL_NS :
-					   BATON_A_EPOCH_ALL_NS;
+	switch (cmd) {
+	case BATON_CMD_RING_GET:
+		return BATON_A_RING_ALL_NS;
+	case BATON_CMD_EPOCH_GET:
+		return BATON_A_EPOCH_ALL_NS;
+	default:
+		return BATON_A_POOL_ALL_NS;
+	}
 }
 
 /*

@@ -33,6 +33,9 @@ void rec_free(struct rec *r)
 	free(r->peers);
 	r->peers = NULL;
 	r->npeers = 0;
+	free(r->classes);
+	r->classes = NULL;
+	r->nclasses = 0;
 }
 
 /*
@@ -43,7 +46,8 @@ void rec_free(struct rec *r)
  * too. A domain: no registered participant (the module's count; on memfd
  * the slots' OFD locks) and, on memfd, no open handle at all (the read
  * lock every handle holds); the module does not count handles that never
- * registered, so there such a domain shows stale. Unlinked objects are not
+ * registered, so there such a domain shows stale. A pool: no holder (no
+ * pool fd open anywhere). Unlinked objects are not
  * stale: they have no name left to take, and go with their last holder.
  * An attribute that did not come means "cannot tell": not stale.
  */
@@ -59,6 +63,10 @@ bool rec_stale(const struct rec *r)
 		return !rec_has(r, BATON_A_EPOCH_UNLINKED) && !r->held &&
 		       rec_has(r, BATON_A_EPOCH_PARTICIPANTS) &&
 		       !rec_get(r, BATON_A_EPOCH_PARTICIPANTS);
+	if (r->obj == OBJ_POOL)
+		return !rec_has(r, BATON_A_POOL_UNLINKED) &&
+		       rec_has(r, BATON_A_POOL_HOLDERS) &&
+		       !rec_get(r, BATON_A_POOL_HOLDERS);
 	return false;
 }
 
@@ -74,6 +82,20 @@ struct rec *rec_add_peer(struct rec *r)
 	p->obj = OBJ_PEER;
 	p->backend = r->backend;
 	return p;
+}
+
+struct rec *rec_add_class(struct rec *r)
+{
+	struct rec *c = realloc(r->classes, (r->nclasses + 1) * sizeof(*c));
+
+	if (!c)
+		return NULL;
+	r->classes = c;
+	c = &r->classes[r->nclasses++];
+	memset(c, 0, sizeof(*c));
+	c->obj = OBJ_CLASS;
+	c->backend = r->backend;
+	return c;
 }
 
 /* ---- attribute tables ---- */
@@ -137,6 +159,40 @@ static const struct field epoch_fields[] = {
 	{ BATON_A_EPOCH_PEER, FT_PEER, FS_NUM, "peers" },
 };
 
+static const struct field pool_fields[] = {
+	{ BATON_A_POOL_NAME, FT_STR, FS_NUM, "name" },
+	{ BATON_A_POOL_UID, FT_U32, FS_NUM, "uid" },
+	{ BATON_A_POOL_GID, FT_U32, FS_NUM, "gid" },
+	{ BATON_A_POOL_MODE, FT_U32, FS_MODE, "mode" },
+	{ BATON_A_POOL_UNLINKED, FT_FLAG, FS_NUM, "unlinked" },
+	{ BATON_A_POOL_NR_CLASSES, FT_U32, FS_NUM, "nr_classes" },
+	{ BATON_A_POOL_DECAY_MS, FT_U32, FS_NUM, "decay_ms" },
+	{ BATON_A_POOL_KEEP, FT_U32, FS_NUM, "keep" },
+	{ BATON_A_POOL_MAX_HOLDERS, FT_U32, FS_NUM, "max_holders" },
+	{ BATON_A_POOL_DATA_SIZE, FT_U64, FS_NUM, "data_size" },
+	{ BATON_A_POOL_HOLDERS, FT_U32, FS_NUM, "holders" },
+	{ BATON_A_POOL_HOLDER_RELEASES, FT_U64, FS_NUM, "holder_releases" },
+	{ BATON_A_POOL_RECLAIMED, FT_U64, FS_NUM, "reclaimed" },
+	{ BATON_A_POOL_REPAIRED, FT_U64, FS_NUM, "repaired" },
+	{ BATON_A_POOL_DECAYED, FT_U64, FS_NUM, "decayed" },
+	{ BATON_A_POOL_DECAYED_BYTES, FT_U64, FS_NUM, "decayed_bytes" },
+	{ BATON_A_POOL_DECAY_TICKS, FT_U64, FS_NUM, "decay_ticks" },
+	{ BATON_A_POOL_BAD_WORDS, FT_U64, FS_NUM, "bad_words" },
+	{ BATON_A_POOL_PEERS_PARTIAL, FT_FLAG, FS_NUM, "peers_partial" },
+	{ BATON_A_POOL_IPC_NS, FT_U32, FS_NUM, "ipc_ns" },
+	{ BATON_A_POOL_CLASSES, FT_CLASSES, FS_NUM, "classes" },
+	{ BATON_A_POOL_CLASS, FT_CLASS, FS_NUM, "classes" },
+	{ BATON_A_POOL_PEERS, FT_PEERS, FS_NUM, "peers" },
+	{ BATON_A_POOL_PEER, FT_PEER, FS_NUM, "peers" },
+};
+
+static const struct field class_fields[] = {
+	{ BATON_A_CLASS_INDEX, FT_U32, FS_NUM, "index" },
+	{ BATON_A_CLASS_BUF_SIZE, FT_U32, FS_NUM, "buf_size" },
+	{ BATON_A_CLASS_COUNT, FT_U32, FS_NUM, "count" },
+	{ BATON_A_CLASS_FREE, FT_U32, FS_NUM, "free" },
+};
+
 static const struct field peer_fields[] = {
 	{ BATON_A_PEER_PID, FT_U32, FS_NUM, "pid" },
 	{ BATON_A_PEER_ROLE, FT_U32, FS_ROLE, "role" },
@@ -164,6 +220,8 @@ const struct fieldset fs_ring = FIELDSET(ring_fields, "ring");
 const struct fieldset fs_epoch = FIELDSET(epoch_fields, "epoch");
 const struct fieldset fs_peer = FIELDSET(peer_fields, "peer");
 const struct fieldset fs_event = FIELDSET(event_fields, "event");
+const struct fieldset fs_pool = FIELDSET(pool_fields, "pool");
+const struct fieldset fs_class = FIELDSET(class_fields, "class");
 
 const struct field *field_of(const struct fieldset *fs, int attr)
 {
@@ -226,7 +284,8 @@ const char *const state_bits[] = {
 const size_t n_state_bits = sizeof(state_bits) / sizeof(state_bits[0]);
 
 const char *const backend_names[] = { "kmod", "memfd" };
-const char *const obj_names[] = { "ring", "epoch", "peer", "event" };
+const char *const obj_names[] = { "ring", "epoch", "peer", "event", "pool",
+				   "class" };
 
 const char *enum_str(enum fshow show, uint64_t v, char *buf, size_t len)
 {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * lib/ctl/text.c: batonctl's text output of records: "label value" lines,
- * peers, and what the memfd backend cannot see.
+ * peers, pool classes, and what the memfd backend cannot see.
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -46,7 +46,8 @@ void text_fields(const struct fieldset *fs, const struct rec *r)
 		const struct field *f = &fs->f[i];
 
 		if (f->type == FT_STR || f->type == FT_PEERS ||
-		    f->type == FT_PEER || f->show == FS_KIND)
+		    f->type == FT_PEER || f->type == FT_CLASSES ||
+		    f->type == FT_CLASS || f->show == FS_KIND)
 			continue;	/* in the title line or below */
 		if (f->type == FT_FLAG) {
 			if (rec_has(r, f->attr))
@@ -61,13 +62,15 @@ void text_fields(const struct fieldset *fs, const struct rec *r)
 	}
 }
 
-void text_peer(const struct rec *p)
+/* A sub-record on one line: "    LABEL field value field value ...". */
+static void text_line(const char *label, const struct fieldset *fs,
+		      const struct rec *p)
 {
 	size_t i;
 
-	fputs("    peer", stdout);
-	for (i = 0; i < fs_peer.n; i++) {
-		const struct field *f = &fs_peer.f[i];
+	printf("    %s", label);
+	for (i = 0; i < fs->n; i++) {
+		const struct field *f = &fs->f[i];
 
 		if (!rec_has(p, f->attr))
 			continue;
@@ -79,6 +82,16 @@ void text_peer(const struct rec *p)
 		text_value(f, p);
 	}
 	putchar('\n');
+}
+
+void text_peer(const struct rec *p)
+{
+	text_line("peer", &fs_peer, p);
+}
+
+void text_class(const struct rec *c)
+{
+	text_line("class", &fs_class, c);
 }
 
 void text_unavailable(const struct rec *r)

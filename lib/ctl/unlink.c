@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * lib/ctl/unlink.c: batonctl unlink: removes the name of a ring or an
- * epoch domain of the module (BATON_IOC_UNLINK, BATON_IOC_EPOCH_UNLINK on
- * /dev/baton), in the caller's IPC namespace or, with --ns, in the one
+ * lib/ctl/unlink.c: batonctl unlink: removes the name of a ring, an epoch
+ * domain or a buffer pool of the module (BATON_IOC_UNLINK,
+ * BATON_IOC_EPOCH_UNLINK, BATON_IOC_POOL_UNLINK on /dev/baton), in the
+ * caller's IPC namespace or, with --ns, in the one
  * whose inode number `list --all-ns` showed: how an administrator cleans
  * up objects left in a namespace whose processes are gone. The module
  * decides who may (uapi/linux/baton.h, struct baton_unlink); batonctl
@@ -82,10 +83,17 @@ static int unlink_kmod(const char *name, unsigned long cmd)
 
 int cmd_unlink(const char *name)
 {
-	const char *what = opt.unlink_obj == OBJ_RING ? "ring" :
-							"epoch domain";
-	unsigned long cmd = opt.unlink_obj == OBJ_RING ?
-			    BATON_IOC_UNLINK : BATON_IOC_EPOCH_UNLINK;
+	static const char *const whats[] = {
+		[OBJ_RING] = "ring", [OBJ_EPOCH] = "epoch domain",
+		[OBJ_POOL] = "pool",
+	};
+	static const unsigned long cmds[] = {
+		[OBJ_RING] = BATON_IOC_UNLINK,
+		[OBJ_EPOCH] = BATON_IOC_EPOCH_UNLINK,
+		[OBJ_POOL] = BATON_IOC_POOL_UNLINK,
+	};
+	const char *what = whats[opt.unlink_obj];
+	unsigned long cmd = cmds[opt.unlink_obj];
 	int ret;
 
 	if (!name_valid(name)) {

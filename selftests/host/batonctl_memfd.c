@@ -2,9 +2,10 @@
 /*
  * batonctl_memfd: batonctl (lib/batonctl, the real binary) against the
  * memfd backend on the host, in the way a user meets it without the
- * module: an idle system, a name nobody has, the list's headings, and a
+ * module: an idle system, a name nobody has, the list's headings, a
  * ring and a domain left behind by a kill -9 (Documentation/batonctl.rst,
- * "Stale objects").
+ * "Stale objects"), and a pool: geometry, free depth, holders by their
+ * locks, stale, unlink.
  *
  * Each test runs in a mount namespace of its own with a fresh tmpfs on
  * /dev/shm, so what other programs leave in the host's /dev/shm neither
@@ -537,6 +538,136 @@ TEST_F(ctl, pretty_json_parses)
 	EXPECT_EQ(1, stale_of(find(v, "ring", self->ring)));
 	EXPECT_EQ(1, stale_of(find(v, "epoch", self->dom)));
 	json_decref(v);
+}
+
+/* The "free" of class @index in a pool object's "classes", or -1. */
+static json_int_t pool_free(json_t *pool, json_int_t index)
+{
+	json_t *c;
+	size_t i;
+
+	json_array_foreach(json_object_get(pool, "classes"), i, c)
+		if (json_integer_value(json_object_get(c, "index")) == index)
+			return json_integer_value(json_object_get(c, "free"));
+	return -1;
+}
+
+static bool has_string(json_t *arr, const char *s)
+{
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(arr, i, v)
+		if (json_is_string(v) && !strcmp(json_string_value(v), s))
+			return true;
+	return false;
+}
+
+/*
+ * A memfd pool: its header's geometry and counters, each class's free
+ * depth (as the library sees it), holders counted by their locks (a
+ * killed holder's lock is gone at once, whatever the header still says),
+ * what the backend cannot know listed, stale once nobody holds it, and
+ * `unlink pool` removes its file.
+ */
+TEST_F(ctl, memfd_pool_shown_then_stale_then_unlinked)
+{
+	struct baton_pool_params p = {
+		.nr_classes = 2, .max_holders = 4, .mode = 0640,
+		.classes = { { 12, 32 }, { 14, 4 } },
+	};
+	char *one[] = { "batonctl", "-j", "pool", self->ring, NULL };
+	char *list[] = { "batonctl", "-j", "list", NULL };
+	char *text[] = { "batonctl", "list", NULL };
+	char *unl[] = { "batonctl", "unlink", "pool", self->ring, NULL };
+	struct baton_pool_info info;
+	struct baton_pool *pool, *other;
+	uint64_t h[5];
+	struct run run;
+	json_t *arr, *o;
+	pid_t pid;
+	int i, sync[2];
+
+	ASSERT_EQ(0, baton_pool_create(self->ring, &p, &pool));
+	for (i = 0; i < 5; i++)
+		ASSERT_EQ(0, baton_pool_alloc(pool, 4096, &h[i]));
+	ASSERT_EQ(0, baton_pool_info(pool, &info));
+
+	/* a second holder that dies */
+	ASSERT_EQ(0, pipe(sync));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		char c = 1;
+
+		if (baton_pool_open(self->ring, &other))
+			_exit(3);
+		if (write(sync[1], &c, 1) != 1)
+			_exit(4);
+		pause();
+		_exit(5);
+	}
+	{
+		char c;
+
+		ASSERT_EQ(1, read(sync[0], &c, 1));
+	}
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
+
+	batonctl(one, &run);
+	EXPECT_EQ(0, run.status) TH_LOG("stderr: %s", run.err);
+	arr = parse_array(_metadata, run.out);
+	ASSERT_NE(NULL, arr);
+	o = find(arr, "pool", self->ring);
+	ASSERT_NE(NULL, o) TH_LOG("%s", run.out);
+	EXPECT_STREQ("memfd", json_string_value(json_object_get(o, "backend")));
+	EXPECT_EQ(0, stale_of(o));
+	EXPECT_EQ(0640, json_integer_value(json_object_get(o, "mode")));
+	EXPECT_EQ(2, json_integer_value(json_object_get(o, "nr_classes")));
+	EXPECT_EQ(4, json_integer_value(json_object_get(o, "max_holders")));
+	EXPECT_EQ(32 * 4096 + 4 * 16384,
+		  json_integer_value(json_object_get(o, "data_size")));
+	EXPECT_EQ(1, json_integer_value(json_object_get(o, "holders")));
+	EXPECT_EQ((json_int_t)info.classes[0].free, pool_free(o, 0));
+	EXPECT_EQ(32 - 5 - (json_int_t)info.classes[0].cached,
+		  pool_free(o, 0));
+	EXPECT_EQ(4, pool_free(o, 1));
+	EXPECT_EQ(NULL, json_object_get(o, "peers"));
+	EXPECT_TRUE(has_string(json_object_get(o, "unavailable"), "peers"));
+	json_decref(arr);
+
+	batonctl(list, &run);
+	EXPECT_EQ(0, run.status);
+	arr = parse_array(_metadata, run.out);
+	ASSERT_NE(NULL, arr);
+	EXPECT_NE(NULL, find(arr, "pool", self->ring));
+	json_decref(arr);
+
+	/* nobody holds it: stale, in JSON and in the list's Flags */
+	for (i = 0; i < 5; i++)
+		ASSERT_EQ(0, baton_pool_free(pool, h[i]));
+	baton_pool_close(pool);
+	batonctl(one, &run);
+	arr = parse_array(_metadata, run.out);
+	ASSERT_NE(NULL, arr);
+	o = find(arr, "pool", self->ring);
+	ASSERT_NE(NULL, o);
+	EXPECT_EQ(1, stale_of(o));
+	EXPECT_EQ(0, json_integer_value(json_object_get(o, "holders")));
+	json_decref(arr);
+	batonctl(text, &run);
+	EXPECT_NE(NULL, strstr(run.out, "pool  memfd ")) TH_LOG("%s", run.out);
+	EXPECT_NE(NULL, strstr(run.out, " stale\n")) TH_LOG("%s", run.out);
+
+	batonctl(unl, &run);
+	EXPECT_EQ(0, run.status) TH_LOG("stderr: %s", run.err);
+	EXPECT_FALSE(shm_has("baton-pool.", self->ring));
+	batonctl(one, &run);
+	EXPECT_EQ(1, run.status);
+	EXPECT_STREQ("[]\n", run.out);
+	close(sync[0]);
+	close(sync[1]);
 }
 
 TEST_HARNESS_MAIN

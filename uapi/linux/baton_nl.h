@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
- * baton_nl.h: the generic netlink family "baton": live statistics of rings
- * and epoch domains, and their events. The spec is
+ * baton_nl.h: the generic netlink family "baton": live statistics of rings,
+ * epoch domains and buffer pools, and their events. The spec is
  * Documentation/netlink/specs/baton.yaml; the semantics of each attribute
  * are in Documentation/netlink.rst.
  *
@@ -45,6 +45,7 @@ enum baton_cmd {
 				 * the max_watchers module parameter,
 				 * counted per user */
 	BATON_CMD_UNWATCH,	/* undo BATON_CMD_WATCH (ENOENT if not) */
+	BATON_CMD_POOL_GET,	/* doit: BATON_A_POOL_NAME; dumpit: all */
 
 	__BATON_CMD_MAX,
 	BATON_CMD_MAX = __BATON_CMD_MAX - 1
@@ -98,13 +99,17 @@ enum baton_a_ring {
 	BATON_A_RING_MAX = __BATON_A_RING_MAX - 1
 };
 
-/* One attached file of a ring or one participant of an epoch domain. */
+/*
+ * One attached file of a ring, one participant of an epoch domain, or one
+ * holder (pool fd) of a pool.
+ */
 enum baton_a_peer {
 	BATON_A_PEER_UNSPEC,
 	BATON_A_PEER_PAD,
 	BATON_A_PEER_PID,		/* u32, in the caller's pid namespace */
 	BATON_A_PEER_ROLE,		/* u32, BATON_ROLE_* (rings) */
-	BATON_A_PEER_INDEX,		/* u32, MPSC producer or participant */
+	BATON_A_PEER_INDEX,		/* u32, MPSC producer, participant or
+					 * pool holder index */
 	BATON_A_PEER_PARKED,		/* flag */
 	BATON_A_PEER_ANNOUNCED,		/* u64, participant in a read section:
 					 * the epoch it announced */
@@ -146,6 +151,55 @@ enum baton_a_epoch {
 	BATON_A_EPOCH_MAX = __BATON_A_EPOCH_MAX - 1
 };
 
+/* One buffer pool (Documentation/pool.rst). */
+enum baton_a_pool {
+	BATON_A_POOL_UNSPEC,
+	BATON_A_POOL_PAD,
+	BATON_A_POOL_NAME,		/* string */
+	BATON_A_POOL_UID,		/* u32 */
+	BATON_A_POOL_GID,		/* u32 */
+	BATON_A_POOL_MODE,		/* u32 */
+	BATON_A_POOL_UNLINKED,		/* flag */
+	BATON_A_POOL_NR_CLASSES,	/* u32 */
+	BATON_A_POOL_DECAY_MS,		/* u32, 0: never decays */
+	BATON_A_POOL_KEEP,		/* u32, buffers a class always keeps */
+	BATON_A_POOL_MAX_HOLDERS,	/* u32 */
+	BATON_A_POOL_DATA_SIZE,		/* u64, bytes of all buffers */
+	BATON_A_POOL_HOLDERS,		/* u32, pool fds open now */
+	BATON_A_POOL_HOLDER_RELEASES,	/* u64, pool fds released */
+	BATON_A_POOL_RECLAIMED,		/* u64, buffers returned for released
+					 * holders */
+	BATON_A_POOL_REPAIRED,		/* u64, queue entries settled for dead
+					 * holders */
+	BATON_A_POOL_DECAYED,		/* u64, buffers whose pages went back */
+	BATON_A_POOL_DECAYED_BYTES,	/* u64, their bytes */
+	BATON_A_POOL_DECAY_TICKS,	/* u64, decay timer runs */
+	BATON_A_POOL_BAD_WORDS,		/* u64, corrupt shared words seen */
+	BATON_A_POOL_CLASSES,		/* nest of BATON_A_POOL_CLASS */
+	BATON_A_POOL_CLASS,		/* nest of baton_a_class, repeated */
+	BATON_A_POOL_PEERS,		/* nest of BATON_A_POOL_PEER */
+	BATON_A_POOL_PEER,		/* nest of baton_a_peer: a holder */
+	BATON_A_POOL_PEERS_PARTIAL,	/* flag: PEERS was cut to fit a dump */
+	BATON_A_POOL_ALL_NS,		/* flag, dump request: as RING_ALL_NS */
+	BATON_A_POOL_IPC_NS,		/* u32, as BATON_A_RING_IPC_NS */
+
+	__BATON_A_POOL_MAX,
+	BATON_A_POOL_MAX = __BATON_A_POOL_MAX - 1
+};
+
+/* One size class of a pool. */
+enum baton_a_class {
+	BATON_A_CLASS_UNSPEC,
+	BATON_A_CLASS_INDEX,		/* u32, 0..NR_CLASSES - 1 */
+	BATON_A_CLASS_BUF_SIZE,		/* u32, bytes per buffer */
+	BATON_A_CLASS_COUNT,		/* u32, buffers */
+	BATON_A_CLASS_FREE,		/* u32, on the free queue: tail - head
+					 * sampled, clamped to COUNT */
+
+	__BATON_A_CLASS_MAX,
+	BATON_A_CLASS_MAX = __BATON_A_CLASS_MAX - 1
+};
+
 enum baton_event_type {
 	BATON_EVENT_UNSPEC,
 	BATON_EVENT_RING_CREATED,
@@ -174,12 +228,16 @@ enum baton_a_event {
 	BATON_A_EVENT_UNSPEC,
 	BATON_A_EVENT_PAD,
 	BATON_A_EVENT_TYPE,		/* u32, enum baton_event_type */
-	BATON_A_EVENT_NAME,		/* string, the ring or domain */
-	BATON_A_EVENT_PID,		/* u32, who died / the straggler */
+	BATON_A_EVENT_NAME,		/* string, the ring, domain or pool */
+	BATON_A_EVENT_PID,		/* u32, who died / the straggler /
+					 * the released pool holder */
 	BATON_A_EVENT_ROLE,		/* u32, PEER_DIED on a ring */
-	BATON_A_EVENT_INDEX,		/* u32, MPSC producer / participant */
+	BATON_A_EVENT_INDEX,		/* u32, MPSC producer / participant /
+					 * pool holder index */
 	BATON_A_EVENT_COUNT,		/* u64, TOMBSTONES: consecutive tickets
-					 * (several events may follow: add) */
+					 * (several events may follow: add);
+					 * POOL_RECLAIMED: buffers;
+					 * POOL_DECAYED: bytes */
 	BATON_A_EVENT_TICKET,		/* u64, TOMBSTONES: first ticket */
 	BATON_A_EVENT_EPOCH,		/* u64, STRAGGLER: its announcement */
 	BATON_A_EVENT_WAITED_MS,	/* u64, STRAGGLER: waited so far */
