@@ -1,0 +1,1128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/pool_bench.c: baton's buffer pool (Documentation/pool.rst) beside
+ * its peers, one measurement per invocation; bench/pool-suite.sh repeats
+ * each RUNS times, counts syscalls with strace and writes
+ * bench/results/pool.md. Three questions:
+ *
+ *  -q alloc     what does an allocation and a free cost on a warm pool?
+ *               ns per alloc+free of one buffer. Patterns: pair (alloc,
+ *               write one word, free), burst (32 allocs, then 32 frees),
+ *               xproc (process A allocates, writes its sequence number and
+ *               hands the buffer over, process B checks and frees it:
+ *               baton_pool_send/recv through an SPSC ring of 16-byte
+ *               slots; rte_mempool: the object pointer through an SP/SC
+ *               rte_ring). Peers: pool (baton), rte (DPDK rte_mempool, a
+ *               cache of 32 per process as baton's magazine, EAL with
+ *               --no-huge: its memory is a shared memfd, so a child
+ *               forked after rte_eal_init() shares the mempool; each
+ *               process uses its own rte_mempool_cache), malloc (glibc,
+ *               one process only). The pools hold 1024 buffers and the
+ *               xproc runs move many more, so a pool that was not
+ *               really shared would run dry (exit 1).
+ *  -q pipeline  what does it cost to move a frame from a producer process
+ *               to a consumer process? The producer writes every byte (the
+ *               words seq * GOLDEN + i, summed as it goes), the consumer
+ *               reads every byte (the same sum, and word 0 checks the
+ *               order). Transports: handle (the frame lives in a pool
+ *               buffer, 16 bytes go through the ring), inline (the
+ *               producer writes a private frame and baton_spsc_push()es it
+ *               in slots of min(frame, 64 KiB), the largest slot a ring
+ *               takes, so a 1 MiB frame is 16 messages; the consumer pops
+ *               into a private frame), pipe (write(2)/read(2) of the whole
+ *               frame, pipe size 1 MiB). Prints ns per frame and MB/s.
+ *  -q rss       what memory does each allocator hold over time? Burst (take
+ *               and touch B MiB of 64 KiB buffers), hold, free all, idle,
+ *               burst again, hold, free, idle; a thread samples RssAnon +
+ *               RssShmem of /proc/self/status every 2 ms (pool buffers
+ *               count as RssShmem once touched, and leave it when the pool
+ *               gives their pages back). Series: pool (decay_ms -d),
+ *               static (a pool with decay_ms 0), malloc (glibc, or
+ *               jemalloc when the suite preloads it; -l names the series).
+ *               Prints the idle baseline, the peak, and per burst the time
+ *               from its last free until RSS <= 1.05 x baseline and until
+ *               95% of the burst's height is given back (-1: not within
+ *               the idle window). -o FILE gets the samples.
+ *
+ * Nothing here asserts a timing. A verification failure exits 1, a setup
+ * failure 2, a combination this build or backend cannot run 4 (skip).
+ *
+ *   pool_bench -q alloc -p pool|rte|malloc -P pair|burst|xproc -s SIZE [-n N]
+ *   pool_bench -q pipeline -t handle|inline|pipe -s SIZE [-n FRAMES]
+ *   pool_bench -q rss -p pool|static|malloc [-d DECAY_MS] [-B MIB]
+ *              [-i IDLE_MS] [-l LABEL] [-o SAMPLES]
+ *   common: [-c A,B] CPUs (default 0,1)
+ */
+#define _GNU_SOURCE
+#include "bench.h"
+
+#include <baton.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef HAVE_DPDK
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+#endif
+
+#define GOLDEN		0x9e3779b97f4a7c15ull
+#define BURST		32u
+#define POOL_COUNT	1024u		/* buffers per class, alloc question */
+#define CACHE_SIZE	32u		/* rte_mempool cache = baton's magazine */
+#define XRING_SLOTS	64u		/* handle ring, alloc question */
+#define PIPE_RING_SLOTS	16u		/* handle ring, pipeline question */
+#define INLINE_RING_BYTES (2u << 20)
+#define PIPE_BYTES	(1 << 20)
+#define WARM_OPS	4096u		/* fixed, so strace's N and 2N cancel it */
+#define WAIT_NS		(30ll * 1000000000ll)
+#define WATCHDOG_S	300
+#define SAMPLE_MS	2
+#define RSS_BUF		(64u << 10)
+#define EXIT_SKIP	4
+
+enum question { Q_ALLOC, Q_PIPELINE, Q_RSS };
+enum peer { P_POOL, P_RTE, P_MALLOC, P_STATIC };
+enum pattern { PAT_PAIR, PAT_BURST, PAT_XPROC };
+enum transport { T_HANDLE, T_INLINE, T_PIPE };
+
+static const char *const peer_names[] = { "pool", "rte", "malloc", "static" };
+static const char *const pattern_names[] = { "pair", "burst", "xproc" };
+static const char *const transport_names[] = { "handle", "inline", "pipe" };
+
+static struct {
+	enum question q;
+	enum peer peer;
+	enum pattern pattern;
+	enum transport transport;
+	size_t size;
+	uint64_t n;
+	int cpu[2];
+	uint32_t decay_ms;
+	uint32_t burst_mib;
+	uint32_t idle_ms;
+	const char *label;
+	const char *samples;
+} g = {
+	.size = 4096,
+	.cpu = { 0, 1 },
+	.decay_ms = 100,
+	.burst_mib = 256,
+};
+
+/* Shared by the two processes of a run (MAP_SHARED before fork). */
+struct ctl {
+	_Alignas(64) uint32_t ready;
+	_Alignas(64) uint32_t go;
+	_Alignas(64) uint64_t t_start;	/* consumer: after the warm-up */
+	uint64_t t_end;			/* consumer: after the last one */
+	uint64_t sum;			/* consumer's checksum */
+	uint64_t errors;		/* order or content mismatches */
+	int rc;				/* consumer: 0 or -errno */
+};
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "pool_bench: %s: %s\n", what, strerror(err));
+	exit(err == EOPNOTSUPP ? EXIT_SKIP : 2);
+}
+
+static void fail(const char *what)
+{
+	fprintf(stderr, "pool_bench: FAILED: %s\n", what);
+	exit(1);
+}
+
+static void name_of(char *buf, size_t len, const char *what)
+{
+	snprintf(buf, len, "pb%d-%s", (int)getpid(), what);
+}
+
+static void spin_until(const uint32_t *flag)
+{
+	unsigned int spins = 0;
+
+	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE))
+		bench_relax(&spins);
+}
+
+static void set_flag(uint32_t *flag)
+{
+	__atomic_store_n(flag, 1, __ATOMIC_RELEASE);
+}
+
+/* ---- the pool's geometry */
+
+static int shift_of(size_t size)
+{
+	int s = 12;
+
+	while (((size_t)1 << s) < size)
+		s++;
+	return s;
+}
+
+static struct baton_pool *pool_make(const char *name, size_t size,
+				    uint32_t count, uint32_t decay_ms)
+{
+	struct baton_pool_params p = {
+		.nr_classes = 1,
+		.decay_ms = decay_ms,
+		.classes = { { .buf_shift = (uint32_t)shift_of(size),
+			       .count = count } },
+	};
+	struct baton_pool *pool;
+	int rc = baton_pool_create(name, &p, &pool);
+
+	if (rc < 0)
+		die("baton_pool_create", -rc);
+	return pool;
+}
+
+static struct baton_ring *ring_make(const char *name, uint32_t slots,
+				    uint32_t slot_size)
+{
+	struct baton_ring_params p = {
+		.kind = BATON_RING_SPSC,
+		.slot_count = slots,
+		.slot_size = slot_size,
+		.mode = 0600,
+		.backend = BATON_BACKEND_AUTO,
+	};
+	struct baton_ring *r;
+	int rc = baton_ring_create(name, &p, BATON_ROLE_PRODUCER, &r);
+
+	if (rc < 0)
+		die("baton_ring_create", -rc);
+	return r;
+}
+
+/* ---- question 1: alloc + free, one process */
+
+/* One word written per buffer, so no compiler can drop a malloc/free pair. */
+static inline void touch_word(void *buf, uint64_t v)
+{
+	*(volatile uint64_t *)buf = v;
+}
+
+static uint64_t pool_alloc_one(struct baton_pool *p)
+{
+	uint64_t h;
+	int rc = baton_pool_alloc(p, g.size, &h);
+
+	if (rc < 0)
+		die("baton_pool_alloc", -rc);
+	return h;
+}
+
+static void pool_free_one(struct baton_pool *p, uint64_t h)
+{
+	int rc = baton_pool_free(p, h);
+
+	if (rc < 0)
+		die("baton_pool_free", -rc);
+}
+
+static void pool_pairs(struct baton_pool *p, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t h = pool_alloc_one(p);
+
+		touch_word(baton_pool_ptr(p, h), i);
+		pool_free_one(p, h);
+	}
+}
+
+static void pool_bursts(struct baton_pool *p, uint64_t n)
+{
+	uint64_t h[BURST];
+
+	for (uint64_t i = 0; i < n; i += BURST) {
+		for (uint32_t k = 0; k < BURST; k++) {
+			h[k] = pool_alloc_one(p);
+			touch_word(baton_pool_ptr(p, h[k]), i + k);
+		}
+		for (uint32_t k = 0; k < BURST; k++)
+			pool_free_one(p, h[k]);
+	}
+}
+
+static double pool_local(void)
+{
+	char name[BATON_NAME_MAX];
+	struct baton_pool *p;
+	void (*run)(struct baton_pool *, uint64_t) =
+		g.pattern == PAT_BURST ? pool_bursts : pool_pairs;
+	uint64_t t0, t1;
+
+	name_of(name, sizeof(name), "pool");
+	p = pool_make(name, g.size, POOL_COUNT, 0);
+	baton_pool_unlink(name);
+	run(p, WARM_OPS);
+	t0 = bench_now_ns();
+	run(p, g.n);
+	t1 = bench_now_ns();
+	baton_pool_close(p);
+	return (double)(t1 - t0) / (double)g.n;
+}
+
+static void *malloc_one(void)
+{
+	void *b = malloc(g.size);
+
+	if (!b)
+		die("malloc", ENOMEM);
+	return b;
+}
+
+static void malloc_pairs(uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		void *b = malloc_one();
+
+		touch_word(b, i);
+		free(b);
+	}
+}
+
+static void malloc_bursts(uint64_t n)
+{
+	void *b[BURST];
+
+	for (uint64_t i = 0; i < n; i += BURST) {
+		for (uint32_t k = 0; k < BURST; k++) {
+			b[k] = malloc_one();
+			touch_word(b[k], i + k);
+		}
+		for (uint32_t k = 0; k < BURST; k++)
+			free(b[k]);
+	}
+}
+
+static double malloc_local(void)
+{
+	void (*run)(uint64_t) =
+		g.pattern == PAT_BURST ? malloc_bursts : malloc_pairs;
+	uint64_t t0, t1;
+
+	run(WARM_OPS);
+	t0 = bench_now_ns();
+	run(g.n);
+	t1 = bench_now_ns();
+	return (double)(t1 - t0) / (double)g.n;
+}
+
+/* ---- question 1: two processes, baton */
+
+static struct ctl *ctl_make(void)
+{
+	struct ctl *c = bench_shared_alloc(sizeof(*c));
+
+	memset(c, 0, sizeof(*c));
+	return c;
+}
+
+/* fork() a consumer pinned to cpu[1]; the parent pins itself to cpu[0]. */
+static pid_t fork_consumer(struct ctl *c, void (*child)(struct ctl *, void *),
+			   void *arg)
+{
+	pid_t parent = getpid(), pid = fork();
+
+	if (pid < 0)
+		die("fork", errno);
+	if (pid == 0) {
+		bench_die_with_parent(parent);
+		bench_pin(g.cpu[1]);
+		child(c, arg);
+		_exit(0);
+	}
+	bench_pin(g.cpu[0]);
+	spin_until(&c->ready);
+	return pid;
+}
+
+static void reap(pid_t pid, struct ctl *c)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+		fail("the consumer process did not exit cleanly");
+	if (c->rc < 0)
+		die("consumer", -c->rc);
+	if (c->errors)
+		fail("the consumer saw wrong buffers");
+}
+
+struct xnames {
+	char pool[BATON_NAME_MAX];
+	char ring[BATON_NAME_MAX];
+};
+
+static void pool_xproc_child(struct ctl *c, void *arg)
+{
+	const struct xnames *nm = arg;
+	struct baton_pool *p;
+	struct baton_ring *r;
+	uint64_t h, len;
+
+	c->rc = baton_pool_open(nm->pool, &p);
+	if (!c->rc)
+		c->rc = baton_ring_open(nm->ring, BATON_ROLE_CONSUMER,
+					BATON_BACKEND_AUTO, &r);
+	set_flag(&c->ready);
+	if (c->rc)
+		return;
+	for (uint64_t i = 0; i < WARM_OPS + g.n; i++) {
+		if (i == WARM_OPS)
+			c->t_start = bench_now_ns();
+		c->rc = baton_pool_recv(r, p, &h, &len, WAIT_NS);
+		if (c->rc)
+			return;
+		c->errors += *(volatile uint64_t *)baton_pool_ptr(p, h) != i;
+		c->rc = baton_pool_free(p, h);
+		if (c->rc)
+			return;
+	}
+	c->t_end = bench_now_ns();
+	baton_ring_close(r);
+	baton_pool_close(p);
+}
+
+/* An empty class while the consumer still holds buffers: wait, bounded. */
+static uint64_t pool_alloc_wait(struct baton_pool *p)
+{
+	uint64_t h, deadline = bench_now_ns() + (uint64_t)WAIT_NS;
+	unsigned int spins = 0;
+	int rc;
+
+	while ((rc = baton_pool_alloc(p, g.size, &h)) == -ENOMEM) {
+		if (bench_now_ns() > deadline)
+			fail("the pool stayed empty: buffers freed by the other process never came back");
+		bench_relax(&spins);
+	}
+	if (rc < 0)
+		die("baton_pool_alloc", -rc);
+	return h;
+}
+
+static double pool_xproc(void)
+{
+	struct ctl *c = ctl_make();
+	struct xnames nm;
+	struct baton_pool *p;
+	struct baton_ring *r;
+	pid_t pid;
+	int rc;
+
+	name_of(nm.pool, sizeof(nm.pool), "xpool");
+	name_of(nm.ring, sizeof(nm.ring), "xring");
+	p = pool_make(nm.pool, g.size, POOL_COUNT, 0);
+	r = ring_make(nm.ring, XRING_SLOTS, 16);
+	pid = fork_consumer(c, pool_xproc_child, &nm);
+	baton_pool_unlink(nm.pool);
+	baton_ring_unlink(nm.ring, BATON_BACKEND_AUTO);
+	for (uint64_t i = 0; i < WARM_OPS + g.n; i++) {
+		uint64_t h = pool_alloc_wait(p);
+
+		touch_word(baton_pool_ptr(p, h), i);
+		rc = baton_pool_send(r, p, h, g.size, WAIT_NS);
+		if (rc < 0)
+			die("baton_pool_send", -rc);
+	}
+	reap(pid, c);
+	baton_ring_close(r);
+	baton_pool_close(p);
+	return (double)(c->t_end - c->t_start) / (double)g.n;
+}
+
+/* ---- question 1: DPDK rte_mempool */
+
+#ifdef HAVE_DPDK
+static void rte_up(void)
+{
+	char *argv[] = { "pool_bench", "--no-huge", "--no-pci", "--no-shconf",
+			 "--no-telemetry", "--log-level=2", "-l", "0", "-m", "256",
+			 NULL };
+
+	if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0)
+		die("rte_eal_init", rte_errno);
+}
+
+static struct rte_mempool *rte_pool(void)
+{
+	struct rte_mempool *mp = rte_mempool_create("pb-mempool", POOL_COUNT,
+						    (unsigned int)g.size,
+						    CACHE_SIZE, 0, NULL, NULL,
+						    NULL, NULL, SOCKET_ID_ANY, 0);
+
+	if (!mp)
+		die("rte_mempool_create", rte_errno);
+	return mp;
+}
+
+static void *rte_get_wait(struct rte_mempool *mp, struct rte_mempool_cache *cache)
+{
+	uint64_t deadline = bench_now_ns() + (uint64_t)WAIT_NS;
+	unsigned int spins = 0;
+	void *obj;
+
+	while (rte_mempool_generic_get(mp, &obj, 1, cache) < 0) {
+		if (bench_now_ns() > deadline)
+			fail("the mempool stayed empty: objects freed by the other process never came back");
+		bench_relax(&spins);
+	}
+	return obj;
+}
+
+static void rte_pairs(struct rte_mempool *mp, struct rte_mempool_cache *cache,
+		      uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		void *obj = rte_get_wait(mp, cache);
+
+		touch_word(obj, i);
+		rte_mempool_generic_put(mp, &obj, 1, cache);
+	}
+}
+
+static void rte_bursts(struct rte_mempool *mp, struct rte_mempool_cache *cache,
+		       uint64_t n)
+{
+	void *obj[BURST];
+
+	for (uint64_t i = 0; i < n; i += BURST) {
+		for (uint32_t k = 0; k < BURST; k++) {
+			obj[k] = rte_get_wait(mp, cache);
+			touch_word(obj[k], i + k);
+		}
+		/* One at a time, as baton's frees: no bulk advantage. */
+		for (uint32_t k = 0; k < BURST; k++)
+			rte_mempool_generic_put(mp, &obj[k], 1, cache);
+	}
+}
+
+static double rte_local(void)
+{
+	struct rte_mempool *mp = rte_pool();
+	struct rte_mempool_cache *cache =
+		rte_mempool_default_cache(mp, rte_lcore_id());
+	void (*run)(struct rte_mempool *, struct rte_mempool_cache *, uint64_t) =
+		g.pattern == PAT_BURST ? rte_bursts : rte_pairs;
+	uint64_t t0, t1;
+
+	if (!cache)
+		die("rte_mempool_default_cache", EINVAL);
+	bench_pin(g.cpu[0]);
+	run(mp, cache, WARM_OPS);
+	t0 = bench_now_ns();
+	run(mp, cache, g.n);
+	t1 = bench_now_ns();
+	rte_mempool_free(mp);
+	return (double)(t1 - t0) / (double)g.n;
+}
+
+struct rte_x {
+	struct rte_mempool *mp;
+	struct rte_ring *ring;
+	struct rte_mempool_cache *cache;	/* the consumer's */
+};
+
+static void rte_xproc_child(struct ctl *c, void *arg)
+{
+	const struct rte_x *x = arg;
+	unsigned int spins = 0;
+	void *obj;
+
+	set_flag(&c->ready);
+	for (uint64_t i = 0; i < WARM_OPS + g.n; i++) {
+		if (i == WARM_OPS)
+			c->t_start = bench_now_ns();
+		while (rte_ring_sc_dequeue(x->ring, &obj) < 0)
+			bench_relax(&spins);
+		c->errors += *(volatile uint64_t *)obj != i;
+		rte_mempool_generic_put(x->mp, &obj, 1, x->cache);
+	}
+	c->t_end = bench_now_ns();
+}
+
+static double rte_xproc(void)
+{
+	struct ctl *c = ctl_make();
+	struct rte_x x = { .mp = rte_pool() };
+	struct rte_mempool_cache *mine;
+	unsigned int spins = 0;
+	pid_t pid;
+
+	/*
+	 * The per-lcore caches belong to lcore 0 in both processes (the
+	 * child inherits the parent's lcore id), so each process takes a
+	 * cache of its own, as two lcores would have.
+	 */
+	mine = rte_mempool_cache_create(CACHE_SIZE, SOCKET_ID_ANY);
+	x.cache = rte_mempool_cache_create(CACHE_SIZE, SOCKET_ID_ANY);
+	x.ring = rte_ring_create("pb-ring", XRING_SLOTS, SOCKET_ID_ANY,
+				 RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (!mine || !x.cache || !x.ring)
+		die("rte_mempool_cache_create/rte_ring_create", rte_errno);
+	pid = fork_consumer(c, rte_xproc_child, &x);
+	for (uint64_t i = 0; i < WARM_OPS + g.n; i++) {
+		void *obj = rte_get_wait(x.mp, mine);
+
+		touch_word(obj, i);
+		while (rte_ring_sp_enqueue(x.ring, obj) < 0)
+			bench_relax(&spins);
+	}
+	reap(pid, c);
+	rte_mempool_cache_free(mine);
+	rte_mempool_cache_free(x.cache);
+	rte_ring_free(x.ring);
+	rte_mempool_free(x.mp);
+	return (double)(c->t_end - c->t_start) / (double)g.n;
+}
+#endif /* HAVE_DPDK */
+
+static int q_alloc(void)
+{
+	double ns;
+
+	if (!g.n)
+		g.n = 2000000;
+	g.n = (g.n + BURST - 1) / BURST * BURST;
+	if (g.peer == P_MALLOC && g.pattern == PAT_XPROC) {
+		fprintf(stderr, "pool_bench: malloc has no cross-process form (skip)\n");
+		return EXIT_SKIP;
+	}
+	if (g.peer == P_RTE) {
+#ifdef HAVE_DPDK
+		rte_up();
+		ns = g.pattern == PAT_XPROC ? rte_xproc() : rte_local();
+		rte_eal_cleanup();
+#else
+		fprintf(stderr, "pool_bench: built without DPDK (skip)\n");
+		return EXIT_SKIP;
+#endif
+	} else {
+		bench_pin(g.cpu[0]);
+		if (g.peer == P_MALLOC)
+			ns = malloc_local();
+		else
+			ns = g.pattern == PAT_XPROC ? pool_xproc() : pool_local();
+	}
+	printf("alloc,%s,%s,%zu,%llu,%.2f\n", peer_names[g.peer],
+	       pattern_names[g.pattern], g.size, (unsigned long long)g.n, ns);
+	return 0;
+}
+
+/* ---- question 2: the pipeline */
+
+/* Every word written, summed as it goes: the producer's side. */
+static uint64_t frame_fill(uint64_t *w, size_t size, uint64_t seq)
+{
+	uint64_t sum = 0, base = seq * GOLDEN;
+
+	for (size_t i = 0; i < size / 8; i++) {
+		w[i] = base + i;
+		sum += base + i;
+	}
+	return sum;
+}
+
+/* Every word read: the consumer's side; word 0 says the order. */
+static uint64_t frame_sum(const uint64_t *w, size_t size, uint64_t seq,
+			  uint64_t *errors)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < size / 8; i++)
+		sum += w[i];
+	*errors += w[0] != seq * GOLDEN;
+	return sum;
+}
+
+struct pipe_run {
+	char pool[BATON_NAME_MAX];
+	char ring[BATON_NAME_MAX];
+	int fd[2];
+	uint64_t warm;
+	uint32_t part;		/* inline: bytes per message */
+};
+
+static void handle_consumer(struct ctl *c, const struct pipe_run *pr)
+{
+	struct baton_pool *p;
+	struct baton_ring *r;
+	uint64_t h, len, s;
+
+	c->rc = baton_pool_open(pr->pool, &p);
+	if (!c->rc)
+		c->rc = baton_ring_open(pr->ring, BATON_ROLE_CONSUMER,
+					BATON_BACKEND_AUTO, &r);
+	set_flag(&c->ready);
+	if (c->rc)
+		return;
+	for (uint64_t i = 0; i < pr->warm + g.n; i++) {
+		if (i == pr->warm)
+			c->t_start = bench_now_ns();
+		c->rc = baton_pool_recv(r, p, &h, &len, WAIT_NS);
+		if (c->rc)
+			return;
+		s = frame_sum(baton_pool_ptr(p, h), len, i, &c->errors);
+		c->sum += i >= pr->warm ? s : 0;
+		c->rc = baton_pool_free(p, h);
+		if (c->rc)
+			return;
+	}
+	c->t_end = bench_now_ns();
+	baton_ring_close(r);
+	baton_pool_close(p);
+}
+
+static void inline_consumer(struct ctl *c, const struct pipe_run *pr)
+{
+	uint64_t *frame = malloc(g.size), s;
+	struct baton_ring *r;
+
+	if (!frame)
+		c->rc = -ENOMEM;
+	else
+		c->rc = baton_ring_open(pr->ring, BATON_ROLE_CONSUMER,
+					BATON_BACKEND_AUTO, &r);
+	set_flag(&c->ready);
+	if (c->rc)
+		return;
+	for (uint64_t i = 0; i < pr->warm + g.n; i++) {
+		if (i == pr->warm)
+			c->t_start = bench_now_ns();
+		for (size_t off = 0; off < g.size; off += pr->part) {
+			c->rc = baton_spsc_pop(r, (char *)frame + off, pr->part,
+					       WAIT_NS);
+			if (c->rc)
+				return;
+		}
+		s = frame_sum(frame, g.size, i, &c->errors);
+		c->sum += i >= pr->warm ? s : 0;
+	}
+	c->t_end = bench_now_ns();
+	baton_ring_close(r);
+	free(frame);
+}
+
+static void pipe_consumer(struct ctl *c, const struct pipe_run *pr)
+{
+	uint64_t *frame = malloc(g.size), s;
+
+	close(pr->fd[1]);
+	c->rc = frame ? 0 : -ENOMEM;
+	set_flag(&c->ready);
+	if (c->rc)
+		return;
+	for (uint64_t i = 0; i < pr->warm + g.n; i++) {
+		if (i == pr->warm)
+			c->t_start = bench_now_ns();
+		c->rc = bench_read_full(pr->fd[0], frame, g.size);
+		if (c->rc)
+			return;
+		s = frame_sum(frame, g.size, i, &c->errors);
+		c->sum += i >= pr->warm ? s : 0;
+	}
+	c->t_end = bench_now_ns();
+	free(frame);
+}
+
+static void pipeline_child(struct ctl *c, void *arg)
+{
+	const struct pipe_run *pr = arg;
+
+	if (g.transport == T_HANDLE)
+		handle_consumer(c, pr);
+	else if (g.transport == T_INLINE)
+		inline_consumer(c, pr);
+	else
+		pipe_consumer(c, pr);
+}
+
+/* The producer's frames; returns the sum of the frames after the warm-up. */
+static uint64_t handle_produce(const struct pipe_run *pr, struct baton_pool *p,
+			       struct baton_ring *r)
+{
+	uint64_t sum = 0, s;
+	int rc;
+
+	for (uint64_t i = 0; i < pr->warm + g.n; i++) {
+		uint64_t h = pool_alloc_wait(p);
+
+		s = frame_fill(baton_pool_ptr(p, h), g.size, i);
+		sum += i >= pr->warm ? s : 0;
+		rc = baton_pool_send(r, p, h, g.size, WAIT_NS);
+		if (rc < 0)
+			die("baton_pool_send", -rc);
+	}
+	return sum;
+}
+
+static uint64_t copy_produce(const struct pipe_run *pr, struct baton_ring *r)
+{
+	uint64_t *frame = malloc(g.size), sum = 0, s;
+	int rc = 0;
+
+	if (!frame)
+		die("malloc", ENOMEM);
+	for (uint64_t i = 0; i < pr->warm + g.n; i++) {
+		s = frame_fill(frame, g.size, i);
+		sum += i >= pr->warm ? s : 0;
+		if (!r) {
+			rc = bench_write_full(pr->fd[1], frame, g.size);
+			if (rc)
+				die("pipe write", -rc);
+			continue;
+		}
+		for (size_t off = 0; off < g.size; off += pr->part) {
+			rc = baton_spsc_push(r, (char *)frame + off, pr->part,
+					     WAIT_NS);
+			if (rc)
+				die("baton_spsc_push", -rc);
+		}
+	}
+	free(frame);
+	return sum;
+}
+
+static uint32_t pow2_floor(uint64_t v)
+{
+	uint32_t p = 1;
+
+	while ((uint64_t)p * 2 <= v)
+		p *= 2;
+	return p;
+}
+
+static int q_pipeline(void)
+{
+	struct ctl *c = ctl_make();
+	struct pipe_run pr = { .part = (uint32_t)(g.size < 65536 ? g.size : 65536) };
+	struct baton_pool *p = NULL;
+	struct baton_ring *r = NULL;
+	uint64_t sum;
+	double ns;
+	pid_t pid;
+
+	if (!g.n)
+		g.n = (512ull << 20) / g.size;
+	pr.warm = g.n / 8 < 64 ? g.n / 8 : 64;
+	name_of(pr.pool, sizeof(pr.pool), "ppool");
+	name_of(pr.ring, sizeof(pr.ring), "pring");
+	if (g.transport == T_HANDLE) {
+		/* Ring, both magazines and a refill in flight, with room. */
+		p = pool_make(pr.pool, g.size, 4 * PIPE_RING_SLOTS + 4 * CACHE_SIZE,
+			      0);
+		r = ring_make(pr.ring, PIPE_RING_SLOTS, 16);
+	} else if (g.transport == T_INLINE) {
+		r = ring_make(pr.ring, pow2_floor(INLINE_RING_BYTES / pr.part) < 2 ?
+			      2 : pow2_floor(INLINE_RING_BYTES / pr.part), pr.part);
+	} else {
+		if (pipe(pr.fd))
+			die("pipe", errno);
+		if (fcntl(pr.fd[1], F_SETPIPE_SZ, PIPE_BYTES) < 0)
+			fprintf(stderr, "pool_bench: F_SETPIPE_SZ: %s (default size)\n",
+				strerror(errno));
+	}
+	pid = fork_consumer(c, pipeline_child, &pr);
+	if (p)
+		baton_pool_unlink(pr.pool);
+	if (r)
+		baton_ring_unlink(pr.ring, BATON_BACKEND_AUTO);
+	if (g.transport == T_PIPE)
+		close(pr.fd[0]);
+	if (g.transport == T_HANDLE)
+		sum = handle_produce(&pr, p, r);
+	else
+		sum = copy_produce(&pr, g.transport == T_INLINE ? r : NULL);
+	reap(pid, c);
+	if (c->sum != sum)
+		fail("checksum mismatch between producer and consumer");
+	if (r)
+		baton_ring_close(r);
+	baton_pool_close(p);
+	ns = (double)(c->t_end - c->t_start) / (double)g.n;
+	printf("pipeline,%s,%zu,%llu,%.1f,%.1f,%zu\n", transport_names[g.transport],
+	       g.size, (unsigned long long)g.n, ns, (double)g.size * 1e3 / ns,
+	       g.transport == T_INLINE ? g.size / pr.part : 1);
+	return 0;
+}
+
+/* ---- question 3: resident memory over time */
+
+struct sampler {
+	uint64_t t0;
+	uint64_t *t_ns;
+	uint32_t *kib;
+	uint32_t n, cap;
+	uint32_t stop;
+};
+
+/* RssAnon + RssShmem of this process, in KiB; 0 if unreadable. */
+static uint32_t rss_kib(void)
+{
+	static char buf[4096];
+	uint32_t total = 0;
+	ssize_t got;
+	char *s;
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	got = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (got <= 0)
+		return 0;
+	buf[got] = '\0';
+	s = strstr(buf, "RssAnon:");
+	if (s)
+		total += (uint32_t)strtoul(s + 8, NULL, 10);
+	s = strstr(buf, "RssShmem:");
+	if (s)
+		total += (uint32_t)strtoul(s + 9, NULL, 10);
+	return total;
+}
+
+static void *sampler_main(void *arg)
+{
+	struct sampler *sp = arg;
+	struct timespec ts = { 0, SAMPLE_MS * 1000000L };
+
+	while (!__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE) && sp->n < sp->cap) {
+		sp->t_ns[sp->n] = bench_now_ns() - sp->t0;
+		sp->kib[sp->n] = rss_kib();
+		__atomic_store_n(&sp->n, sp->n + 1, __ATOMIC_RELEASE);
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+/* What the series allocates: handles in a pool, or malloc'd blocks. */
+struct rss_heap {
+	struct baton_pool *pool;
+	uint64_t *h;
+	void **blk;
+	uint32_t count;
+};
+
+static void burst(struct rss_heap *hp)
+{
+	for (uint32_t i = 0; i < hp->count; i++) {
+		char *b;
+
+		if (hp->pool) {
+			hp->h[i] = pool_alloc_one(hp->pool);
+			b = baton_pool_ptr(hp->pool, hp->h[i]);
+		} else {
+			b = hp->blk[i] = malloc(RSS_BUF);
+			if (!b)
+				die("malloc", ENOMEM);
+		}
+		for (uint32_t off = 0; off < RSS_BUF; off += 4096)
+			b[off] = (char)i;
+	}
+}
+
+static void unburst(struct rss_heap *hp)
+{
+	for (uint32_t i = 0; i < hp->count; i++) {
+		if (hp->pool)
+			pool_free_one(hp->pool, hp->h[i]);
+		else
+			free(hp->blk[i]);
+	}
+}
+
+static void sleep_ms(uint32_t ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* ms from t_end until the first sample at or under limit; -1: never. */
+static double settle_ms(const struct sampler *sp, uint64_t t_end,
+			uint64_t t_stop, double limit)
+{
+	for (uint32_t i = 0; i < sp->n; i++)
+		if (sp->t_ns[i] >= t_end && sp->t_ns[i] <= t_stop &&
+		    sp->kib[i] <= limit)
+			return (double)(sp->t_ns[i] - t_end) / 1e6;
+	return -1;
+}
+
+static void samples_write(const struct sampler *sp, const char *label)
+{
+	FILE *f;
+
+	if (!g.samples)
+		return;
+	f = fopen(g.samples, "w");
+	if (!f)
+		die(g.samples, errno);
+	fprintf(f, "# %s: t_ms rss_kib (RssAnon + RssShmem)\n", label);
+	for (uint32_t i = 0; i < sp->n; i++)
+		fprintf(f, "%.1f %u\n", (double)sp->t_ns[i] / 1e6, sp->kib[i]);
+	fclose(f);
+}
+
+static int q_rss(void)
+{
+	struct sampler sp = { 0 };
+	struct rss_heap hp = { .count = (uint32_t)(((uint64_t)g.burst_mib << 20) / RSS_BUF) };
+	const char *label = g.label ? g.label : peer_names[g.peer];
+	uint64_t mark[5];	/* burst 1 start, burst 1 freed, 2 start, 2 freed, end */
+	uint32_t pre_ms = 100, hold_ms = 50, base = 0, peak = 0, nbase = 0;
+	char name[BATON_NAME_MAX];
+	pthread_t th;
+
+	if (!g.idle_ms)
+		g.idle_ms = g.decay_ms * 6 > 600 ? g.decay_ms * 6 : 600;
+	sp.cap = (pre_ms + 2 * hold_ms + 2 * g.idle_ms) / SAMPLE_MS + 20000;
+	sp.t_ns = calloc(sp.cap, sizeof(*sp.t_ns));
+	sp.kib = calloc(sp.cap, sizeof(*sp.kib));
+	hp.h = calloc(hp.count, sizeof(*hp.h));
+	hp.blk = calloc(hp.count, sizeof(*hp.blk));
+	if (!sp.t_ns || !sp.kib || !hp.h || !hp.blk)
+		die("calloc", ENOMEM);
+	/* Touched now, so the sampler's own arrays are in the baseline. */
+	memset(sp.t_ns, 0, sp.cap * sizeof(*sp.t_ns));
+	memset(sp.kib, 0, sp.cap * sizeof(*sp.kib));
+	memset(hp.h, 0, hp.count * sizeof(*hp.h));
+	memset(hp.blk, 0, hp.count * sizeof(*hp.blk));
+	if (g.peer == P_POOL || g.peer == P_STATIC) {
+		name_of(name, sizeof(name), "rss");
+		hp.pool = pool_make(name, RSS_BUF, hp.count,
+				    g.peer == P_POOL ? g.decay_ms : 0);
+		baton_pool_unlink(name);
+	}
+	sp.t0 = bench_now_ns();
+	if (pthread_create(&th, NULL, sampler_main, &sp))
+		die("pthread_create", EAGAIN);
+	sleep_ms(pre_ms);
+	for (int b = 0; b < 2; b++) {
+		mark[2 * b] = bench_now_ns() - sp.t0;
+		burst(&hp);
+		sleep_ms(hold_ms);
+		unburst(&hp);
+		mark[2 * b + 1] = bench_now_ns() - sp.t0;
+		sleep_ms(g.idle_ms);
+	}
+	mark[4] = bench_now_ns() - sp.t0;
+	__atomic_store_n(&sp.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	for (uint32_t i = 0; i < sp.n; i++) {
+		if (sp.t_ns[i] < mark[0]) {	/* the idle baseline: mean */
+			base += sp.kib[i];
+			nbase++;
+		}
+		peak = sp.kib[i] > peak ? sp.kib[i] : peak;
+	}
+	base = nbase ? base / nbase : 0;
+	samples_write(&sp, label);
+	printf("rss,%s,%u,%u,%u,%u,%u", label,
+	       g.peer == P_POOL ? g.decay_ms : 0, g.burst_mib, base, peak,
+	       sp.n ? sp.kib[sp.n - 1] : 0);
+	for (int b = 0; b < 2; b++) {
+		uint64_t stop = mark[2 * b + 2];
+
+		printf(",%.1f,%.1f", settle_ms(&sp, mark[2 * b + 1], stop, base * 1.05),
+		       settle_ms(&sp, mark[2 * b + 1], stop,
+				 base + 0.05 * (double)(peak - base)));
+	}
+	printf(",%u,%.1f,%.1f\n", g.idle_ms, (double)mark[1] / 1e6,
+	       (double)mark[3] / 1e6);
+	baton_pool_close(hp.pool);
+	return 0;
+}
+
+/* ---- options */
+
+static int pick(const char *s, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	fprintf(stderr, "pool_bench: unknown value '%s'\n", s);
+	exit(2);
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: pool_bench -q alloc -p pool|rte|malloc -P pair|burst|xproc -s SIZE [-n N]\n"
+		"       pool_bench -q pipeline -t handle|inline|pipe -s SIZE [-n FRAMES]\n"
+		"       pool_bench -q rss -p pool|static|malloc [-d DECAY_MS] [-B MIB] [-i IDLE_MS]\n"
+		"                  [-l LABEL] [-o SAMPLES]\n"
+		"       common: [-c A,B]; -h prints the CSV headers\n");
+	exit(2);
+}
+
+static void headers(void)
+{
+	printf("alloc,peer,pattern,size,n,ns_per_op\n"
+	       "pipeline,transport,size,frames,ns_per_frame,mb_per_s,msgs_per_frame\n"
+	       "rss,series,decay_ms,burst_mib,base_kib,peak_kib,last_kib,"
+	       "settle1_ms,settle95_1_ms,settle2_ms,settle95_2_ms,idle_ms,"
+	       "burst1_end_ms,burst2_end_ms\n");
+	exit(0);
+}
+
+static void parse(int argc, char **argv)
+{
+	static const char *const qs[] = { "alloc", "pipeline", "rss" };
+	int o;
+
+	while ((o = getopt(argc, argv, "q:p:P:t:s:n:c:d:B:i:l:o:h")) != -1) {
+		switch (o) {
+		case 'q': g.q = (enum question)pick(optarg, qs, 3); break;
+		case 'p': g.peer = (enum peer)pick(optarg, peer_names, 4); break;
+		case 'P': g.pattern = (enum pattern)pick(optarg, pattern_names, 3); break;
+		case 't': g.transport = (enum transport)pick(optarg, transport_names, 3); break;
+		case 's': g.size = (size_t)bench_parse_count(optarg); break;
+		case 'n': g.n = bench_parse_count(optarg); break;
+		case 'c':
+			if (bench_parse_cpus(optarg, g.cpu))
+				usage();
+			break;
+		case 'd': g.decay_ms = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'B': g.burst_mib = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'i': g.idle_ms = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'l': g.label = optarg; break;
+		case 'o': g.samples = optarg; break;
+		case 'h': headers(); break;
+		default: usage();
+		}
+	}
+	if (g.size < 8 || g.size > (4u << 20) || g.size % 8)
+		usage();
+}
+
+int main(int argc, char **argv)
+{
+	parse(argc, argv);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	bench_check_cpus("pool_bench", g.cpu);
+	bench_watchdog(WATCHDOG_S, "pool_bench: stalled");
+	signal(SIGPIPE, SIG_IGN);
+	if (g.q == Q_ALLOC)
+		return q_alloc();
+	if (g.q == Q_PIPELINE)
+		return q_pipeline();
+	return q_rss();
+}
