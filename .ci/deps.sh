@@ -41,6 +41,8 @@ PKGS=(
 	# the epoch comparisons, gnuplot for the plots; valgrind above: the perf gate
 	dpdk-dev libck-dev liburcu-dev iceoryx libiceoryx-binding-c-dev
 	gnuplot-nox
+	# bench/pool_bench's RSS series: jemalloc with dirty_decay_ms (LD_PRELOAD)
+	libjemalloc2
 )
 
 missing=()

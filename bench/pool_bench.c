@@ -19,7 +19,9 @@
  *               process uses its own rte_mempool_cache), malloc (glibc,
  *               one process only). The pools hold 1024 buffers and the
  *               xproc runs move many more, so a pool that was not
- *               really shared would run dry (exit 1).
+ *               really shared would run dry (exit 1). 4096 untimed
+ *               operations first, a fixed number so that strace over N
+ *               and 2N operations cancels them.
  *  -q pipeline  what does it cost to move a frame from a producer process
  *               to a consumer process? The producer writes every byte (the
  *               words seq * GOLDEN + i, summed as it goes), the consumer
@@ -30,7 +32,10 @@
  *               in slots of min(frame, 64 KiB), the largest slot a ring
  *               takes, so a 1 MiB frame is 16 messages; the consumer pops
  *               into a private frame), pipe (write(2)/read(2) of the whole
- *               frame, pipe size 1 MiB). Prints ns per frame and MB/s.
+ *               frame, pipe size 1 MiB). Prints ns per frame and MB/s,
+ *               timed by the consumer after 192 untimed frames (the pool's
+ *               count: its FIFO free queue cycles frames through every
+ *               buffer, and each must have been faulted in once).
  *  -q rss       what memory does each allocator hold over time? Burst (take
  *               and touch B MiB of 64 KiB buffers), hold, free all, idle,
  *               burst again, hold, free, idle; a thread samples RssAnon +
@@ -84,6 +89,8 @@
 #define CACHE_SIZE	32u		/* rte_mempool cache = baton's magazine */
 #define XRING_SLOTS	64u		/* handle ring, alloc question */
 #define PIPE_RING_SLOTS	16u		/* handle ring, pipeline question */
+/* Ring, both magazines and a refill in flight, with room to spare. */
+#define PIPE_POOL_COUNT	(4 * PIPE_RING_SLOTS + 4 * CACHE_SIZE)
 #define INLINE_RING_BYTES (2u << 20)
 #define PIPE_BYTES	(1 << 20)
 #define WARM_OPS	4096u		/* fixed, so strace's N and 2N cancel it */
@@ -111,6 +118,7 @@ static struct {
 	uint64_t n;
 	int cpu[2];
 	uint32_t decay_ms;
+	int decay_given;	/* -d: the malloc series prints it (jemalloc) */
 	uint32_t burst_mib;
 	uint32_t idle_ms;
 	const char *label;
@@ -820,13 +828,16 @@ static int q_pipeline(void)
 
 	if (!g.n)
 		g.n = (512ull << 20) / g.size;
-	pr.warm = g.n / 8 < 64 ? g.n / 8 : 64;
+	/*
+	 * The pool's free queue is FIFO, so frames by handle cycle through
+	 * every buffer of the pool: warm up with that many frames, so each
+	 * buffer has had its pages faulted in before the clock starts.
+	 */
+	pr.warm = PIPE_POOL_COUNT;
 	name_of(pr.pool, sizeof(pr.pool), "ppool");
 	name_of(pr.ring, sizeof(pr.ring), "pring");
 	if (g.transport == T_HANDLE) {
-		/* Ring, both magazines and a refill in flight, with room. */
-		p = pool_make(pr.pool, g.size, 4 * PIPE_RING_SLOTS + 4 * CACHE_SIZE,
-			      0);
+		p = pool_make(pr.pool, g.size, PIPE_POOL_COUNT, 0);
 		r = ring_make(pr.ring, PIPE_RING_SLOTS, 16);
 	} else if (g.transport == T_INLINE) {
 		r = ring_make(pr.ring, pow2_floor(INLINE_RING_BYTES / pr.part) < 2 ?
@@ -1036,7 +1047,8 @@ static int q_rss(void)
 	base = nbase ? base / nbase : 0;
 	samples_write(&sp, label);
 	printf("rss,%s,%u,%u,%u,%u,%u", label,
-	       g.peer == P_POOL ? g.decay_ms : 0, g.burst_mib, base, peak,
+	       g.peer == P_POOL || (g.peer == P_MALLOC && g.decay_given) ?
+	       g.decay_ms : 0, g.burst_mib, base, peak,
 	       sp.n ? sp.kib[sp.n - 1] : 0);
 	for (int b = 0; b < 2; b++) {
 		uint64_t stop = mark[2 * b + 2];
@@ -1100,7 +1112,10 @@ static void parse(int argc, char **argv)
 			if (bench_parse_cpus(optarg, g.cpu))
 				usage();
 			break;
-		case 'd': g.decay_ms = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'd':
+			g.decay_ms = (uint32_t)strtoul(optarg, NULL, 10);
+			g.decay_given = 1;
+			break;
 		case 'B': g.burst_mib = (uint32_t)strtoul(optarg, NULL, 10); break;
 		case 'i': g.idle_ms = (uint32_t)strtoul(optarg, NULL, 10); break;
 		case 'l': g.label = optarg; break;

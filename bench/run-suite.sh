@@ -5,7 +5,8 @@
 # bench/results/: raw.csv (every run), summary.csv (per figure: runs,
 # median, min, max), syscalls.csv, *.png (gnuplot) and summary.md; the rate
 # sweep (bench/rate-sweep.sh, host and VM rows) writes rate.md and its own
-# csv files and plots beside them.
+# csv files and plots beside them; the buffer pool's (bench/pool-suite.sh)
+# pool.md, pool.csv and pool-rss.png.
 #
 #   bench/run-suite.sh [--quick] [--host-only | --vm-only | --report-only]
 #
@@ -241,6 +242,17 @@ companions() {
 	done
 }
 
+# The buffer pool's figures (bench/pool-suite.sh owns them and pool.md).
+pool_suite() {
+	local args=()
+	((quick)) && args+=(--quick)
+	((do_host && !do_vm)) && args+=(--host-only)
+	((do_vm && !do_host)) && args+=(--vm-only)
+	((!do_host && !do_vm)) && args+=(--report-only)
+	BENCH_RESULTS=$res CPUS=$CPUS RUNS=$RUNS "$here/pool-suite.sh" "${args[@]}" ||
+		echo "run-suite: pool suite failed"
+}
+
 # Median, min, max and runs per figure from raw.csv.
 summarize() {
 	echo "backend,peer,mode,size,handle,batch,runs,rate_med,rate_min,rate_max,p50_med,p50_min,p50_max,p99_med,p999_med,cpu_med,clpp_med,placements" >"$sumcsv"
@@ -297,6 +309,7 @@ fi
 ((do_host)) && companions
 ((do_host)) && rate_sweep
 ((do_vm)) && vm_suite
+pool_suite
 summarize
 plots
 report

@@ -182,6 +182,7 @@ others=
 for f in spsc_xproc mpsc_sweep epoch_snapshot; do
 	[[ -f $dir/$f.txt ]] && others="$others [$f.txt]($f.txt)"
 done
+[[ -f $dir/pool.md ]] && others="$others [pool.md](pool.md) (buffer pools)"
 if [[ -n $others ]]; then
 	echo
 	echo "## The other bench programs"

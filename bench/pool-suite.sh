@@ -1,0 +1,239 @@
+#!/bin/bash
+# bench/pool-suite.sh: owns bench/results/pool.md, pool.csv, pool-raw.csv,
+# pool-syscalls.csv, pool-rss.csv and pool-rss.png: the buffer pool's
+# figures (issue 14, item 7), measured by bench/pool_bench (host) and
+# bench/pool_bench-static (VM, kmod backend, via bench/pool-vm.sh).
+# bench/run-suite.sh (`make bench`) calls it; it runs on its own too:
+#
+#   bench/pool-suite.sh [--quick] [--host-only | --vm-only | --report-only]
+#
+# Env: RUNS (runs per figure, default 5; --quick 2), CPUS (default 0,1),
+# N (alloc+free operations per run, default 2M; --quick 200k), PIPE_MIB
+# (bytes per pipeline run, default 512; --quick 64), BURST_MIB (RSS burst,
+# default 256; the VM's VM_BURST_MIB 64), DECAY_MS (default 100),
+# VM_RUNS (default 1) and VM_N (default 20000): TCG is slow,
+# BENCH_RESULTS (default bench/results).
+#
+# Every figure: median over its runs, (min..max), ×runs, beside its
+# baseline as a ratio of medians. Syscalls per operation: strace -f -c over
+# N and 2N operations, the difference over N. Nothing asserts a timing.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+res=${BENCH_RESULTS:-$here/results}
+quick=0 do_host=1 do_vm=1
+for a in "$@"; do
+	case $a in
+	--quick) quick=1 ;;
+	--host-only) do_vm=0 ;;
+	--vm-only) do_host=0 ;;
+	--report-only) do_host=0 do_vm=0 ;;
+	*) echo "usage: pool-suite.sh [--quick] [--host-only|--vm-only|--report-only]" >&2; exit 2 ;;
+	esac
+done
+if ((quick)); then
+	RUNS=${RUNS:-2} N=${N:-200000} PIPE_MIB=${PIPE_MIB:-64}
+else
+	RUNS=${RUNS:-5} N=${N:-2000000} PIPE_MIB=${PIPE_MIB:-512}
+fi
+CPUS=${CPUS:-0,1}
+BURST_MIB=${BURST_MIB:-256}
+VM_BURST_MIB=${VM_BURST_MIB:-64}
+DECAY_MS=${DECAY_MS:-100}
+VM_RUNS=${VM_RUNS:-1}
+VM_N=${VM_N:-20000}
+BIN=$here/pool_bench
+JEMALLOC=${JEMALLOC:-/usr/lib/x86_64-linux-gnu/libjemalloc.so.2}
+raw=$res/pool-raw.csv
+sumcsv=$res/pool.csv
+sysc=$res/pool-syscalls.csv
+rsscsv=$res/pool-rss.csv
+mkdir -p "$res"
+exec 8>"$res/.pool-lock"
+flock -n 8 || { echo "pool-suite: another pool-suite.sh holds $res/.pool-lock" >&2; exit 1; }
+t_start=$SECONDS
+
+# one WHERE RUN ARGS...: one pool_bench run into raw.csv; a skip (exit 4)
+# is recorded with its reason.
+one() {
+	local where=$1 run=$2 line rc=0
+	shift 2
+	line=$(BATON_BACKEND=memfd "$BIN" -c "$CPUS" "$@" 2>"$res/pool-last.err") || rc=$?
+	if ((rc == 4)); then
+		echo "$where,$run,skip,$*,$(tail -n 1 "$res/pool-last.err" | tr ',' ';')" >>"$raw"
+		echo "  $where $* run $run: skipped: $(tail -n 1 "$res/pool-last.err")"
+		return 0
+	elif ((rc)); then
+		echo "  $where $* run $run: FAILED (rc $rc): $(tail -n 1 "$res/pool-last.err")"
+		return 0
+	fi
+	echo "$where,$run,$line" >>"$raw"
+	echo "  $where run $run/$RUNS ($((SECONDS - t_start)) s): $line"
+}
+
+# calls ARGS...: every syscall of a pool_bench run (all processes).
+calls() {
+	local f=$res/pool-strace.tmp
+	BATON_BACKEND=memfd strace -f -c -o "$f" "$BIN" -c "$CPUS" "$@" >/dev/null 2>&1 ||
+		{ echo NA; rm -f "$f"; return; }
+	awk '$NF == "total" { print $4 }' "$f"
+	rm -f "$f"
+}
+
+syscalls() {
+	local peer=$1 pat=$2 size=$3 n=20000 a b
+	a=$(calls -q alloc -p "$peer" -P "$pat" -s "$size" -n $n)
+	b=$(calls -q alloc -p "$peer" -P "$pat" -s "$size" -n $((2 * n)))
+	if [[ $a == NA || $b == NA || -z $a || -z $b ]]; then
+		echo "host,$peer,$pat,$size,NA"
+	else
+		awk -v a="$a" -v b="$b" -v n=$n -v p="$peer" -v t="$pat" -v s="$size" \
+			'BEGIN { printf "host,%s,%s,%s,%.4f\n", p, t, s, (b - a) / n }'
+	fi
+}
+
+host_rss() {
+	local run series
+	for ((run = 1; run <= RUNS; run++)); do
+		one host "$run" -q rss -p pool -d "$DECAY_MS" -B "$BURST_MIB" -l pool-memfd -o "$res/pool-rss-pool-memfd.$run.dat"
+		one host "$run" -q rss -p static -B "$BURST_MIB" -l static-memfd -o "$res/pool-rss-static-memfd.$run.dat"
+		one host "$run" -q rss -p malloc -B "$BURST_MIB" -l glibc -o "$res/pool-rss-glibc.$run.dat"
+		[[ -f $JEMALLOC ]] || continue
+		for series in jemalloc jemalloc-bg; do
+			local conf="dirty_decay_ms:$DECAY_MS,muzzy_decay_ms:0"
+			[[ $series == jemalloc-bg ]] && conf="$conf,background_thread:true"
+			LD_PRELOAD=$JEMALLOC MALLOC_CONF=$conf \
+				one host "$run" -q rss -p malloc -d "$DECAY_MS" -B "$BURST_MIB" -l "$series" \
+				-o "$res/pool-rss-$series.$run.dat"
+		done
+	done
+	[[ -f $JEMALLOC ]] || echo "pool-suite: no $JEMALLOC (libjemalloc2): no jemalloc series"
+}
+
+host_suite() {
+	local run size peer pat t
+	echo "pool-suite: host (memfd backend), CPUs $CPUS, $RUNS runs per figure"
+	for size in 4096 65536; do
+		for peer in pool rte malloc; do
+			for pat in pair burst xproc; do
+				for ((run = 1; run <= RUNS; run++)); do
+					one host "$run" -q alloc -p "$peer" -P "$pat" -s "$size" -n "$N"
+				done
+			done
+		done
+	done
+	for size in 4096 65536 1048576; do
+		for t in handle inline pipe; do
+			for ((run = 1; run <= RUNS; run++)); do
+				one host "$run" -q pipeline -t "$t" -s "$size" -n $((PIPE_MIB * 1048576 / size))
+			done
+		done
+	done
+	host_rss
+	echo "pool-suite: syscalls per alloc+free (strace -f -c, N and 2N)"
+	echo "backend,peer,pattern,size,syscalls_per_op" >"$sysc"
+	for size in 4096 65536; do
+		for peer in pool rte malloc; do
+			for pat in pair burst xproc; do
+				[[ $peer == malloc && $pat == xproc ]] && continue
+				syscalls "$peer" "$pat" "$size" | tee -a "$sysc" | sed 's/^/  /'
+			done
+		done
+	done
+}
+
+vm_suite() {
+	local out=$root/build/logs/vm-exec.out
+	echo "pool-suite: VM (kmod backend, TCG), bench/pool-vm.sh via selftests/vm/run-vm.sh exec"
+	if ! BATON_EXEC_ARGS="$VM_RUNS $VM_N $VM_BURST_MIB $DECAY_MS" \
+		"$root/selftests/vm/run-vm.sh" exec "$here/pool-vm.sh" "$here/pool_bench-static" \
+		>"$res/pool-vm.log" 2>&1; then
+		echo "pool-suite: VM run failed (see $res/pool-vm.log, $out)"
+	fi
+	[[ -f $out ]] || return 0
+	sed -n 's/^pool://p' "$out" | tr -d '\r' >>"$raw"
+	sed -n 's/^poolrss:\(vm-[a-z]*\) /\1 /p' "$out" | tr -d '\r' >"$res/pool-rss-vm.tmp"
+	for s in pool static; do
+		awk -v s="vm-$s" '$1 == s { print $2, $3 }' "$res/pool-rss-vm.tmp" >"$res/pool-rss-vm-$s-kmod.1.dat"
+	done
+	rm -f "$res/pool-rss-vm.tmp"
+	grep -c '^vm,' "$raw" | sed 's/^/  VM rows: /' || true
+}
+
+# The raw rows in long form: where,question,subject,variant,size,metric,value.
+longform() {
+	awk -F, -v OFS=, '
+	$3 == "alloc"    { print $1, "alloc", $4, $5, $6, "ns_per_op", $8 }
+	$3 == "pipeline" { print $1, "pipeline", $4, "-", $5, "ns_per_frame", $7
+	                   print $1, "pipeline", $4, "-", $5, "mb_per_s", $8 }
+	$3 == "rss"      { print $1, "rss", $4, $5, $6, "base_kib", $7
+	                   print $1, "rss", $4, $5, $6, "peak_kib", $8
+	                   print $1, "rss", $4, $5, $6, "held_kib", $9 - $7
+	                   print $1, "rss", $4, $5, $6, "settle_base_1_ms", $10
+	                   print $1, "rss", $4, $5, $6, "settle_95_1_ms", $11
+	                   print $1, "rss", $4, $5, $6, "settle_base_2_ms", $12
+	                   print $1, "rss", $4, $5, $6, "settle_95_2_ms", $13 }' "$raw"
+}
+
+# Median, min, max over the runs of each figure. A settle time of -1 (not
+# within the idle window) is counted in `never`, not in the statistics.
+summarize() {
+	echo "where,question,subject,variant,size,metric,runs,median,min,max,never" >"$sumcsv"
+	longform | sort -t, -k1,6 | awk -F, -v OFS=, '
+	function srt(s, a,   n, i, j, t) { n = split(s, a, " "); for (i = 2; i <= n; i++) { t = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > t; j--) a[j + 1] = a[j]; a[j + 1] = t }; return n }
+	function flush(   a, n, med) {
+		if (key == "") return
+		n = srt(vals, a)
+		if (n == 0) { print key, runs, "", "", "", never; return }
+		med = n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+		print key, runs, med, a[1], a[n], never
+	}
+	{
+		k = $1 OFS $2 OFS $3 OFS $4 OFS $5 OFS $6
+		if (k != key) { flush(); key = k; runs = 0; never = 0; vals = "" }
+		runs++
+		if ($6 ~ /^settle/ && $7 < 0) never++; else vals = vals " " $7
+	}
+	END { flush() }' >>"$sumcsv"
+}
+
+# RSS samples of run 1 of each series, one file for gnuplot and the csv.
+rss_data() {
+	local f s
+	echo "series,t_ms,rss_kib" >"$rsscsv"
+	for f in "$res"/pool-rss-*.1.dat; do
+		[[ -f $f ]] || continue
+		s=${f##*/pool-rss-}
+		s=${s%.1.dat}
+		grep -v '^#' "$f" | awk -v s="$s" -v OFS=, '{ print s, $1, $2 }' >>"$rsscsv"
+	done
+}
+
+plot() {
+	command -v gnuplot >/dev/null || { echo "pool-suite: gnuplot missing, no plot"; return 0; }
+	local files=() titles=() f s
+	for f in "$res"/pool-rss-*.1.dat; do
+		[[ -f $f ]] || continue
+		s=${f##*/pool-rss-}
+		files+=("$f")
+		titles+=("${s%.1.dat}")
+	done
+	((${#files[@]})) || { echo "pool-suite: no RSS samples, no plot"; return 0; }
+	gnuplot -e "out='$res/pool-rss.png'; files='${files[*]}'; titles='${titles[*]}'; decay=$DECAY_MS" \
+		"$here/pool-rss.gp" 2>"$res/pool-gnuplot.log" ||
+		echo "pool-suite: gnuplot failed (see $res/pool-gnuplot.log)"
+}
+
+if ((do_host || do_vm)); then
+	: >"$raw"
+	rm -f "$res"/pool-rss-*.dat
+fi
+((do_host)) && host_suite
+((do_vm)) && vm_suite
+summarize
+rss_data
+plot
+RUNS=$RUNS N=$N PIPE_MIB=$PIPE_MIB BURST_MIB=$BURST_MIB VM_BURST_MIB=$VM_BURST_MIB DECAY_MS=$DECAY_MS \
+	"$here/pool-report.sh" "$sumcsv" "$sysc" "$raw" >"$res/pool.md"
+echo "pool-suite: wrote $res/pool.md in $((SECONDS - t_start)) s"
