@@ -46,7 +46,8 @@ cell() {
 	fi
 	mn=$(val "$1" "$2" "$3" "$4" "$5" "$6" 9)
 	mx=$(val "$1" "$2" "$3" "$4" "$5" "$6" 10)
-	local s="$(fmt "$med" "$7") ($(fmt "$mn" "$7")..$(fmt "$mx" "$7")) ×$runs"
+	local s
+	s="$(fmt "$med" "$7") ($(fmt "$mn" "$7")..$(fmt "$mx" "$7")) ×$runs"
 	[[ -n $never && $never != 0 ]] && s="$s; $never of $runs: never"
 	echo "$s"
 }
