@@ -121,6 +121,8 @@ echo "SPSC ring of 16 slots; inline: the producer writes a private frame and pus
 echo "baton ring with slots of min(frame, 64 KiB) (64 KiB is the largest slot a ring takes, so a"
 echo "1 MiB frame is 16 messages), the consumer pops it into a private frame; pipe: write(2) and"
 echo "read(2) of the whole frame, pipe size 1 MiB. ${PIPE_MIB:-?} MiB per run on the host."
+echo "What the slow paths did in each run (consumer waits over 100 µs, parks and wakes, an"
+echo "empty pool): pool-diag.txt."
 for w in host vm; do
 	grep -q "^$w,.*,pipeline," "$raw" || continue
 	echo

@@ -1,6 +1,6 @@
 #!/bin/bash
 # bench/pool-suite.sh: owns bench/results/pool.md, pool.csv, pool-raw.csv,
-# pool-syscalls.csv, pool-rss.csv and pool-rss.png: the buffer pool's
+# pool-syscalls.csv, pool-rss.csv, pool-diag.txt and pool-rss.png: the buffer pool's
 # figures (issue 14, item 7), measured by bench/pool_bench (host) and
 # bench/pool_bench-static (VM, kmod backend, via bench/pool-vm.sh).
 # bench/run-suite.sh (`make bench`) calls it; it runs on its own too:
@@ -11,7 +11,8 @@
 # N (alloc+free operations per run, default 2M; --quick 200k), PIPE_MIB
 # (bytes per pipeline run, default 512; --quick 64), BURST_MIB (RSS burst,
 # default 256; the VM's VM_BURST_MIB 64), DECAY_MS (default 100),
-# VM_RUNS (default 1) and VM_N (default 20000): TCG is slow,
+# VM_RUNS (default 1), VM_N (default 20000) and VM_IDLE_MS (default 1500):
+# TCG is slow,
 # BENCH_RESULTS (default bench/results).
 #
 # Every figure: median over its runs, (min..max), ×runs, beside its
@@ -43,12 +44,14 @@ VM_BURST_MIB=${VM_BURST_MIB:-64}
 DECAY_MS=${DECAY_MS:-100}
 VM_RUNS=${VM_RUNS:-1}
 VM_N=${VM_N:-20000}
+VM_IDLE_MS=${VM_IDLE_MS:-1500}
 BIN=$here/pool_bench
 JEMALLOC=${JEMALLOC:-/usr/lib/x86_64-linux-gnu/libjemalloc.so.2}
 raw=$res/pool-raw.csv
 sumcsv=$res/pool.csv
 sysc=$res/pool-syscalls.csv
 rsscsv=$res/pool-rss.csv
+diag=$res/pool-diag.txt
 mkdir -p "$res"
 exec 8>"$res/.pool-lock"
 flock -n 8 || { echo "pool-suite: another pool-suite.sh holds $res/.pool-lock" >&2; exit 1; }
@@ -69,6 +72,7 @@ one() {
 		return 0
 	fi
 	echo "$where,$run,$line" >>"$raw"
+	sed -n "s/^# /$where run $run: /p" "$res/pool-last.err" >>"$diag"
 	echo "  $where run $run/$RUNS ($((SECONDS - t_start)) s): $line"
 }
 
@@ -146,13 +150,14 @@ host_suite() {
 vm_suite() {
 	local out=$root/build/logs/vm-exec.out
 	echo "pool-suite: VM (kmod backend, TCG), bench/pool-vm.sh via selftests/vm/run-vm.sh exec"
-	if ! BATON_EXEC_ARGS="$VM_RUNS $VM_N $VM_BURST_MIB $DECAY_MS" \
+	if ! BATON_EXEC_ARGS="$VM_RUNS $VM_N $VM_BURST_MIB $DECAY_MS $VM_IDLE_MS" \
 		"$root/selftests/vm/run-vm.sh" exec "$here/pool-vm.sh" "$here/pool_bench-static" \
 		>"$res/pool-vm.log" 2>&1; then
 		echo "pool-suite: VM run failed (see $res/pool-vm.log, $out)"
 	fi
 	[[ -f $out ]] || return 0
 	sed -n 's/^pool://p' "$out" | tr -d '\r' >>"$raw"
+	sed -n 's/^# \(handle\|inline\|pipe\) /vm: \1 /p' "$out" | tr -d '\r' >>"$diag"
 	sed -n 's/^poolrss:\(vm-[a-z]*\) /\1 /p' "$out" | tr -d '\r' >"$res/pool-rss-vm.tmp"
 	for s in pool static; do
 		awk -v s="vm-$s" '$1 == s { print $2, $3 }' "$res/pool-rss-vm.tmp" >"$res/pool-rss-vm-$s-kmod.1.dat"
@@ -227,6 +232,7 @@ plot() {
 
 if ((do_host || do_vm)); then
 	: >"$raw"
+	: >"$diag"
 	rm -f "$res"/pool-rss-*.dat
 fi
 ((do_host)) && host_suite

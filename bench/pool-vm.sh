@@ -2,7 +2,7 @@
 # bench/pool-vm.sh: owns the VM half of bench/pool-suite.sh. Runs inside the
 # test VM (busybox sh, kmod backend: /dev/baton) as `run-vm.sh exec` FILE,
 # with bench/pool_bench-static beside it in /extra/.
-# Args: RUNS N BURST_MIB DECAY_MS.
+# Args: RUNS N BURST_MIB DECAY_MS IDLE_MS (TCG is slow: a longer idle).
 # Prints one "pool:vm,RUN,<pool_bench output>" line per run, and the RSS
 # samples as "poolrss:vm-SERIES T_MS KIB". Under TCG emulation the ns
 # figures mean little (they prove the pool works across processes on
@@ -12,6 +12,7 @@ runs=${1:-2}
 n=${2:-20000}
 burst=${3:-64}
 decay=${4:-100}
+idle=${5:-1500}
 b=/extra/pool_bench-static
 [ -c /dev/baton ] && export BATON_BACKEND=kmod || echo "pool-vm: no /dev/baton, memfd backend"
 one() {
@@ -33,7 +34,7 @@ for s in 4096 65536 1048576; do
 	done
 done
 for series in pool static; do
-	line=$("$b" -q rss -p "$series" -d "$decay" -B "$burst" -l "vm-$series" -o /tmp/rss.dat) ||
+	line=$("$b" -q rss -p "$series" -d "$decay" -B "$burst" -i "$idle" -l "vm-$series" -o /tmp/rss.dat) ||
 		{ echo "pool-vm: rss $series failed"; continue; }
 	echo "pool:vm,1,$line"
 	grep -v '^#' /tmp/rss.dat | sed "s/^/poolrss:vm-$series /"

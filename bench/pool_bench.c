@@ -99,6 +99,7 @@
 #define SAMPLE_MS	2
 #define RSS_BUF		(64u << 10)
 #define EXIT_SKIP	4
+#define SLOW_NS		100000ull	/* a gap the diagnostics count */
 
 enum question { Q_ALLOC, Q_PIPELINE, Q_RSS };
 enum peer { P_POOL, P_RTE, P_MALLOC, P_STATIC };
@@ -139,6 +140,9 @@ struct ctl {
 	uint64_t sum;			/* consumer's checksum */
 	uint64_t errors;		/* order or content mismatches */
 	int rc;				/* consumer: 0 or -errno */
+	uint64_t slow;			/* consumer: gaps > SLOW_NS between two */
+	uint64_t max_gap_ns;		/* consumer: the longest such gap */
+	struct baton_ring_stats cons;	/* consumer's ring handle, at the end */
 };
 
 static void die(const char *what, int err)
@@ -408,6 +412,9 @@ static void pool_xproc_child(struct ctl *c, void *arg)
 	baton_pool_close(p);
 }
 
+/* Allocations that found the class empty (diagnostics). */
+static uint64_t alloc_empty;
+
 /* An empty class while the consumer still holds buffers: wait, bounded. */
 static uint64_t pool_alloc_wait(struct baton_pool *p)
 {
@@ -416,6 +423,8 @@ static uint64_t pool_alloc_wait(struct baton_pool *p)
 	int rc;
 
 	while ((rc = baton_pool_alloc(p, g.size, &h)) == -ENOMEM) {
+		if (!spins)
+			alloc_empty++;
 		if (bench_now_ns() > deadline)
 			fail("the pool stayed empty: buffers freed by the other process never came back");
 		bench_relax(&spins);
@@ -659,6 +668,19 @@ static uint64_t frame_sum(const uint64_t *w, size_t size, uint64_t seq,
 	return sum;
 }
 
+/* The consumer's diagnostics: how often, and how long, it waited. */
+static void gap_note(struct ctl *c, uint64_t *last)
+{
+	uint64_t now = bench_now_ns();
+
+	if (*last && now - *last > SLOW_NS) {
+		c->slow++;
+		if (now - *last > c->max_gap_ns)
+			c->max_gap_ns = now - *last;
+	}
+	*last = now;
+}
+
 struct pipe_run {
 	char pool[BATON_NAME_MAX];
 	char ring[BATON_NAME_MAX];
@@ -673,6 +695,8 @@ static void handle_consumer(struct ctl *c, const struct pipe_run *pr)
 	struct baton_ring *r;
 	uint64_t h, len, s;
 
+	uint64_t last = 0;
+
 	c->rc = baton_pool_open(pr->pool, &p);
 	if (!c->rc)
 		c->rc = baton_ring_open(pr->ring, BATON_ROLE_CONSUMER,
@@ -683,6 +707,8 @@ static void handle_consumer(struct ctl *c, const struct pipe_run *pr)
 	for (uint64_t i = 0; i < pr->warm + g.n; i++) {
 		if (i == pr->warm)
 			c->t_start = bench_now_ns();
+		if (i >= pr->warm)
+			gap_note(c, &last);
 		c->rc = baton_pool_recv(r, p, &h, &len, WAIT_NS);
 		if (c->rc)
 			return;
@@ -693,13 +719,14 @@ static void handle_consumer(struct ctl *c, const struct pipe_run *pr)
 			return;
 	}
 	c->t_end = bench_now_ns();
+	baton_ring_stats(r, &c->cons);
 	baton_ring_close(r);
 	baton_pool_close(p);
 }
 
 static void inline_consumer(struct ctl *c, const struct pipe_run *pr)
 {
-	uint64_t *frame = malloc(g.size), s;
+	uint64_t *frame = malloc(g.size), s, last = 0;
 	struct baton_ring *r;
 
 	if (!frame)
@@ -713,6 +740,8 @@ static void inline_consumer(struct ctl *c, const struct pipe_run *pr)
 	for (uint64_t i = 0; i < pr->warm + g.n; i++) {
 		if (i == pr->warm)
 			c->t_start = bench_now_ns();
+		if (i >= pr->warm)
+			gap_note(c, &last);
 		for (size_t off = 0; off < g.size; off += pr->part) {
 			c->rc = baton_spsc_pop(r, (char *)frame + off, pr->part,
 					       WAIT_NS);
@@ -723,13 +752,14 @@ static void inline_consumer(struct ctl *c, const struct pipe_run *pr)
 		c->sum += i >= pr->warm ? s : 0;
 	}
 	c->t_end = bench_now_ns();
+	baton_ring_stats(r, &c->cons);
 	baton_ring_close(r);
 	free(frame);
 }
 
 static void pipe_consumer(struct ctl *c, const struct pipe_run *pr)
 {
-	uint64_t *frame = malloc(g.size), s;
+	uint64_t *frame = malloc(g.size), s, last = 0;
 
 	close(pr->fd[1]);
 	c->rc = frame ? 0 : -ENOMEM;
@@ -739,6 +769,8 @@ static void pipe_consumer(struct ctl *c, const struct pipe_run *pr)
 	for (uint64_t i = 0; i < pr->warm + g.n; i++) {
 		if (i == pr->warm)
 			c->t_start = bench_now_ns();
+		if (i >= pr->warm)
+			gap_note(c, &last);
 		c->rc = bench_read_full(pr->fd[0], frame, g.size);
 		if (c->rc)
 			return;
@@ -807,6 +839,24 @@ static uint64_t copy_produce(const struct pipe_run *pr, struct baton_ring *r)
 	return sum;
 }
 
+/* What the slow paths did, on stderr: the suite keeps it beside the run. */
+static void diag(const struct ctl *c, struct baton_ring *r)
+{
+	struct baton_ring_stats prod = { 0 };
+
+	if (r)
+		baton_ring_stats(r, &prod);
+	fprintf(stderr,
+		"# %s %zu: consumer waits > %llu us: %llu (longest %.0f us); producer: empty pool %llu, parks %llu, wakes %llu; consumer: parks %llu, wakes %llu\n",
+		transport_names[g.transport], g.size, SLOW_NS / 1000,
+		(unsigned long long)c->slow, (double)c->max_gap_ns / 1e3,
+		(unsigned long long)alloc_empty,
+		(unsigned long long)prod.park_calls,
+		(unsigned long long)prod.wake_calls,
+		(unsigned long long)c->cons.park_calls,
+		(unsigned long long)c->cons.wake_calls);
+}
+
 static uint32_t pow2_floor(uint64_t v)
 {
 	uint32_t p = 1;
@@ -863,6 +913,7 @@ static int q_pipeline(void)
 	reap(pid, c);
 	if (c->sum != sum)
 		fail("checksum mismatch between producer and consumer");
+	diag(c, r);
 	if (r)
 		baton_ring_close(r);
 	baton_pool_close(p);
