@@ -32,10 +32,14 @@
  *               in slots of min(frame, 64 KiB), the largest slot a ring
  *               takes, so a 1 MiB frame is 16 messages; the consumer pops
  *               into a private frame), pipe (write(2)/read(2) of the whole
- *               frame, pipe size 1 MiB). Prints ns per frame and MB/s,
- *               timed by the consumer after 192 untimed frames (the pool's
- *               count: its FIFO free queue cycles frames through every
- *               buffer, and each must have been faulted in once).
+ *               frame, pipe size 1 MiB). The two rings hold as many frames
+ *               in flight: 2 MiB of them, at least 16 frames by handle
+ *               (4 KiB: 512, 64 KiB: 32, 1 MiB: 16 by handle, 2 inline);
+ *               the pool has twice that plus four magazines. Prints ns
+ *               per frame and MB/s, timed by the consumer after as many
+ *               untimed frames as the pool has buffers (its FIFO free
+ *               queue cycles frames through every buffer, and each must
+ *               have been faulted in once).
  *  -q rss       what memory does each allocator hold over time? Burst (take
  *               and touch B MiB of 64 KiB buffers), hold, free all, idle,
  *               burst again, hold, free, idle; a thread samples RssAnon +
@@ -88,10 +92,8 @@
 #define POOL_COUNT	1024u		/* buffers per class, alloc question */
 #define CACHE_SIZE	32u		/* rte_mempool cache = baton's magazine */
 #define XRING_SLOTS	64u		/* handle ring, alloc question */
-#define PIPE_RING_SLOTS	16u		/* handle ring, pipeline question */
-/* Ring, both magazines and a refill in flight, with room to spare. */
-#define PIPE_POOL_COUNT	(4 * PIPE_RING_SLOTS + 4 * CACHE_SIZE)
-#define INLINE_RING_BYTES (2u << 20)
+#define PIPE_RING_MIN	16u		/* handle ring, pipeline question */
+#define INFLIGHT_BYTES	(2u << 20)	/* either ring's frames in flight */
 #define PIPE_BYTES	(1 << 20)
 #define WARM_OPS	4096u		/* fixed, so strace's N and 2N cancel it */
 #define WAIT_NS		(30ll * 1000000000ll)
@@ -872,6 +874,7 @@ static int q_pipeline(void)
 	struct pipe_run pr = { .part = (uint32_t)(g.size < 65536 ? g.size : 65536) };
 	struct baton_pool *p = NULL;
 	struct baton_ring *r = NULL;
+	uint32_t frames, count, slots;
 	uint64_t sum;
 	double ns;
 	pid_t pid;
@@ -879,19 +882,24 @@ static int q_pipeline(void)
 	if (!g.n)
 		g.n = (512ull << 20) / g.size;
 	/*
-	 * The pool's free queue is FIFO, so frames by handle cycle through
-	 * every buffer of the pool: warm up with that many frames, so each
-	 * buffer has had its pages faulted in before the clock starts.
+	 * The ring, the consumer's magazine and a flush in flight, the
+	 * producer's magazine and a refill: twice the ring, four magazines.
+	 * The free queue is FIFO, so frames by handle cycle through every
+	 * buffer of the pool: warm up with that many frames, so each buffer
+	 * has had its pages faulted in before the clock starts.
 	 */
-	pr.warm = PIPE_POOL_COUNT;
+	frames = pow2_floor(INFLIGHT_BYTES / g.size);
+	frames = frames < PIPE_RING_MIN ? PIPE_RING_MIN : frames;
+	count = 2 * frames + 4 * CACHE_SIZE;
+	pr.warm = count;
 	name_of(pr.pool, sizeof(pr.pool), "ppool");
 	name_of(pr.ring, sizeof(pr.ring), "pring");
 	if (g.transport == T_HANDLE) {
-		p = pool_make(pr.pool, g.size, PIPE_POOL_COUNT, 0);
-		r = ring_make(pr.ring, PIPE_RING_SLOTS, 16);
+		p = pool_make(pr.pool, g.size, count, 0);
+		r = ring_make(pr.ring, frames, 16);
 	} else if (g.transport == T_INLINE) {
-		r = ring_make(pr.ring, pow2_floor(INLINE_RING_BYTES / pr.part) < 2 ?
-			      2 : pow2_floor(INLINE_RING_BYTES / pr.part), pr.part);
+		slots = pow2_floor(INFLIGHT_BYTES / pr.part);
+		r = ring_make(pr.ring, slots < 2 ? 2 : slots, pr.part);
 	} else {
 		if (pipe(pr.fd))
 			die("pipe", errno);
