@@ -145,12 +145,14 @@ echo "free all, idle, the same again, idle again. A thread samples RssAnon + Rss
 echo "/proc/self/status every 2 ms (pool buffers are shared memory: RssShmem once touched)."
 echo "Settle: from the last free of a burst until RSS ≤ 1.05 × the idle baseline (RSS before the"
 echo "first burst), and until 95% of the burst's height is given back; \"never\": not within the"
-echo "idle window. Held: RSS at the end minus the baseline. Pool series: decay_ms ${decay}; static:"
+echo "idle window. Burst: the time its allocations and first touches took (the second faults"
+echo "in again what a decay gave back). Held: RSS at the end minus the baseline."
+echo "Pool series: decay_ms ${decay}; static:"
 echo "decay_ms 0; glibc: malloc/free; jemalloc: LD_PRELOAD, dirty_decay_ms ${decay},"
 echo "muzzy_decay_ms 0, without and with (-bg) its background thread."
 echo
-echo "| series | decay_ms | baseline | peak | held after idle | settle to 1.05 × baseline, burst 1 / 2 | settle to 95% given back, burst 1 / 2 | 95% settle (burst 1) / (2 × decay_ms) |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| series | decay_ms | baseline | peak | held after idle | settle to 1.05 × baseline, burst 1 / 2 | settle to 95% given back, burst 1 / 2 | 95% settle (burst 1) / (2 × decay_ms) | burst 1 / burst 2 (alloc + touch) | burst 2 / burst 1 |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 awk -F, 'NR > 1 && $2 == "rss" { print $1 "," $3 "," $4 }' "$sum" | sort -u |
 while IFS=, read -r w s d; do
 	b=${BURST_MIB:-256}
@@ -158,7 +160,7 @@ while IFS=, read -r w s d; do
 	sm=$(med "$w" rss "$s" "$d" "$b" settle_95_1_ms)
 	r=-
 	[[ $d != 0 && -n $sm ]] && r=$(ratio "$sm" $((2 * d)))
-	echo "| $s ($w) | $d | $(cell "$w" rss "$s" "$d" "$b" base_kib kib) | $(cell "$w" rss "$s" "$d" "$b" peak_kib kib) | $(cell "$w" rss "$s" "$d" "$b" held_kib kib) | $(cell "$w" rss "$s" "$d" "$b" settle_base_1_ms ms) / $(cell "$w" rss "$s" "$d" "$b" settle_base_2_ms ms) | $(cell "$w" rss "$s" "$d" "$b" settle_95_1_ms ms) / $(cell "$w" rss "$s" "$d" "$b" settle_95_2_ms ms) | $r |"
+	echo "| $s ($w) | $d | $(cell "$w" rss "$s" "$d" "$b" base_kib kib) | $(cell "$w" rss "$s" "$d" "$b" peak_kib kib) | $(cell "$w" rss "$s" "$d" "$b" held_kib kib) | $(cell "$w" rss "$s" "$d" "$b" settle_base_1_ms ms) / $(cell "$w" rss "$s" "$d" "$b" settle_base_2_ms ms) | $(cell "$w" rss "$s" "$d" "$b" settle_95_1_ms ms) / $(cell "$w" rss "$s" "$d" "$b" settle_95_2_ms ms) | $r | $(cell "$w" rss "$s" "$d" "$b" burst1_ms ms) / $(cell "$w" rss "$s" "$d" "$b" burst2_ms ms) | $(ratio "$(med "$w" rss "$s" "$d" "$b" burst2_ms)" "$(med "$w" rss "$s" "$d" "$b" burst1_ms)") |"
 done
 echo
 if [[ -f $(dirname "$sum")/pool-rss.png ]]; then

@@ -178,7 +178,9 @@ longform() {
 	                   print $1, "rss", $4, $5, $6, "settle_base_1_ms", $10
 	                   print $1, "rss", $4, $5, $6, "settle_95_1_ms", $11
 	                   print $1, "rss", $4, $5, $6, "settle_base_2_ms", $12
-	                   print $1, "rss", $4, $5, $6, "settle_95_2_ms", $13 }' "$raw"
+	                   print $1, "rss", $4, $5, $6, "settle_95_2_ms", $13
+	                   print $1, "rss", $4, $5, $6, "burst1_ms", $17
+	                   print $1, "rss", $4, $5, $6, "burst2_ms", $18 }' "$raw"
 }
 
 # Median, min, max over the runs of each figure. A settle time of -1 (not

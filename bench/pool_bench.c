@@ -51,7 +51,9 @@
  *               Prints the idle baseline, the peak, and per burst the time
  *               from its last free until RSS <= 1.05 x baseline and until
  *               95% of the burst's height is given back (-1: not within
- *               the idle window). -o FILE gets the samples.
+ *               the idle window), and how long each burst's allocations
+ *               and first touches took (a burst soon after a decay
+ *               faults its pages in again). -o FILE gets the samples.
  *
  * Nothing here asserts a timing. A verification failure exits 1, a setup
  * failure 2, a combination this build or backend cannot run 4 (skip).
@@ -1057,6 +1059,7 @@ static int q_rss(void)
 	struct rss_heap hp = { .count = (uint32_t)(((uint64_t)g.burst_mib << 20) / RSS_BUF) };
 	const char *label = g.label ? g.label : peer_names[g.peer];
 	uint64_t mark[5];	/* burst 1 start, burst 1 freed, 2 start, 2 freed, end */
+	uint64_t took[2];	/* each burst's allocations and first touches */
 	uint32_t pre_ms = 100, hold_ms = 50, base = 0, peak = 0, nbase = 0;
 	char name[BATON_NAME_MAX];
 	pthread_t th;
@@ -1088,6 +1091,7 @@ static int q_rss(void)
 	for (int b = 0; b < 2; b++) {
 		mark[2 * b] = bench_now_ns() - sp.t0;
 		burst(&hp);
+		took[b] = bench_now_ns() - sp.t0 - mark[2 * b];
 		sleep_ms(hold_ms);
 		unburst(&hp);
 		mark[2 * b + 1] = bench_now_ns() - sp.t0;
@@ -1116,8 +1120,9 @@ static int q_rss(void)
 		       settle_ms(&sp, mark[2 * b + 1], stop,
 				 base + 0.05 * (double)(peak - base)));
 	}
-	printf(",%u,%.1f,%.1f\n", g.idle_ms, (double)mark[1] / 1e6,
-	       (double)mark[3] / 1e6);
+	printf(",%u,%.1f,%.1f,%.1f,%.1f\n", g.idle_ms, (double)mark[1] / 1e6,
+	       (double)mark[3] / 1e6, (double)took[0] / 1e6,
+	       (double)took[1] / 1e6);
 	baton_pool_close(hp.pool);
 	return 0;
 }
@@ -1150,7 +1155,7 @@ static void headers(void)
 	       "pipeline,transport,size,frames,ns_per_frame,mb_per_s,msgs_per_frame\n"
 	       "rss,series,decay_ms,burst_mib,base_kib,peak_kib,last_kib,"
 	       "settle1_ms,settle95_1_ms,settle2_ms,settle95_2_ms,idle_ms,"
-	       "burst1_end_ms,burst2_end_ms\n");
+	       "burst1_end_ms,burst2_end_ms,burst1_ms,burst2_ms\n");
 	exit(0);
 }
 
