@@ -33,9 +33,14 @@ for s in 4096 65536 1048576; do
 		one -q pipeline -t "$t" -s "$s" -n $((n / 40 + 16))
 	done
 done
+# RSS over time: every run's figures, run 1's samples.
 for series in pool static; do
-	line=$("$b" -q rss -p "$series" -d "$decay" -B "$burst" -i "$idle" -l "vm-$series" -o /tmp/rss.dat) ||
-		{ echo "pool-vm: rss $series failed"; continue; }
-	echo "pool:vm,1,$line"
-	grep -v '^#' /tmp/rss.dat | sed "s/^/poolrss:vm-$series /"
+	r=1
+	while [ "$r" -le "$runs" ]; do
+		line=$("$b" -q rss -p "$series" -d "$decay" -B "$burst" -i "$idle" -l "vm-$series" -o /tmp/rss.dat) ||
+			{ echo "pool-vm: rss $series run $r failed"; r=$((r + 1)); continue; }
+		echo "pool:vm,$r,$line"
+		[ "$r" -eq 1 ] && grep -v '^#' /tmp/rss.dat | sed "s/^/poolrss:vm-$series /"
+		r=$((r + 1))
+	done
 done
