@@ -101,7 +101,9 @@ if grep -q '^vm,.*,alloc,' "$raw"; then
 fi
 echo
 echo "Syscalls per alloc+free on a warm pool (strace -f -c over N and 2N operations, the"
-echo "difference over N; target for baton's pool: 0):"
+echo "difference over N; target for baton's pool: 0). xproc's are the SPSC ring's parks and"
+echo "wakes (baton_pool_send/recv block when the ring is full or empty; pool-diag.txt counts"
+echo "them per run), and for rte_mempool the EAL's threads over the longer run:"
 echo
 echo "| size | pattern | baton pool | rte_mempool | glibc malloc |"
 echo "| --- | --- | --- | --- | --- |"
@@ -149,7 +151,12 @@ echo "idle window. Burst: the time its allocations and first touches took (the s
 echo "in again what a decay gave back). Held: RSS at the end minus the baseline."
 echo "Pool series: decay_ms ${decay}; static:"
 echo "decay_ms 0; glibc: malloc/free; jemalloc: LD_PRELOAD, dirty_decay_ms ${decay},"
-echo "muzzy_decay_ms 0, without and with (-bg) its background thread."
+echo "muzzy_decay_ms 0, without and with (-bg) its background thread. -trickle: while idle, every"
+echo "${TRICKLE_MS:-10} ms the process allocates, touches and frees 64 buffers (not quite idle: the memfd"
+echo "backend and jemalloc without its thread decay only from their allocators' slow paths; the"
+echo "trickle's own buffers are part of what it holds). pool-memfd: the memfd backend, whose decay"
+echo "runs from refills and flushes only (Documentation/pool.rst, memfd backend); vm-pool: the"
+echo "kmod backend in the VM, its decay on a kernel timer; idle there ${VM_IDLE_MS:-1500} ms (TCG is slow)."
 echo
 echo "| series | decay_ms | baseline | peak | held after idle | settle to 1.05 × baseline, burst 1 / 2 | settle to 95% given back, burst 1 / 2 | 95% settle (burst 1) / (2 × decay_ms) | burst 1 / burst 2 (alloc + touch) | burst 2 / burst 1 |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"

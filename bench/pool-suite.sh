@@ -11,6 +11,8 @@
 # N (alloc+free operations per run, default 2M; --quick 200k), PIPE_MIB
 # (bytes per pipeline run, default 512; --quick 64), BURST_MIB (RSS burst,
 # default 256; the VM's VM_BURST_MIB 64), DECAY_MS (default 100),
+# TRICKLE_MS (the -trickle series: 64 allocations every so many ms while
+# idle, default 10),
 # VM_RUNS (default 1), VM_N (default 20000) and VM_IDLE_MS (default 1500):
 # TCG is slow,
 # BENCH_RESULTS (default bench/results).
@@ -42,6 +44,7 @@ CPUS=${CPUS:-0,1}
 BURST_MIB=${BURST_MIB:-256}
 VM_BURST_MIB=${VM_BURST_MIB:-64}
 DECAY_MS=${DECAY_MS:-100}
+TRICKLE_MS=${TRICKLE_MS:-10}
 VM_RUNS=${VM_RUNS:-1}
 VM_N=${VM_N:-20000}
 VM_IDLE_MS=${VM_IDLE_MS:-1500}
@@ -101,15 +104,18 @@ host_rss() {
 	local run series
 	for ((run = 1; run <= RUNS; run++)); do
 		one host "$run" -q rss -p pool -d "$DECAY_MS" -B "$BURST_MIB" -l pool-memfd -o "$res/pool-rss-pool-memfd.$run.dat"
+		one host "$run" -q rss -p pool -d "$DECAY_MS" -B "$BURST_MIB" -T "$TRICKLE_MS" -l pool-memfd-trickle \
+			-o "$res/pool-rss-pool-memfd-trickle.$run.dat"
 		one host "$run" -q rss -p static -B "$BURST_MIB" -l static-memfd -o "$res/pool-rss-static-memfd.$run.dat"
 		one host "$run" -q rss -p malloc -B "$BURST_MIB" -l glibc -o "$res/pool-rss-glibc.$run.dat"
 		[[ -f $JEMALLOC ]] || continue
-		for series in jemalloc jemalloc-bg; do
-			local conf="dirty_decay_ms:$DECAY_MS,muzzy_decay_ms:0"
+		for series in jemalloc jemalloc-trickle jemalloc-bg; do
+			local conf="dirty_decay_ms:$DECAY_MS,muzzy_decay_ms:0" trickle=()
 			[[ $series == jemalloc-bg ]] && conf="$conf,background_thread:true"
+			[[ $series == jemalloc-trickle ]] && trickle=(-T "$TRICKLE_MS")
 			LD_PRELOAD=$JEMALLOC MALLOC_CONF=$conf \
-				one host "$run" -q rss -p malloc -d "$DECAY_MS" -B "$BURST_MIB" -l "$series" \
-				-o "$res/pool-rss-$series.$run.dat"
+				one host "$run" -q rss -p malloc -d "$DECAY_MS" -B "$BURST_MIB" "${trickle[@]}" \
+				-l "$series" -o "$res/pool-rss-$series.$run.dat"
 		done
 	done
 	[[ -f $JEMALLOC ]] || echo "pool-suite: no $JEMALLOC (libjemalloc2): no jemalloc series"
@@ -243,5 +249,6 @@ summarize
 rss_data
 plot
 RUNS=$RUNS N=$N PIPE_MIB=$PIPE_MIB BURST_MIB=$BURST_MIB VM_BURST_MIB=$VM_BURST_MIB DECAY_MS=$DECAY_MS \
+	TRICKLE_MS=$TRICKLE_MS VM_IDLE_MS=$VM_IDLE_MS \
 	"$here/pool-report.sh" "$sumcsv" "$sysc" "$raw" >"$res/pool.md"
 echo "pool-suite: wrote $res/pool.md in $((SECONDS - t_start)) s"

@@ -48,6 +48,10 @@
  *               gives their pages back). Series: pool (decay_ms -d),
  *               static (a pool with decay_ms 0), malloc (glibc, or
  *               jemalloc when the suite preloads it; -l names the series).
+ *               -T MS: while idle, every MS ms allocate, touch and free 64
+ *               buffers (a process that is not quite idle: the memfd
+ *               backend and jemalloc without its thread decay only from
+ *               their allocators' slow paths).
  *               Prints the idle baseline, the peak, and per burst the time
  *               from its last free until RSS <= 1.05 x baseline and until
  *               95% of the burst's height is given back (-1: not within
@@ -61,7 +65,7 @@
  *   pool_bench -q alloc -p pool|rte|malloc -P pair|burst|xproc -s SIZE [-n N]
  *   pool_bench -q pipeline -t handle|inline|pipe -s SIZE [-n FRAMES]
  *   pool_bench -q rss -p pool|static|malloc [-d DECAY_MS] [-B MIB]
- *              [-i IDLE_MS] [-l LABEL] [-o SAMPLES]
+ *              [-i IDLE_MS] [-T TRICKLE_MS] [-l LABEL] [-o SAMPLES]
  *   common: [-c A,B] CPUs (default 0,1)
  */
 #define _GNU_SOURCE
@@ -102,6 +106,7 @@
 #define WATCHDOG_S	300
 #define SAMPLE_MS	2
 #define RSS_BUF		(64u << 10)
+#define TRICKLE		64u		/* rss -T: buffers per trickle */
 #define EXIT_SKIP	4
 #define SLOW_NS		100000ull	/* a gap the diagnostics count */
 
@@ -126,6 +131,7 @@ static struct {
 	int decay_given;	/* -d: the malloc series prints it (jemalloc) */
 	uint32_t burst_mib;
 	uint32_t idle_ms;
+	uint32_t trickle_ms;	/* rss: 0, or a trickle of allocations while idle */
 	const char *label;
 	const char *samples;
 } g = {
@@ -381,6 +387,19 @@ static void reap(pid_t pid, struct ctl *c)
 		fail("the consumer saw wrong buffers");
 }
 
+/* The consumer's diagnostics: how often, and how long, it waited. */
+static void gap_note(struct ctl *c, uint64_t *last)
+{
+	uint64_t now = bench_now_ns();
+
+	if (*last && now - *last > SLOW_NS) {
+		c->slow++;
+		if (now - *last > c->max_gap_ns)
+			c->max_gap_ns = now - *last;
+	}
+	*last = now;
+}
+
 struct xnames {
 	char pool[BATON_NAME_MAX];
 	char ring[BATON_NAME_MAX];
@@ -391,7 +410,7 @@ static void pool_xproc_child(struct ctl *c, void *arg)
 	const struct xnames *nm = arg;
 	struct baton_pool *p;
 	struct baton_ring *r;
-	uint64_t h, len;
+	uint64_t h, len, last = 0;
 
 	c->rc = baton_pool_open(nm->pool, &p);
 	if (!c->rc)
@@ -403,6 +422,8 @@ static void pool_xproc_child(struct ctl *c, void *arg)
 	for (uint64_t i = 0; i < WARM_OPS + g.n; i++) {
 		if (i == WARM_OPS)
 			c->t_start = bench_now_ns();
+		if (i >= WARM_OPS)
+			gap_note(c, &last);
 		c->rc = baton_pool_recv(r, p, &h, &len, WAIT_NS);
 		if (c->rc)
 			return;
@@ -412,6 +433,7 @@ static void pool_xproc_child(struct ctl *c, void *arg)
 			return;
 	}
 	c->t_end = bench_now_ns();
+	baton_ring_stats(r, &c->cons);
 	baton_ring_close(r);
 	baton_pool_close(p);
 }
@@ -436,6 +458,28 @@ static uint64_t pool_alloc_wait(struct baton_pool *p)
 	if (rc < 0)
 		die("baton_pool_alloc", -rc);
 	return h;
+}
+
+/*
+ * What the slow paths did, on stderr: the suite keeps it beside the run.
+ * Parks and wakes are the ring's syscalls (the pool makes none on a warm
+ * pool), so strace's count can be told apart.
+ */
+static void diag(const char *what, const struct ctl *c, struct baton_ring *r)
+{
+	struct baton_ring_stats prod = { 0 };
+
+	if (r)
+		baton_ring_stats(r, &prod);
+	fprintf(stderr,
+		"# %s %zu: consumer waits > %llu us: %llu (longest %.0f us); producer: empty pool %llu, parks %llu, wakes %llu; consumer: parks %llu, wakes %llu\n",
+		what, g.size, SLOW_NS / 1000,
+		(unsigned long long)c->slow, (double)c->max_gap_ns / 1e3,
+		(unsigned long long)alloc_empty,
+		(unsigned long long)prod.park_calls,
+		(unsigned long long)prod.wake_calls,
+		(unsigned long long)c->cons.park_calls,
+		(unsigned long long)c->cons.wake_calls);
 }
 
 static double pool_xproc(void)
@@ -463,6 +507,7 @@ static double pool_xproc(void)
 			die("baton_pool_send", -rc);
 	}
 	reap(pid, c);
+	diag("xproc", c, r);
 	baton_ring_close(r);
 	baton_pool_close(p);
 	return (double)(c->t_end - c->t_start) / (double)g.n;
@@ -672,19 +717,6 @@ static uint64_t frame_sum(const uint64_t *w, size_t size, uint64_t seq,
 	return sum;
 }
 
-/* The consumer's diagnostics: how often, and how long, it waited. */
-static void gap_note(struct ctl *c, uint64_t *last)
-{
-	uint64_t now = bench_now_ns();
-
-	if (*last && now - *last > SLOW_NS) {
-		c->slow++;
-		if (now - *last > c->max_gap_ns)
-			c->max_gap_ns = now - *last;
-	}
-	*last = now;
-}
-
 struct pipe_run {
 	char pool[BATON_NAME_MAX];
 	char ring[BATON_NAME_MAX];
@@ -843,24 +875,6 @@ static uint64_t copy_produce(const struct pipe_run *pr, struct baton_ring *r)
 	return sum;
 }
 
-/* What the slow paths did, on stderr: the suite keeps it beside the run. */
-static void diag(const struct ctl *c, struct baton_ring *r)
-{
-	struct baton_ring_stats prod = { 0 };
-
-	if (r)
-		baton_ring_stats(r, &prod);
-	fprintf(stderr,
-		"# %s %zu: consumer waits > %llu us: %llu (longest %.0f us); producer: empty pool %llu, parks %llu, wakes %llu; consumer: parks %llu, wakes %llu\n",
-		transport_names[g.transport], g.size, SLOW_NS / 1000,
-		(unsigned long long)c->slow, (double)c->max_gap_ns / 1e3,
-		(unsigned long long)alloc_empty,
-		(unsigned long long)prod.park_calls,
-		(unsigned long long)prod.wake_calls,
-		(unsigned long long)c->cons.park_calls,
-		(unsigned long long)c->cons.wake_calls);
-}
-
 static uint32_t pow2_floor(uint64_t v)
 {
 	uint32_t p = 1;
@@ -923,7 +937,7 @@ static int q_pipeline(void)
 	reap(pid, c);
 	if (c->sum != sum)
 		fail("checksum mismatch between producer and consumer");
-	diag(c, r);
+	diag(transport_names[g.transport], c, r);
 	if (r)
 		baton_ring_close(r);
 	baton_pool_close(p);
@@ -1027,6 +1041,31 @@ static void sleep_ms(uint32_t ms)
 		;
 }
 
+/*
+ * The idle phase: asleep, or with -T a trickle of TRICKLE allocations and
+ * frees every trickle_ms, enough to pass through the pool's slow paths
+ * (refill and flush, where the memfd backend decays) and jemalloc's
+ * (which decays on allocator activity without its background thread).
+ */
+static void idle(struct rss_heap *hp, uint32_t ms)
+{
+	uint64_t end = bench_now_ns() + (uint64_t)ms * 1000000ull;
+	struct rss_heap t = *hp;
+
+	if (!g.trickle_ms) {
+		sleep_ms(ms);
+		return;
+	}
+	t.count = TRICKLE;
+	while (bench_now_ns() + (uint64_t)g.trickle_ms * 1000000ull < end) {
+		sleep_ms(g.trickle_ms);
+		burst(&t);
+		unburst(&t);
+	}
+	while (bench_now_ns() < end)
+		sleep_ms(1);
+}
+
 /* ms from t_end until the first sample at or under limit; -1: never. */
 static double settle_ms(const struct sampler *sp, uint64_t t_end,
 			uint64_t t_stop, double limit)
@@ -1095,7 +1134,7 @@ static int q_rss(void)
 		sleep_ms(hold_ms);
 		unburst(&hp);
 		mark[2 * b + 1] = bench_now_ns() - sp.t0;
-		sleep_ms(g.idle_ms);
+		idle(&hp, g.idle_ms);
 	}
 	mark[4] = bench_now_ns() - sp.t0;
 	__atomic_store_n(&sp.stop, 1, __ATOMIC_RELEASE);
@@ -1143,7 +1182,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: pool_bench -q alloc -p pool|rte|malloc -P pair|burst|xproc -s SIZE [-n N]\n"
 		"       pool_bench -q pipeline -t handle|inline|pipe -s SIZE [-n FRAMES]\n"
-		"       pool_bench -q rss -p pool|static|malloc [-d DECAY_MS] [-B MIB] [-i IDLE_MS]\n"
+		"       pool_bench -q rss -p pool|static|malloc [-d DECAY_MS] [-B MIB] [-i IDLE_MS] [-T MS]\n"
 		"                  [-l LABEL] [-o SAMPLES]\n"
 		"       common: [-c A,B]; -h prints the CSV headers\n");
 	exit(2);
@@ -1164,7 +1203,7 @@ static void parse(int argc, char **argv)
 	static const char *const qs[] = { "alloc", "pipeline", "rss" };
 	int o;
 
-	while ((o = getopt(argc, argv, "q:p:P:t:s:n:c:d:B:i:l:o:h")) != -1) {
+	while ((o = getopt(argc, argv, "q:p:P:t:s:n:c:d:B:i:T:l:o:h")) != -1) {
 		switch (o) {
 		case 'q': g.q = (enum question)pick(optarg, qs, 3); break;
 		case 'p': g.peer = (enum peer)pick(optarg, peer_names, 4); break;
@@ -1184,6 +1223,7 @@ static void parse(int argc, char **argv)
 		case 'i': g.idle_ms = (uint32_t)strtoul(optarg, NULL, 10); break;
 		case 'l': g.label = optarg; break;
 		case 'o': g.samples = optarg; break;
+		case 'T': g.trickle_ms = (uint32_t)strtoul(optarg, NULL, 10); break;
 		case 'h': headers(); break;
 		default: usage();
 		}
