@@ -1,11 +1,11 @@
 #!/bin/bash
 # bench/pool-report.sh: owns the text of bench/results/pool.md, the buffer
 # pool's figures. Reads what bench/pool-suite.sh wrote:
-#   pool-report.sh POOL.CSV POOL-SYSCALLS.CSV POOL-RAW.CSV >pool.md
+#   pool-report.sh POOL.CSV POOL-SYSCALLS.CSV POOL-RAW.CSV [INSTRUCTIONS.CSV] >pool.md
 # Every figure is the median over its runs with (min..max) and the run
 # count, beside its baseline as a ratio of medians; nothing is asserted.
 set -euo pipefail
-sum=$1 sysc=$2 raw=$3
+sum=$1 sysc=$2 raw=$3 instr=${4:-}
 here=$(cd "$(dirname "$0")" && pwd)
 decay=${DECAY_MS:-100}
 
@@ -100,6 +100,21 @@ if grep -q '^vm,.*,alloc,' "$raw"; then
 	done
 fi
 echo
+if [[ -n $instr && -s $instr ]]; then
+	echo "Instructions per alloc+free (callgrind over N and 2N operations, the difference over N;"
+	echo "the loop and the one-word write included; a figure the machine's load does not move):"
+	echo
+	echo "| size | pattern | baton pool | rte_mempool | glibc malloc | pool / rte_mempool |"
+	echo "| --- | --- | --- | --- | --- | --- |"
+	for z in 4096 65536; do
+		for p in pair burst; do
+			ic() { awk -F, -v a="$1" -v p="$p" -v z="$z" '$2 == a && $3 == p && $4 == z { print $5 }' "$instr"; }
+			i1=$(ic pool) i2=$(ic rte) i3=$(ic malloc)
+			echo "| $((z / 1024)) KiB | $p | ${i1:--} | ${i2:--} | ${i3:--} | $(ratio "$i1" "$i2") |"
+		done
+	done
+	echo
+fi
 echo "Syscalls per alloc+free on a warm pool (strace -f -c over N and 2N operations, the"
 echo "difference over N; target for baton's pool: 0). xproc's are the SPSC ring's parks and"
 echo "wakes (baton_pool_send/recv block when the ring is full or empty; pool-diag.txt counts"
@@ -125,6 +140,9 @@ echo "1 MiB frame is 16 messages), the consumer pops it into a private frame; pi
 echo "read(2) of the whole frame, pipe size 1 MiB. Both rings hold 2 MiB of frames in flight, by"
 echo "handle at least 16 (4 KiB: 512 frames, 64 KiB: 32, 1 MiB: 16 by handle and 2 inline)."
 echo "${PIPE_MIB:-?} MiB per run on the host, after as many untimed frames as the pool has buffers."
+echo "By handle, ring of 16: the same with a 16-slot ring and a pool to match (the pool's free"
+echo "queue is FIFO, so every buffer of the pool is in the working set: ring depth moves the"
+echo "cache footprint, 4 KiB × (2 × 512 + 128) = 4.5 MiB against 0.6 MiB)."
 echo "What the slow paths did in each run (consumer waits over 100 µs, parks and wakes, an"
 echo "empty pool): pool-diag.txt."
 for w in host vm; do
@@ -132,11 +150,13 @@ for w in host vm; do
 	echo
 	[[ $w == host ]] && echo "Host (memfd backend), MB/s (10^6 bytes):" || echo "VM (kmod, TCG), MB/s:"
 	echo
-	echo "| frame | by handle | inline | pipe | handle / inline | handle / pipe | ns per frame by handle |"
-	echo "| --- | --- | --- | --- | --- | --- | --- |"
+	echo "| frame | by handle | by handle, ring of 16 | inline | pipe | handle / inline | handle, ring of 16 / inline | handle / pipe | ns per frame by handle |"
+	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 	for z in 4096 65536 1048576; do
 		h=$(med "$w" pipeline handle - "$z" mb_per_s)
-		echo "| $(fmt $((z / 1024)) n) KiB | $(cell "$w" pipeline handle - "$z" mb_per_s n) | $(cell "$w" pipeline inline - "$z" mb_per_s n) | $(cell "$w" pipeline pipe - "$z" mb_per_s n) | $(ratio "$h" "$(med "$w" pipeline inline - "$z" mb_per_s)") | $(ratio "$h" "$(med "$w" pipeline pipe - "$z" mb_per_s)") | $(cell "$w" pipeline handle - "$z" ns_per_frame ns) |"
+		h16=$(med "$w" pipeline handle-r16 - "$z" mb_per_s)
+		il=$(med "$w" pipeline inline - "$z" mb_per_s)
+		echo "| $(fmt $((z / 1024)) n) KiB | $(cell "$w" pipeline handle - "$z" mb_per_s n) | $(cell "$w" pipeline handle-r16 - "$z" mb_per_s n) | $(cell "$w" pipeline inline - "$z" mb_per_s n) | $(cell "$w" pipeline pipe - "$z" mb_per_s n) | $(ratio "$h" "$il") | $(ratio "$h16" "$il") | $(ratio "$h" "$(med "$w" pipeline pipe - "$z" mb_per_s)") | $(cell "$w" pipeline handle - "$z" ns_per_frame ns) |"
 	done
 done
 echo

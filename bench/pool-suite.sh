@@ -1,6 +1,6 @@
 #!/bin/bash
 # bench/pool-suite.sh: owns bench/results/pool.md, pool.csv, pool-raw.csv,
-# pool-syscalls.csv, pool-rss.csv, pool-diag.txt and pool-rss.png: the buffer pool's
+# pool-syscalls.csv, pool-instructions.csv, pool-rss.csv, pool-diag.txt and pool-rss.png: the buffer pool's
 # figures (issue 14, item 7), measured by bench/pool_bench (host) and
 # bench/pool_bench-static (VM, kmod backend, via bench/pool-vm.sh).
 # bench/run-suite.sh (`make bench`) calls it; it runs on its own too:
@@ -19,7 +19,8 @@
 #
 # Every figure: median over its runs, (min..max), ×runs, beside its
 # baseline as a ratio of medians. Syscalls per operation: strace -f -c over
-# N and 2N operations, the difference over N. Nothing asserts a timing.
+# N and 2N operations, the difference over N; instructions per operation
+# the same way with callgrind. Nothing asserts a timing.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -55,6 +56,7 @@ sumcsv=$res/pool.csv
 sysc=$res/pool-syscalls.csv
 rsscsv=$res/pool-rss.csv
 diag=$res/pool-diag.txt
+instr=$res/pool-instructions.csv
 mkdir -p "$res"
 exec 8>"$res/.pool-lock"
 flock -n 8 || { echo "pool-suite: another pool-suite.sh holds $res/.pool-lock" >&2; exit 1; }
@@ -100,6 +102,30 @@ syscalls() {
 	fi
 }
 
+# instrs ARGS...: instructions a pool_bench run executed (callgrind; one
+# process: the xproc pattern is not counted).
+instrs() {
+	local f=$res/pool-callgrind.tmp
+	BATON_BACKEND=memfd valgrind --tool=callgrind --callgrind-out-file="$f" \
+		"$BIN" -c "$CPUS" "$@" >/dev/null 2>&1 || { echo NA; rm -f "$f"; return; }
+	awk '/^(summary|totals):/ { print $2; exit }' "$f"
+	rm -f "$f"
+}
+
+# Instructions per alloc+free, from N and 2N: what a loaded machine's
+# timings cannot say (the perf gate's method).
+instructions() {
+	local peer=$1 pat=$2 size=$3 n=100000 a b
+	a=$(instrs -q alloc -p "$peer" -P "$pat" -s "$size" -n $n)
+	b=$(instrs -q alloc -p "$peer" -P "$pat" -s "$size" -n $((2 * n)))
+	if [[ $a == NA || $b == NA || -z $a || -z $b ]]; then
+		echo "host,$peer,$pat,$size,NA"
+	else
+		awk -v a="$a" -v b="$b" -v n=$n -v p="$peer" -v t="$pat" -v s="$size" \
+			'BEGIN { printf "host,%s,%s,%s,%.1f\n", p, t, s, (b - a) / n }'
+	fi
+}
+
 host_rss() {
 	local run series
 	for ((run = 1; run <= RUNS; run++)); do
@@ -134,13 +160,26 @@ host_suite() {
 		done
 	done
 	for size in 4096 65536 1048576; do
-		for t in handle inline pipe; do
+		for t in handle handle-r16 inline pipe; do
+			local targs=(-t "$t")
+			[[ $t == handle-r16 ]] && targs=(-t handle -R 16)
 			for ((run = 1; run <= RUNS; run++)); do
-				one host "$run" -q pipeline -t "$t" -s "$size" -n $((PIPE_MIB * 1048576 / size))
+				one host "$run" -q pipeline "${targs[@]}" -s "$size" -n $((PIPE_MIB * 1048576 / size))
 			done
 		done
 	done
 	host_rss
+	if command -v valgrind >/dev/null; then
+		echo "pool-suite: instructions per alloc+free (callgrind, N and 2N)"
+		echo "backend,peer,pattern,size,instructions_per_op" >"$instr"
+		for size in 4096 65536; do
+			for peer in pool rte malloc; do
+				for pat in pair burst; do
+					instructions "$peer" "$pat" "$size" | tee -a "$instr" | sed 's/^/  /'
+				done
+			done
+		done
+	fi
 	echo "pool-suite: syscalls per alloc+free (strace -f -c, N and 2N)"
 	echo "backend,peer,pattern,size,syscalls_per_op" >"$sysc"
 	for size in 4096 65536; do
@@ -250,5 +289,5 @@ rss_data
 plot
 RUNS=$RUNS N=$N PIPE_MIB=$PIPE_MIB BURST_MIB=$BURST_MIB VM_BURST_MIB=$VM_BURST_MIB DECAY_MS=$DECAY_MS \
 	TRICKLE_MS=$TRICKLE_MS VM_IDLE_MS=$VM_IDLE_MS \
-	"$here/pool-report.sh" "$sumcsv" "$sysc" "$raw" >"$res/pool.md"
+	"$here/pool-report.sh" "$sumcsv" "$sysc" "$raw" "$instr" >"$res/pool.md"
 echo "pool-suite: wrote $res/pool.md in $((SECONDS - t_start)) s"

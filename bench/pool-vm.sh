@@ -32,6 +32,7 @@ for s in 4096 65536 1048576; do
 	for t in handle inline pipe; do
 		one -q pipeline -t "$t" -s "$s" -n $((n / 40 + 16))
 	done
+	one -q pipeline -t handle -R 16 -s "$s" -n $((n / 40 + 16))
 done
 # RSS over time: every run's figures, run 1's samples.
 for series in pool static; do

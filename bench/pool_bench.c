@@ -39,7 +39,10 @@
  *               per frame and MB/s, timed by the consumer after as many
  *               untimed frames as the pool has buffers (its FIFO free
  *               queue cycles frames through every buffer, and each must
- *               have been faulted in once).
+ *               have been faulted in once). -R SLOTS: the handle ring
+ *               with SLOTS instead (the pool sized to match), reported
+ *               as handle-rSLOTS: FIFO reuse makes the whole pool the
+ *               working set, so ring depth moves the cache footprint.
  *  -q rss       what memory does each allocator hold over time? Burst (take
  *               and touch B MiB of 64 KiB buffers), hold, free all, idle,
  *               burst again, hold, free, idle; a thread samples RssAnon +
@@ -64,6 +67,7 @@
  *
  *   pool_bench -q alloc -p pool|rte|malloc -P pair|burst|xproc -s SIZE [-n N]
  *   pool_bench -q pipeline -t handle|inline|pipe -s SIZE [-n FRAMES]
+ *              [-R SLOTS] (handle: a ring of SLOTS instead, "handle-rSLOTS")
  *   pool_bench -q rss -p pool|static|malloc [-d DECAY_MS] [-B MIB]
  *              [-i IDLE_MS] [-T TRICKLE_MS] [-l LABEL] [-o SAMPLES]
  *   common: [-c A,B] CPUs (default 0,1)
@@ -132,6 +136,7 @@ static struct {
 	uint32_t burst_mib;
 	uint32_t idle_ms;
 	uint32_t trickle_ms;	/* rss: 0, or a trickle of allocations while idle */
+	uint32_t ring_frames;	/* pipeline -R: the handle ring's slots */
 	const char *label;
 	const char *samples;
 } g = {
@@ -441,19 +446,33 @@ static void pool_xproc_child(struct ctl *c, void *arg)
 /* Allocations that found the class empty (diagnostics). */
 static uint64_t alloc_empty;
 
+/*
+ * A bounded wait for a pool that stays empty. The clock is read only once
+ * an allocation has failed: a clock read per allocation would cost more
+ * than the allocation.
+ */
+static void empty_wait(uint64_t *deadline, unsigned int *spins,
+		       const char *what)
+{
+	if (!*deadline)
+		*deadline = bench_now_ns() + (uint64_t)WAIT_NS;
+	else if (bench_now_ns() > *deadline)
+		fail(what);
+	bench_relax(spins);
+}
+
 /* An empty class while the consumer still holds buffers: wait, bounded. */
 static uint64_t pool_alloc_wait(struct baton_pool *p)
 {
-	uint64_t h, deadline = bench_now_ns() + (uint64_t)WAIT_NS;
+	uint64_t h, deadline = 0;
 	unsigned int spins = 0;
 	int rc;
 
 	while ((rc = baton_pool_alloc(p, g.size, &h)) == -ENOMEM) {
-		if (!spins)
+		if (!deadline)
 			alloc_empty++;
-		if (bench_now_ns() > deadline)
-			fail("the pool stayed empty: buffers freed by the other process never came back");
-		bench_relax(&spins);
+		empty_wait(&deadline, &spins,
+			   "the pool stayed empty: buffers freed by the other process never came back");
 	}
 	if (rc < 0)
 		die("baton_pool_alloc", -rc);
@@ -540,15 +559,13 @@ static struct rte_mempool *rte_pool(void)
 
 static void *rte_get_wait(struct rte_mempool *mp, struct rte_mempool_cache *cache)
 {
-	uint64_t deadline = bench_now_ns() + (uint64_t)WAIT_NS;
+	uint64_t deadline = 0;
 	unsigned int spins = 0;
 	void *obj;
 
-	while (rte_mempool_generic_get(mp, &obj, 1, cache) < 0) {
-		if (bench_now_ns() > deadline)
-			fail("the mempool stayed empty: objects freed by the other process never came back");
-		bench_relax(&spins);
-	}
+	while (rte_mempool_generic_get(mp, &obj, 1, cache) < 0)
+		empty_wait(&deadline, &spins,
+			   "the mempool stayed empty: objects freed by the other process never came back");
 	return obj;
 }
 
@@ -906,6 +923,8 @@ static int q_pipeline(void)
 	 */
 	frames = pow2_floor(INFLIGHT_BYTES / g.size);
 	frames = frames < PIPE_RING_MIN ? PIPE_RING_MIN : frames;
+	if (g.ring_frames && g.transport == T_HANDLE)
+		frames = pow2_floor(g.ring_frames) < 2 ? 2 : pow2_floor(g.ring_frames);
 	count = 2 * frames + 4 * CACHE_SIZE;
 	pr.warm = count;
 	name_of(pr.pool, sizeof(pr.pool), "ppool");
@@ -942,7 +961,11 @@ static int q_pipeline(void)
 		baton_ring_close(r);
 	baton_pool_close(p);
 	ns = (double)(c->t_end - c->t_start) / (double)g.n;
-	printf("pipeline,%s,%zu,%llu,%.1f,%.1f,%zu\n", transport_names[g.transport],
+	if (g.ring_frames && g.transport == T_HANDLE)
+		printf("pipeline,handle-r%u", frames);
+	else
+		printf("pipeline,%s", transport_names[g.transport]);
+	printf(",%zu,%llu,%.1f,%.1f,%zu\n",
 	       g.size, (unsigned long long)g.n, ns, (double)g.size * 1e3 / ns,
 	       g.transport == T_INLINE ? g.size / pr.part : 1);
 	return 0;
@@ -1181,7 +1204,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: pool_bench -q alloc -p pool|rte|malloc -P pair|burst|xproc -s SIZE [-n N]\n"
-		"       pool_bench -q pipeline -t handle|inline|pipe -s SIZE [-n FRAMES]\n"
+		"       pool_bench -q pipeline -t handle|inline|pipe -s SIZE [-n FRAMES] [-R SLOTS]\n"
 		"       pool_bench -q rss -p pool|static|malloc [-d DECAY_MS] [-B MIB] [-i IDLE_MS] [-T MS]\n"
 		"                  [-l LABEL] [-o SAMPLES]\n"
 		"       common: [-c A,B]; -h prints the CSV headers\n");
@@ -1203,7 +1226,7 @@ static void parse(int argc, char **argv)
 	static const char *const qs[] = { "alloc", "pipeline", "rss" };
 	int o;
 
-	while ((o = getopt(argc, argv, "q:p:P:t:s:n:c:d:B:i:T:l:o:h")) != -1) {
+	while ((o = getopt(argc, argv, "q:p:P:t:s:n:c:d:B:i:T:R:l:o:h")) != -1) {
 		switch (o) {
 		case 'q': g.q = (enum question)pick(optarg, qs, 3); break;
 		case 'p': g.peer = (enum peer)pick(optarg, peer_names, 4); break;
@@ -1224,6 +1247,7 @@ static void parse(int argc, char **argv)
 		case 'l': g.label = optarg; break;
 		case 'o': g.samples = optarg; break;
 		case 'T': g.trickle_ms = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'R': g.ring_frames = (uint32_t)strtoul(optarg, NULL, 10); break;
 		case 'h': headers(); break;
 		default: usage();
 		}
