@@ -262,19 +262,28 @@ rss_data() {
 	done
 }
 
+# Run 1 of each series, its time shifted so that 0 is the last free of its
+# first burst (where each allocator's decay starts), host and VM apart.
 plot() {
 	command -v gnuplot >/dev/null || { echo "pool-suite: gnuplot missing, no plot"; return 0; }
-	local files=() titles=() f s
+	local host=() vm=() f s label where t0 out
 	for f in "$res"/pool-rss-*.1.dat; do
 		[[ -f $f ]] || continue
 		s=${f##*/pool-rss-}
-		files+=("$f")
-		titles+=("${s%.1.dat}")
+		s=${s%.1.dat}
+		label=$s where=host
+		[[ $s == vm-* ]] && label=${s%-kmod} where=vm
+		t0=$(awk -F, -v w="$where" -v l="$label" '$1 == w && $2 == 1 && $3 == "rss" && $4 == l { print $15; exit }' "$raw")
+		[[ -n $t0 ]] || continue
+		out=$res/pool-rss-$s.plot
+		grep -v '^#' "$f" | awk -v t0="$t0" '{ print $1 - t0, $2 }' >"$out"
+		if [[ $where == vm ]]; then vm+=("$out"); else host+=("$out"); fi
 	done
-	((${#files[@]})) || { echo "pool-suite: no RSS samples, no plot"; return 0; }
-	gnuplot -e "out='$res/pool-rss.png'; files='${files[*]}'; titles='${titles[*]}'; decay=$DECAY_MS" \
+	((${#host[@]} + ${#vm[@]})) || { echo "pool-suite: no RSS samples, no plot"; return 0; }
+	gnuplot -e "out='$res/pool-rss.png'; hostfiles='${host[*]}'; vmfiles='${vm[*]}'; decay=$DECAY_MS" \
 		"$here/pool-rss.gp" 2>"$res/pool-gnuplot.log" ||
 		echo "pool-suite: gnuplot failed (see $res/pool-gnuplot.log)"
+	rm -f "$res"/pool-rss-*.plot
 }
 
 if ((do_host || do_vm)); then

@@ -908,6 +908,7 @@ static int q_pipeline(void)
 	struct baton_pool *p = NULL;
 	struct baton_ring *r = NULL;
 	uint32_t frames, count, slots;
+	char what[32];
 	uint64_t sum;
 	double ns;
 	pid_t pid;
@@ -956,16 +957,16 @@ static int q_pipeline(void)
 	reap(pid, c);
 	if (c->sum != sum)
 		fail("checksum mismatch between producer and consumer");
-	diag(transport_names[g.transport], c, r);
+	if (g.ring_frames && g.transport == T_HANDLE)
+		snprintf(what, sizeof(what), "handle-r%u", frames);
+	else
+		snprintf(what, sizeof(what), "%s", transport_names[g.transport]);
+	diag(what, c, r);
 	if (r)
 		baton_ring_close(r);
 	baton_pool_close(p);
 	ns = (double)(c->t_end - c->t_start) / (double)g.n;
-	if (g.ring_frames && g.transport == T_HANDLE)
-		printf("pipeline,handle-r%u", frames);
-	else
-		printf("pipeline,%s", transport_names[g.transport]);
-	printf(",%zu,%llu,%.1f,%.1f,%zu\n",
+	printf("pipeline,%s,%zu,%llu,%.1f,%.1f,%zu\n", what,
 	       g.size, (unsigned long long)g.n, ns, (double)g.size * 1e3 / ns,
 	       g.transport == T_INLINE ? g.size / pr.part : 1);
 	return 0;
