@@ -11,7 +11,9 @@
  * the shared free queue, for half a magazine at a time. A magazine holds
  * at most an eighth of its class (and at most BATON_POOL_MAG), so that a
  * holder that only frees (a consumer stage) cannot keep a small class
- * from the others: a class of fewer than 16 buffers has no magazine. Buffers
+ * from the others: a class of fewer than 16 buffers has no magazine. It
+ * also holds at most BATON_POOL_MAG_BYTES: the decay never takes a
+ * magazine's buffers, so 1 MiB frames and larger get none. Buffers
  * in a magazine are OWNED by this holder in their descriptors, so the
  * kernel returns them with the rest when the holder's file is released.
  *
@@ -126,6 +128,23 @@ int baton__pool_geometry_valid(const struct baton_pool_hdr *g, uint32_t holder)
 	return 1;
 }
 
+/*
+ * A magazine's size: an eighth of the class, at most BATON_POOL_MAG
+ * buffers and at most BATON_POOL_MAG_BYTES of them (the decay never
+ * reaches a magazine: a stage that freed a burst of large frames must not
+ * keep them resident), none below 2.
+ */
+static uint32_t mag_cap_of(uint32_t count, uint32_t shift)
+{
+	uint32_t cap = count / 8;
+
+	if (cap > BATON_POOL_MAG)
+		cap = BATON_POOL_MAG;
+	if (cap > (BATON_POOL_MAG_BYTES >> shift))
+		cap = BATON_POOL_MAG_BYTES >> shift;
+	return cap < 2 ? 0 : cap;
+}
+
 static void pool_unmap(struct baton_pool *p)
 {
 	if (p->hdr)
@@ -178,10 +197,7 @@ static int pool_map(struct baton_pool *p)
 		c->shift = l->buf_shift;
 		c->count = l->count;
 		c->qcap = l->qcap;
-		c->mag_cap = l->count / 8 < BATON_POOL_MAG ? l->count / 8 :
-			     BATON_POOL_MAG;
-		if (c->mag_cap < 2)
-			c->mag_cap = 0;
+		c->mag_cap = mag_cap_of(l->count, l->buf_shift);
 	}
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include "internal.h"
 
 #define BATON_POOL_MAG		32	/* the most buffers a magazine keeps */
+#define BATON_POOL_MAG_BYTES	(1u << 20)	/* and the most bytes */
 
 /* A flush moves at most mag_cap + 1 - mag_cap / 2 buffers. */
 _Static_assert(BATON_POOL_MAG + 1 <= BATON_POOL_CLAIM_MAX, "claim size");

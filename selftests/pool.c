@@ -694,4 +694,40 @@ TEST(decay_gives_idle_pages_back_and_keeps_live_ones)
 	baton_pool_unlink(name);
 }
 
+/*
+ * Large buffers a holder freed are not hoarded where the decay cannot
+ * reach them: a magazine keeps at most 1 MiB of a class, so of 16 frames
+ * of 1 MiB a stage freed, all 16 decay while it keeps its handle open.
+ */
+TEST(decay_reaches_large_buffers_a_live_holder_freed)
+{
+	struct baton_pool_params p;
+	struct baton_pool_info info;
+	struct baton_pool *pool;
+	uint64_t h[16];
+	char name[64];
+	int i;
+
+	BT_REQUIRE_DEV();
+	memset(&p, 0, sizeof(p));
+	p.nr_classes = 1;
+	p.decay_ms = 20;
+	p.classes[0].buf_shift = 20;
+	p.classes[0].count = 64;
+	bt_make_name(name, sizeof(name), "big");
+	ASSERT_EQ(0, baton_pool_create(name, &p, &pool));
+	for (i = 0; i < 16; i++) {
+		ASSERT_EQ(0, baton_pool_alloc(pool, 1 << 20, &h[i]));
+		memset(baton_pool_ptr(pool, h[i]), 0xee, 1 << 20);
+	}
+	for (i = 0; i < 16; i++)
+		ASSERT_EQ(0, baton_pool_free(pool, h[i]));
+	ASSERT_EQ(0, baton_pool_info(pool, &info));
+	EXPECT_EQ(0U, info.classes[0].cached);
+	EXPECT_EQ(16U, wait_decayed(pool, 16, &info));
+	EXPECT_EQ(16ULL << 20, info.decayed_bytes);
+	baton_pool_close(pool);
+	baton_pool_unlink(name);
+}
+
 TEST_HARNESS_MAIN
