@@ -274,7 +274,7 @@ static int lock_role(int fd, int role)
  * CAP_DAC_READ_SEARCH; the /proc/self/fd form works for everyone when
  * /proc is mounted. EEXIST from either is the answer for a taken name.
  */
-static int link_name(int fd, const char *path)
+int baton__shm_link(int fd, const char *path)
 {
 	char proc[64];
 
@@ -361,7 +361,7 @@ static int memfd_create_ring(const char *name,
 	ret = lock_role_desc(fd, role, d);
 	if (ret)
 		goto err;
-	ret = link_name(fd, path);
+	ret = baton__shm_link(fd, path);
 	if (ret)
 		goto err;
 

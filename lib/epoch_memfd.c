@@ -155,7 +155,6 @@ int baton__epoch_memfd_create(const char *name,
 			      struct baton_epoch *d)
 {
 	char path[sizeof(SHM_DIR) + sizeof(SHM_PREFIX) + BATON_NAME_MAX];
-	char proc[64];
 	struct baton_epoch_hdr hdr;
 	uint64_t total;
 	int ret;
@@ -191,14 +190,9 @@ int baton__epoch_memfd_create(const char *name,
 	ret = lock_byte(d->fd, HANDLE_LOCK, 0, F_RDLCK);
 	if (ret)
 		return ret;
-	/* As backend_memfd.c: AT_EMPTY_PATH, else the /proc form. */
-	if (linkat(d->fd, "", AT_FDCWD, path, AT_EMPTY_PATH)) {
-		if (errno != ENOENT && errno != EPERM)
-			return -errno;
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", d->fd);
-		if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW))
-			return -errno;
-	}
+	ret = baton__shm_link(d->fd, path);
+	if (ret)
+		return ret;
 	d->max_participants = p->max_participants;
 	return map_file(d, total);
 }

@@ -192,6 +192,7 @@ BATON_HIDDEN int baton__memfd_peer_gone(struct baton_ring *r);
 BATON_HIDDEN void baton__memfd_producer_attach(struct baton_ring *r);
 BATON_HIDDEN int baton__memfd_barrier(void);
 BATON_HIDDEN int baton__shm_reserve(int fd, uint64_t size);
+BATON_HIDDEN int baton__shm_link(int fd, const char *path);
 BATON_HIDDEN uint32_t *baton__memfd_ws_arm(struct baton_ring *r,
 					   uint32_t *val);
 BATON_HIDDEN void baton__memfd_ws_disarm(struct baton_ring *r);

@@ -294,20 +294,6 @@ static int repair_lock(struct baton_pool *p)
 
 /* ---- create, open, unlink ---- */
 
-static int link_name(int fd, const char *path)
-{
-	char proc[64];
-
-	if (linkat(fd, "", AT_FDCWD, path, AT_EMPTY_PATH) == 0)
-		return 0;
-	if (errno != ENOENT && errno != EPERM)
-		return -errno;
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0)
-		return 0;
-	return -errno;
-}
-
 /* No room for the whole pool in /dev/shm now: ENOSPC at create, not a
  * SIGBUS at the first touch of a buffer. Room can still run out later. */
 static int room_for(uint64_t bytes)
@@ -366,7 +352,7 @@ int baton__pool_memfd_create(struct baton_pool_create *k)
 		return errno == ENOENT ? -ENODEV : -errno;
 	ret = build_file(fd, k, &h);
 	if (!ret)
-		ret = link_name(fd, path);
+		ret = baton__shm_link(fd, path);
 	if (ret) {
 		close(fd);
 		return ret;
