@@ -699,10 +699,18 @@ static uint64_t repair_dead(struct baton_pool *p, int self)
 	}
 	if (!found)
 		return 0;
+	/*
+	 * With @self our own index is in @dead, and the walk would take
+	 * again what finishing the claims just made ours (OWNED by our
+	 * index): a buffer on our adopt list twice, handed out twice. So
+	 * then the walk goes first; a push it overtakes publishes holes.
+	 */
+	n = self ? reclaim_walk(p, dead) : 0;
 	for (k = 0; k < p->geo.max_holders; k++)
 		if (dead[k / 64] >> (k % 64) & 1 && finish_claim(p, k))
 			unsettled[k / 32] |= 1U << (k % 32);
-	n = reclaim_walk(p, dead);
+	if (!self)
+		n = reclaim_walk(p, dead);
 	count(&p->hdr->reclaimed, n);
 	for (k = 0; k < p->geo.max_holders; k++) {
 		if (!(dead[k / 64] >> (k % 64) & 1))
