@@ -316,13 +316,32 @@ static int baton_nl_put_owner(struct sk_buff *skb, const struct baton_owner *o,
 	return 0;
 }
 
+/* A u64 counter attribute and where its value lies in a stats snapshot. */
+struct baton_nl_ctr {
+	int attr;
+	size_t off;
+};
+
+/* Every counter of @ctrs, read from the snapshot @st. */
+static int baton_nl_put_ctrs(struct sk_buff *skb, const void *st,
+			     const struct baton_nl_ctr *ctrs, size_t nr,
+			     int pad)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		u64 v = *(const u64 *)((const u8 *)st + ctrs[i].off);
+
+		if (nla_put_u64_64bit(skb, ctrs[i].attr, v, pad))
+			return -EMSGSIZE;
+	}
+	return 0;
+}
+
 static int baton_nl_put_ring_counters(struct sk_buff *skb,
 				      const struct baton_ring_stats *st)
 {
-	static const struct {
-		int attr;
-		size_t off;
-	} ctrs[] = {
+	static const struct baton_nl_ctr ctrs[] = {
 		{ BATON_A_RING_HEAD, offsetof(struct baton_ring_stats, head) },
 		{ BATON_A_RING_TAIL, offsetof(struct baton_ring_stats, tail) },
 		{ BATON_A_RING_OCCUPANCY,
@@ -349,15 +368,9 @@ static int baton_nl_put_ring_counters(struct sk_buff *skb,
 		{ BATON_A_RING_SCRIBBLES,
 		  offsetof(struct baton_ring_stats, scribbles) },
 	};
-	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(ctrs); i++) {
-		u64 v = *(const u64 *)((const u8 *)st + ctrs[i].off);
-
-		if (nla_put_u64_64bit(skb, ctrs[i].attr, v, BATON_A_RING_PAD))
-			return -EMSGSIZE;
-	}
-	return 0;
+	return baton_nl_put_ctrs(skb, st, ctrs, ARRAY_SIZE(ctrs),
+				 BATON_A_RING_PAD);
 }
 
 static int baton_nl_fill_ring(struct sk_buff *skb, const struct baton_named *n,
@@ -497,10 +510,7 @@ static int baton_nl_put_classes(struct sk_buff *skb,
 static int baton_nl_put_pool_counters(struct sk_buff *skb,
 				      const struct baton_pool_stats *st)
 {
-	static const struct {
-		int attr;
-		size_t off;
-	} ctrs[] = {
+	static const struct baton_nl_ctr ctrs[] = {
 		{ BATON_A_POOL_DATA_SIZE,
 		  offsetof(struct baton_pool_stats, data_size) },
 		{ BATON_A_POOL_HOLDER_RELEASES,
@@ -518,15 +528,9 @@ static int baton_nl_put_pool_counters(struct sk_buff *skb,
 		{ BATON_A_POOL_BAD_WORDS,
 		  offsetof(struct baton_pool_stats, bad_words) },
 	};
-	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(ctrs); i++) {
-		u64 v = *(const u64 *)((const u8 *)st + ctrs[i].off);
-
-		if (nla_put_u64_64bit(skb, ctrs[i].attr, v, BATON_A_POOL_PAD))
-			return -EMSGSIZE;
-	}
-	return 0;
+	return baton_nl_put_ctrs(skb, st, ctrs, ARRAY_SIZE(ctrs),
+				 BATON_A_POOL_PAD);
 }
 
 static int baton_nl_fill_pool(struct sk_buff *skb, const struct baton_named *n,
