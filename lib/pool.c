@@ -742,9 +742,11 @@ int baton__pool_adopt_later(struct baton_pool *p, uint32_t cls, uint32_t index)
 }
 
 /*
- * Free every adopted buffer through our magazine, under a new generation
- * (handles of its old owner are stale from here). Called only where no
- * claim of ours is under way: a flush uses the claim page.
+ * Free every adopted buffer through our magazine. Its generation moved
+ * when it was adopted (pool_memfd.c), so its old owner's handles, and a
+ * receiver waiting on a message that names it, see it stale at once, not
+ * only once we get here. Called only where no claim of ours is under way:
+ * a flush uses the claim page.
  */
 void baton__pool_drain(struct baton_pool *p)
 {
@@ -752,17 +754,12 @@ void baton__pool_drain(struct baton_pool *p)
 		uint64_t a = p->adopt[--p->adopt_n];
 		uint32_t cls = (uint32_t)(a >> 32), index = (uint32_t)a;
 		struct baton_pool_cls *c = &p->cls[cls];
-		struct baton_pool_desc *d = &c->desc[index];
-		uint64_t s = __atomic_load_n(&d->state, __ATOMIC_RELAXED);
-		uint32_t gen = baton__pool_next_gen(BATON_POOL_S_GEN(s));
+		uint64_t s = __atomic_load_n(&c->desc[index].state,
+					     __ATOMIC_RELAXED);
 
 		if (s != BATON_POOL_STATE(BATON_POOL_S_GEN(s), BATON_POOL_OWNED,
 					  p->holder + 1))
 			continue;	/* scribbled since: never queued twice */
-		__atomic_store_n(&d->state,
-				 BATON_POOL_STATE(gen, BATON_POOL_OWNED,
-						  p->holder + 1),
-				 __ATOMIC_RELEASE);
 		c->mag.index[c->mag.n++] = index;
 		if (c->mag.n > c->mag_cap)
 			flush(p, cls, c->mag.n - c->mag_cap / 2);

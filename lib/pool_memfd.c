@@ -494,7 +494,8 @@ static void requeue(struct baton_pool *p, uint32_t cls, uint64_t v)
 	/* Y4: from the exact value. */
 	if (!__atomic_compare_exchange_n(
 		    &c->desc[index].state, &s,
-		    BATON_POOL_STATE(gen, BATON_POOL_OWNED, p->holder + 1), 0,
+		    BATON_POOL_STATE(baton__pool_next_gen(gen), BATON_POOL_OWNED,
+				     p->holder + 1), 0,
 		    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
 	baton__pool_adopt_later(p, cls, (uint32_t)index);
@@ -667,9 +668,10 @@ static uint64_t reclaim_walk(struct baton_pool *p, const uint64_t *dead)
 			if (kind != BATON_POOL_OWNED ||
 			    !__atomic_compare_exchange_n(
 				    &d->state, &s,
-				    BATON_POOL_STATE(BATON_POOL_S_GEN(s),
-						     BATON_POOL_OWNED,
-						     p->holder + 1),
+				    BATON_POOL_STATE(
+					    baton__pool_next_gen(
+						    BATON_POOL_S_GEN(s)),
+					    BATON_POOL_OWNED, p->holder + 1),
 				    0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 				continue;
 			if (!baton__pool_adopt_later(p, i, j))

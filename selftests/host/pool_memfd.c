@@ -263,6 +263,135 @@ TEST(kill9_in_send_and_receive_loses_nothing)
 	baton_pool_unlink(pname);
 }
 
+/*
+ * Child: push a message naming a buffer it owns but never give the buffer
+ * (a sender between its push and its give), post @pushed, then sleep
+ * until killed.
+ */
+static void push_without_give(const char *pname, const char *rname,
+			      volatile uint32_t *pushed)
+{
+	struct { uint64_t handle, len; } m;
+	struct baton_pool *pool;
+	struct baton_ring *r;
+
+	if (baton_pool_open(pname, &pool) ||
+	    baton_ring_open(rname, BATON_ROLE_PRODUCER, BATON_BACKEND_MEMFD, &r) ||
+	    baton_pool_alloc(pool, 4096, &m.handle))
+		_exit(50);
+	m.len = 4096;
+	if (baton_spsc_push(r, &m, sizeof(m), OP_TIMEOUT_NS))
+		_exit(51);
+	__atomic_store_n(pushed, 1, __ATOMIC_RELEASE);
+	pause();
+	_exit(52);
+}
+
+/* Child: one receive on @rname, its result in *@rc. */
+static void receive_once(const char *pname, const char *rname,
+			 volatile int32_t *rc, volatile uint32_t *started)
+{
+	struct baton_pool *pool;
+	struct baton_ring *r;
+	uint64_t h, len;
+
+	if (baton_pool_open(pname, &pool) ||
+	    baton_ring_open(rname, BATON_ROLE_CONSUMER, BATON_BACKEND_MEMFD, &r))
+		_exit(60);
+	__atomic_store_n(started, 1, __ATOMIC_RELEASE);
+	*rc = baton_pool_recv(r, pool, &h, &len, OP_TIMEOUT_NS);
+	_exit(0);
+}
+
+static pid_t fork_call(void (*fn)(const char *, const char *,
+				  volatile uint32_t *),
+		       const char *pname, const char *rname,
+		       volatile uint32_t *flag)
+{
+	pid_t pid = fork();
+
+	if (!pid)
+		fn(pname, rname, flag);
+	while (pid > 0 && !__atomic_load_n(flag, __ATOMIC_ACQUIRE))
+		usleep(100);
+	return pid;
+}
+
+/*
+ * Two stages share a pool. Stage 1's receiver waits in a receive whose
+ * sender is between its push and its give, and repairs meanwhile; stage
+ * 2's sender dies between its push and its give. Whoever repairs it, the
+ * dead sender's buffer changes generation when it is taken back, so stage
+ * 2's receiver sees its message stale at once: it is not left waiting on
+ * a buffer stage 1's receiver adopted and will free only on its next slow
+ * path.
+ */
+TEST(a_dead_senders_buffer_is_stale_to_its_receiver_whoever_repairs)
+{
+	struct baton_pool_params p = pc_params(16, 0);
+	struct baton_ring_params rp = pc_ring_params(BATON_BACKEND_MEMFD);
+	volatile uint32_t *sh;
+	struct baton_pool *pool;
+	struct baton_ring *r1, *r2;
+	char pname[64], r1name[64], r2name[64];
+	pid_t s1, rcv1, s2;
+	struct baton_pool *cp;
+	struct baton_ring *cr;
+	uint64_t h, len;
+	uint64_t t0;
+	int rc;
+
+	if (UNDER_TSAN)
+		SKIP(return, "fork and kill: not under TSan");
+	force_memfd();
+	sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sh);
+	ring_name(pname, sizeof(pname), "stale");
+	ring_name(r1name, sizeof(r1name), "stale1");
+	ring_name(r2name, sizeof(r2name), "stale2");
+	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
+	ASSERT_EQ(0, baton_ring_create(r1name, &rp, BATON_ROLE_PRODUCER, &r1));
+	ASSERT_EQ(0, baton_ring_create(r2name, &rp, BATON_ROLE_PRODUCER, &r2));
+	baton_ring_close(r1);
+	baton_ring_close(r2);
+	/* Stage 1: a live sender that has pushed, its receiver waiting. */
+	s1 = fork_call(push_without_give, pname, r1name, &sh[0]);
+	ASSERT_LT(0, s1);
+	rcv1 = fork();
+	ASSERT_LE(0, rcv1);
+	if (!rcv1)
+		receive_once(pname, r1name, (volatile int32_t *)&sh[4], &sh[1]);
+	while (!__atomic_load_n(&sh[1], __ATOMIC_ACQUIRE))
+		usleep(100);
+	/* Stage 2: a sender killed between its push and its give. */
+	s2 = fork_call(push_without_give, pname, r2name, &sh[2]);
+	ASSERT_LT(0, s2);
+	kill(s2, SIGKILL);
+	EXPECT_EQ(128 + SIGKILL, wait_child(s2));
+	/* Stage 1's receiver repairs it (once a millisecond) meanwhile. */
+	usleep(100 * 1000);
+	ASSERT_EQ(0, baton_pool_open(pname, &cp));
+	ASSERT_EQ(0, baton_ring_open(r2name, BATON_ROLE_CONSUMER,
+				     BATON_BACKEND_MEMFD, &cr));
+	t0 = now_ns();
+	rc = baton_pool_recv(cr, cp, &h, &len, 500LL * 1000000);
+	EXPECT_EQ(-ESTALE, rc)
+		TH_LOG("stage 2's receive: %d after %llu ms", rc,
+		       (unsigned long long)((now_ns() - t0) / 1000000));
+	kill(s1, SIGKILL);
+	EXPECT_EQ(128 + SIGKILL, wait_child(s1));
+	EXPECT_EQ(0, wait_child(rcv1));
+	EXPECT_EQ(-ESTALE, (int32_t)sh[4]);	/* its sender died too */
+	baton_ring_close(cr);
+	baton_pool_close(cp);
+	baton_ring_unlink(r1name, BATON_BACKEND_MEMFD);
+	baton_ring_unlink(r2name, BATON_BACKEND_MEMFD);
+	baton_pool_close(pool);
+	baton_pool_unlink(pname);
+	munmap((void *)sh, 4096);
+}
+
 /* Bytes the pool file holds in memory now. */
 static uint64_t file_bytes(const char *name)
 {
