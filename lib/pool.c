@@ -447,7 +447,7 @@ static int take_entry(struct baton_pool *p, struct baton_pool_cls *c,
 		    BATON_POOL_S_GEN(s) == gen) {
 			baton__pool_relax(&spins);
 			if (spins >= 4096 && p->backend == BATON_BACKEND_MEMFD)
-				baton__pool_memfd_repair(p, 0);
+				baton__pool_memfd_repair(p);
 			continue;
 		}
 		if (s != BATON_POOL_STATE(gen, BATON_POOL_FREE, 0))
@@ -659,7 +659,7 @@ static void magazine_fill(struct baton_pool *p, uint32_t cls)
 	if (!c->mag.n)
 		refill(p, cls, want);
 	if (!c->mag.n && p->backend == BATON_BACKEND_MEMFD &&
-	    baton__pool_memfd_repair(p, 0) > 0) {
+	    baton__pool_memfd_repair(p) > 0) {
 		baton__pool_drain(p);
 		if (!c->mag.n)
 			refill(p, cls, want);
@@ -929,7 +929,7 @@ static int take_sent(struct baton_pool *p, uint64_t handle, int has_deadline,
 		if (spins < 4096)
 			continue;
 		if (p->backend == BATON_BACKEND_MEMFD)
-			baton__pool_memfd_repair(p, 0);
+			baton__pool_memfd_repair(p);
 		if (has_deadline && baton__now_ns() >= deadline)
 			return -ETIMEDOUT;
 	}

@@ -79,7 +79,7 @@ BATON_HIDDEN void baton__pool_memfd_attach(struct baton_pool *p);
 BATON_HIDDEN void baton__pool_memfd_detach(struct baton_pool *p);
 BATON_HIDDEN int baton__pool_memfd_unstick(struct baton_pool *p, uint32_t cls,
 					   uint64_t t);
-BATON_HIDDEN int baton__pool_memfd_repair(struct baton_pool *p, int force);
+BATON_HIDDEN int baton__pool_memfd_repair(struct baton_pool *p);
 BATON_HIDDEN void baton__pool_memfd_maintain(struct baton_pool *p);
 
 #endif /* BATON_POOL_INTERNAL_H */

@@ -734,14 +734,14 @@ static uint64_t repair_dead(struct baton_pool *p, int self)
 }
 
 /*
- * Repair now (@force), or if a millisecond has passed since our last one.
+ * Repair, at most once a millisecond per handle (its callers spin).
  * Returns how many buffers became ours (for baton__pool_drain()).
  */
-int baton__pool_memfd_repair(struct baton_pool *p, int force)
+int baton__pool_memfd_repair(struct baton_pool *p)
 {
 	uint64_t now = baton__pool_now_ms(), n;
 
-	if (!force && now == p->repaired_ms)
+	if (now == p->repaired_ms)
 		return 0;
 	p->repaired_ms = now;
 	if (repair_lock(p))
