@@ -474,6 +474,10 @@ int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
 
 	if (ret)
 		return ret;
+	/* The fast exit: a message (or a tombstone) already there. */
+	ret = baton_mpsc_try_pop(r, msg, len, loss);
+	if (ret != -EAGAIN || timeout_ns == 0)
+		return ret == -EAGAIN ? -ETIMEDOUT : ret;
 	ret = baton__mpsc_peek_wait(r, &idx, timeout_ns);
 	if (ret == BATON_MPSC_LOST) {
 		if (loss)
