@@ -251,6 +251,39 @@ static void hp_victims(const char *name, struct hp_shared *sh, uint64_t seed)
 	_exit(0);
 }
 
+/* A holder killed holding 4 buffers, before any scribble: 0 or a step. */
+static int hp_killed_holder(const char *name)
+{
+	volatile uint32_t *held = mmap(NULL, BT_PAGE, PROT_READ | PROT_WRITE,
+				       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct baton_pool *pool;
+	uint64_t h;
+	pid_t pid;
+	int i;
+
+	if (held == MAP_FAILED)
+		return 1;
+	pid = fork();
+	if (pid < 0)
+		return 2;
+	if (!pid) {
+		if (baton_pool_open(name, &pool))
+			_exit(1);
+		for (i = 0; i < 4; i++)
+			if (baton_pool_alloc(pool, 4096, &h))
+				_exit(2);
+		__atomic_store_n(held, 1, __ATOMIC_RELEASE);
+		pause();
+		_exit(3);
+	}
+	for (i = 0; i < 10000 && !__atomic_load_n(held, __ATOMIC_ACQUIRE); i++)
+		bt_sleep_ms(1);
+	kill(pid, SIGKILL);
+	i = bt_wait_timeout(pid, 10000);
+	munmap((void *)held, BT_PAGE);
+	return i == 128 + SIGKILL ? 0 : 3;
+}
+
 /* After the attack: a fresh pool gives every buffer once. */
 static int hp_fresh_pool_works(void)
 {
@@ -309,6 +342,15 @@ TEST_F_TIMEOUT(hostile_pool, holder_scribbles_every_writable_word, 120)
 	BT_REQUIRE_DEV();
 	ksft_print_msg("seed %llu\n", (unsigned long long)seed);
 	ASSERT_EQ(0, baton_pool_create(self->name, &p, &owner));
+	/*
+	 * The reclaim counted before the attack: how much the releases find
+	 * during it depends on what the attacker has scribbled by then (a
+	 * descriptor it rewrote names nobody), so that is reported, not
+	 * asserted.
+	 */
+	ASSERT_EQ(0, hp_killed_holder(self->name));
+	ASSERT_EQ(0, baton_pool_info(owner, &info));
+	ASSERT_LE(4U, info.reclaimed);
 	for (i = 0; i < VICTIMS; i++) {
 		victims[i] = fork();
 		ASSERT_GE(victims[i], 0);
@@ -341,7 +383,6 @@ TEST_F_TIMEOUT(hostile_pool, holder_scribbles_every_writable_word, 120)
 		       (unsigned long long)info.bad_words);
 	EXPECT_LT(0U, self->sh->writes);
 	EXPECT_LT(0U, self->sh->victim_runs);
-	EXPECT_LT(0U, info.reclaimed);
 	/* Freed over its garbage once the owner goes, then a fresh pool. */
 	baton_pool_close(owner);
 	ASSERT_EQ(0, baton_pool_unlink(self->name));
