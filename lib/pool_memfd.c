@@ -784,8 +784,15 @@ void baton__pool_memfd_detach(struct baton_pool *p)
 	n = reclaim_walk(p, dead);
 	count(&p->hdr->reclaimed, n);
 	unlock(p->fd, LOCK_REPAIR);
-	baton__pool_drain(p);
-	baton__pool_flush_all(p);
+	/*
+	 * A flush is a slow path: its maintenance may repair a dead holder
+	 * and its waits may UNSTICK, and both adopt. What they adopt is
+	 * ours to free too, or nobody's once we are gone: until none is left.
+	 */
+	do {
+		baton__pool_drain(p);
+		baton__pool_flush_all(p);
+	} while (p->adopt_n);
 	claim_reset(p, p->holder);
 	__atomic_store_n(attached_word(p, p->holder), 0, __ATOMIC_RELEASE);
 	count(&p->hdr->holder_releases, 1);

@@ -392,6 +392,84 @@ TEST(a_dead_senders_buffer_is_stale_to_its_receiver_whoever_repairs)
 	munmap((void *)sh, 4096);
 }
 
+/*
+ * Child: hold @n buffers of class 0, post @ready, and with @go wait for
+ * it, then close the pool and exit 0; without, sleep until killed.
+ */
+static void hold_then(const char *pname, int n, volatile uint32_t *ready,
+		      volatile uint32_t *go)
+{
+	struct baton_pool *pool;
+	uint64_t h;
+
+	if (baton_pool_open(pname, &pool))
+		_exit(70);
+	while (n--)
+		if (baton_pool_alloc(pool, 4096, &h))
+			_exit(71);
+	__atomic_store_n(ready, 1, __ATOMIC_RELEASE);
+	if (!go)
+		pause();
+	while (!__atomic_load_n(go, __ATOMIC_ACQUIRE))
+		usleep(100);
+	baton_pool_close(pool);
+	_exit(0);
+}
+
+static pid_t start_holder(const char *pname, int n, volatile uint32_t *ready,
+			  volatile uint32_t *go)
+{
+	pid_t pid = fork();
+
+	if (!pid)
+		hold_then(pname, n, ready, go);
+	while (pid > 0 && !__atomic_load_n(ready, __ATOMIC_ACQUIRE))
+		usleep(100);
+	return pid;
+}
+
+/*
+ * A holder's close gives back everything it owns, including what the
+ * repair its own close runs took back from a dead holder: closing holder
+ * B's last flush is a slow path, due for maintenance, and finds holder A
+ * dead. Every buffer must then be allocatable again, each once, with
+ * nobody left to repair A (B released it).
+ */
+TEST(a_closing_holder_frees_what_its_last_repair_took_back)
+{
+	struct baton_pool_params p = pc_params(16, 0);
+	volatile uint32_t *sh;
+	struct baton_pool *pool;
+	uint64_t hs[20];
+	char pname[64];
+	pid_t a, b;
+	int dups;
+
+	if (UNDER_TSAN)
+		SKIP(return, "fork and kill: not under TSan");
+	force_memfd();
+	sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sh);
+	ring_name(pname, sizeof(pname), "lastrep");
+	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
+	a = start_holder(pname, 4, &sh[0], NULL);
+	ASSERT_LT(0, a);
+	b = start_holder(pname, 1, &sh[1], &sh[2]);
+	ASSERT_LT(0, b);
+	kill(a, SIGKILL);
+	EXPECT_EQ(128 + SIGKILL, wait_child(a));
+	/* Past the repair period, so B's close is due to maintain. */
+	usleep(150 * 1000);
+	__atomic_store_n(&sh[2], 1, __ATOMIC_RELEASE);
+	EXPECT_EQ(0, wait_child(b));
+	EXPECT_EQ(16, pc_alloc_all(pool, hs, 20, &dups));
+	EXPECT_EQ(0, dups);
+	baton_pool_close(pool);
+	baton_pool_unlink(pname);
+	munmap((void *)sh, 4096);
+}
+
 /* Bytes the pool file holds in memory now. */
 static uint64_t file_bytes(const char *name)
 {
