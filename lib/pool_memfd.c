@@ -29,7 +29,8 @@
  *    a buffer a dead holder held for decay (KERNEL with its index) is
  *    FREE again. SENT buffers stay for their receiver, as on kmod.
  *  - answers UNSTICK (baton__pool_memfd_unstick()) with the module's rule,
- *    "live" meaning "its holder lock is held";
+ *    "live" meaning "its holder lock is held", once it has repaired the
+ *    dead (the module has finished their claims by then too);
  *  - decays (decay_class()), every decay_ms / 4 at most: the module's
  *    oldest-first pick and reserve window, with
  *    fallocate(FALLOC_FL_PUNCH_HOLE), which unmaps the range from every
@@ -810,6 +811,15 @@ int baton__pool_memfd_unstick(struct baton_pool *p, uint32_t cls, uint64_t c)
 
 	if (repair_lock(p))
 		return -EAGAIN;
+	/*
+	 * The module finishes a dead holder's claims at its release, before
+	 * an UNSTICK can find it gone; here a death is found only by
+	 * looking. So dead holders are repaired first: a freer that died
+	 * after making its buffer FREE and before publishing it has that
+	 * entry filled with the buffer its claim names. A hole in its place
+	 * would leave a FREE buffer on no queue, lost for good.
+	 */
+	repair_dead(p, 0);
 	/* Y1, Y3: the entry's value is read only after its seq. */
 	seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
 	if (seq == c && c < __atomic_load_n(k->tail, __ATOMIC_ACQUIRE)) {

@@ -470,6 +470,99 @@ TEST(a_closing_holder_frees_what_its_last_repair_took_back)
 	munmap((void *)sh, 4096);
 }
 
+/*
+ * Child: allocate one buffer, then do what baton_pool_free()'s flush
+ * does with it, through the pool file, up to the step a flusher may die
+ * after: take its ticket and record it in our claim, make the buffer
+ * FREE, and stop before publishing the entry. Posts @ready, then sleeps
+ * until killed.
+ */
+static void die_before_publishing(const char *pname, volatile uint32_t *ready)
+{
+	struct baton_pool_class_layout *l;
+	struct baton_pool_claim *cl;
+	struct baton_pool_desc *d;
+	struct baton_pool_hdr h;
+	struct baton_pool *pool;
+	uint64_t hd, t, s, *tail;
+	char path[128];
+	uint8_t *ctl;
+	int fd;
+
+	pool_file(path, sizeof(path), pname);
+	if (baton_pool_open(pname, &pool) || baton_pool_alloc(pool, 4096, &hd))
+		_exit(80);
+	fd = open(path, O_RDWR);
+	if (fd < 0 || pread(fd, &h, sizeof(h), 0) != sizeof(h))
+		_exit(81);
+	ctl = mmap(NULL, h.ctl_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		   (off_t)h.ctl_mmap);
+	if (ctl == MAP_FAILED)
+		_exit(82);
+	l = &h.classes[0];
+	d = (struct baton_pool_desc *)(ctl + l->ctl_off + BATON_POOL_Q_ENTRIES +
+				       (uint64_t)l->qcap * 16) +
+	    BATON_POOL_H_INDEX(hd);
+	s = __atomic_load_n(&d->state, __ATOMIC_ACQUIRE);
+	cl = (struct baton_pool_claim *)(ctl + h.claim_off +
+					 (BATON_POOL_S_HOLDER(s) - 1) * 4096ULL);
+	tail = (uint64_t *)(ctl + l->ctl_off + BATON_POOL_Q_TAIL);
+	cl->entry[0] = BATON_POOL_ENTRY(BATON_POOL_S_GEN(s),
+					BATON_POOL_H_INDEX(hd));
+	cl->cls = 0;
+	cl->n = 1;
+	__atomic_store_n(&cl->op, BATON_POOL_CLAIM_PUSH, __ATOMIC_RELEASE);
+	__atomic_store_n(&cl->floor, *tail, __ATOMIC_RELEASE);
+	t = __atomic_fetch_add(tail, 1, __ATOMIC_ACQ_REL);
+	__atomic_store_n(&cl->ticket, t, __ATOMIC_RELEASE);
+	__atomic_store_n(&d->state,
+			 BATON_POOL_STATE(BATON_POOL_S_GEN(s), BATON_POOL_FREE, 0),
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(ready, 1, __ATOMIC_RELEASE);
+	pause();
+	_exit(83);
+}
+
+/*
+ * A freer killed after making its buffer FREE and before publishing its
+ * entry. The next allocator waits on that entry and asks for UNSTICK;
+ * the freer is dead, but its claim still names the buffer: UNSTICK must
+ * finish the claim (publish the buffer), not fill the entry with a hole,
+ * which would leave a FREE buffer on no queue, lost for good.
+ */
+TEST(unstick_publishes_what_a_dead_freers_claim_names)
+{
+	struct baton_pool_params p = pc_params(16, 0);
+	volatile uint32_t *sh;
+	struct baton_pool *pool;
+	uint64_t hs[20];
+	char pname[64];
+	int dups;
+	pid_t pid;
+
+	if (UNDER_TSAN)
+		SKIP(return, "fork and kill: not under TSan");
+	force_memfd();
+	sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sh);
+	ring_name(pname, sizeof(pname), "unpub");
+	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		die_before_publishing(pname, &sh[0]);
+	while (!__atomic_load_n(&sh[0], __ATOMIC_ACQUIRE))
+		usleep(100);
+	kill(pid, SIGKILL);
+	EXPECT_EQ(128 + SIGKILL, wait_child(pid));
+	EXPECT_EQ(16, pc_alloc_all(pool, hs, 20, &dups));
+	EXPECT_EQ(0, dups);
+	baton_pool_close(pool);
+	baton_pool_unlink(pname);
+	munmap((void *)sh, 4096);
+}
+
 /* Bytes the pool file holds in memory now. */
 static uint64_t file_bytes(const char *name)
 {
