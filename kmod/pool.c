@@ -42,6 +42,7 @@
 #include <linux/baton.h>
 
 #include "baton_kmod.h"
+#include "compat.h"
 
 /* Decay ticks in the window whose smallest free count is the reserve. */
 #define BATON_POOL_WINDOW	4
@@ -1075,12 +1076,17 @@ static int baton_pool_mmap_data(struct baton_pool *pool,
  * One region per mmap() call, at its exact offset: the header read-only,
  * the control region read-write (both special PTEs: no GUP), the data
  * region read-write (shmem pages: GUP allowed, for I/O into buffers).
+ * None is inherited across fork() (VM_DONTCOPY): a child would share the
+ * holder's claim page, and its mapping would keep the holder's file, and
+ * so the holder, alive after the holder's death (Documentation/pool.rst).
  */
 static int baton_pool_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct baton_pool *pool = ((struct baton_pool_file *)
 				   file->private_data)->pool;
 	struct baton_region r = { .data = false };
+
+	baton_vm_flags_set(vma, VM_DONTCOPY);
 
 	if (vma->vm_pgoff == 0) {
 		r.first = 0;

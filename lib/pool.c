@@ -45,8 +45,10 @@
  * from the slow paths here.
  */
 #define _GNU_SOURCE
+#define BATON__POOL_OUTLINE	/* baton.h: we define the exported forms */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -79,11 +81,6 @@ void baton__pool_relax(unsigned int *spins)
 	cpu_pause();
 	if ((++*spins & 1023) == 0)
 		sched_yield();
-}
-
-uint32_t baton__pool_next_gen(uint32_t gen)
-{
-	return gen + 1 ? gen + 1 : 1;
 }
 
 /* ---- the geometry: copied once, checked, then the only one used ---- */
@@ -169,7 +166,7 @@ static int pool_map(struct baton_pool *p)
 		return -errno;
 	p->hdr = m;
 	memcpy(&p->geo, p->hdr, sizeof(p->geo));
-	if (!baton__pool_geometry_valid(&p->geo, p->holder))
+	if (!baton__pool_geometry_valid(&p->geo, p->f.holder))
 		return -EPROTO;
 	m = mmap(NULL, p->geo.ctl_size, PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_POPULATE, p->fd, (off_t)p->geo.ctl_mmap);
@@ -182,11 +179,17 @@ static int pool_map(struct baton_pool *p)
 	if (m == MAP_FAILED)
 		return -errno;
 	p->data = m;
+	/* Not for a child (fork() above); kmod sets VM_DONTCOPY itself. */
+	if (p->backend == BATON_BACKEND_MEMFD &&
+	    (madvise((void *)p->hdr, 4096, MADV_DONTFORK) ||
+	     madvise(p->ctl, p->geo.ctl_size, MADV_DONTFORK) ||
+	     madvise(p->data, p->geo.data_size, MADV_DONTFORK)))
+		return -errno;
 	p->claim = (struct baton_pool_claim *)(p->ctl + p->geo.claim_off +
-					       (uint64_t)p->holder * 4096);
+					       (uint64_t)p->f.holder * 4096);
 	for (i = 0; i < p->geo.nr_classes; i++) {
 		const struct baton_pool_class_layout *l = &p->geo.classes[i];
-		struct baton_pool_cls *c = &p->cls[i];
+		struct baton_pool_cls *c = &p->f.cls[i];
 		uint8_t *blk = p->ctl + l->ctl_off;
 
 		c->head = (uint64_t *)(blk + BATON_POOL_Q_HEAD);
@@ -199,7 +202,87 @@ static int pool_map(struct baton_pool *p)
 		c->qcap = l->qcap;
 		c->mag_cap = mag_cap_of(l->count, l->buf_shift);
 	}
+	p->f.nr_classes = p->geo.nr_classes;
 	return 0;
+}
+
+/*
+ * fork(): a pool handle is its process's holder, and the child of a
+ * fork() would share the parent's magazines and claim page (both
+ * processes handing out the same buffers) and keep the parent's holder
+ * alive after the parent's death (its fd, and on memfd its mappings,
+ * hold the file). So no pool mapping is inherited (MADV_DONTFORK here;
+ * the module sets VM_DONTCOPY on its own), and in the child every
+ * handle open at the fork loses its fd and becomes usable for nothing
+ * but baton_pool_close(): its calls return -EBADF. The open handles are
+ * on a list for that, under a lock that fork() takes in the parent.
+ */
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static struct baton_pool *open_pools;
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&open_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&open_lock);
+}
+
+/* In the child: what is not ours is let go, never touched again. */
+static void fork_child(void)
+{
+	struct baton_pool *p;
+	uint32_t i;
+
+	for (p = open_pools; p; p = p->next_open) {
+		p->forked = 1;
+		/* The inline paths fall through to the checks that say EBADF. */
+		p->f.nr_classes = 0;
+		p->geo.nr_classes = 0;
+		for (i = 0; i < BATON_POOL_CLASSES_MAX; i++) {
+			p->f.cls[i].mag.n = 0;
+			p->f.cls[i].mag_cap = 0;
+		}
+		p->adopt_n = 0;
+		/* Not inherited: the addresses may be another mapping's. */
+		p->hdr = NULL;
+		p->ctl = NULL;
+		p->data = NULL;
+		close(p->fd);
+		p->fd = -1;
+	}
+	pthread_mutex_unlock(&open_lock);
+}
+
+static void atfork_register(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+static void open_add(struct baton_pool *p)
+{
+	pthread_once(&atfork_once, atfork_register);
+	pthread_mutex_lock(&open_lock);
+	p->next_open = open_pools;
+	if (open_pools)
+		open_pools->prev_open = p;
+	open_pools = p;
+	pthread_mutex_unlock(&open_lock);
+}
+
+static void open_remove(struct baton_pool *p)
+{
+	pthread_mutex_lock(&open_lock);
+	if (p->prev_open)
+		p->prev_open->next_open = p->next_open;
+	else
+		open_pools = p->next_open;
+	if (p->next_open)
+		p->next_open->prev_open = p->prev_open;
+	pthread_mutex_unlock(&open_lock);
 }
 
 static int pool_attach(int fd, uint32_t holder, int backend,
@@ -213,7 +296,8 @@ static int pool_attach(int fd, uint32_t holder, int backend,
 		return -ENOMEM;
 	}
 	p->fd = fd;
-	p->holder = holder;
+	p->f.holder = holder;
+	p->f.owned = BATON_POOL_STATE(0, BATON_POOL_OWNED, holder + 1);
 	p->backend = backend;
 	ret = pool_map(p);
 	if (ret) {
@@ -226,6 +310,7 @@ static int pool_attach(int fd, uint32_t holder, int backend,
 		baton__pool_memfd_attach(p);
 		baton__pool_drain(p);
 	}
+	open_add(p);
 	*out = p;
 	return 0;
 }
@@ -325,10 +410,13 @@ void baton_pool_close(struct baton_pool *p)
 {
 	if (!p)
 		return;
-	if (p->backend == BATON_BACKEND_MEMFD)
-		baton__pool_memfd_detach(p);
-	pool_unmap(p);
-	close(p->fd);
+	open_remove(p);
+	if (!p->forked) {
+		if (p->backend == BATON_BACKEND_MEMFD)
+			baton__pool_memfd_detach(p);
+		pool_unmap(p);
+		close(p->fd);
+	}
 	free(p->adopt);
 	free(p);
 }
@@ -343,18 +431,14 @@ static struct baton_pool_cls *handle_class(const struct baton_pool *p,
 
 	if (!p || (h & BATON_POOL_H_RESERVED) || !BATON_POOL_H_GEN(h) ||
 	    cls >= p->geo.nr_classes ||
-	    BATON_POOL_H_INDEX(h) >= p->cls[cls].count)
+	    BATON_POOL_H_INDEX(h) >= p->f.cls[cls].count)
 		return NULL;
-	return (struct baton_pool_cls *)&p->cls[cls];
+	return (struct baton_pool_cls *)&p->f.cls[cls];
 }
 
 void *baton_pool_ptr(const struct baton_pool *p, uint64_t h)
 {
-	const struct baton_pool_cls *c = handle_class(p, h);
-
-	if (!c)
-		return NULL;
-	return c->base + ((size_t)BATON_POOL_H_INDEX(h) << c->shift);
+	return baton__pool_ptr_inline(p, h);
 }
 
 size_t baton_pool_buf_size(const struct baton_pool *p, uint64_t h)
@@ -369,6 +453,8 @@ int baton_pool_check(const struct baton_pool *p, uint64_t h)
 	const struct baton_pool_cls *c = handle_class(p, h);
 	uint64_t s;
 
+	if (p && p->forked)
+		return -EBADF;
 	if (!c)
 		return -EINVAL;
 	s = __atomic_load_n(&c->desc[BATON_POOL_H_INDEX(h)].state,
@@ -455,7 +541,7 @@ static int take_entry(struct baton_pool *p, struct baton_pool_cls *c,
 		if (__atomic_compare_exchange_n(
 			    &d->state, &s,
 			    BATON_POOL_STATE(gen, BATON_POOL_OWNED,
-					     p->holder + 1),
+					     p->f.holder + 1),
 			    0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			return 1;
 	}
@@ -491,7 +577,7 @@ static uint32_t published(const struct baton_pool_cls *c, uint64_t h,
  */
 static void wait_head(struct baton_pool *p, uint32_t cls, uint64_t h)
 {
-	struct baton_pool_cls *c = &p->cls[cls];
+	struct baton_pool_cls *c = &p->f.cls[cls];
 	struct baton_pool_qent *e = &c->q[h & (c->qcap - 1)];
 	unsigned int spins = 0;
 	uint64_t asked = 0;
@@ -515,7 +601,7 @@ static void wait_head(struct baton_pool *p, uint32_t cls, uint64_t h)
  */
 static void refill(struct baton_pool *p, uint32_t cls, uint32_t want)
 {
-	struct baton_pool_cls *c = &p->cls[cls];
+	struct baton_pool_cls *c = &p->f.cls[cls];
 	struct baton_pool_claim *cl = p->claim;
 	uint64_t h, i;
 	uint32_t k;
@@ -559,7 +645,8 @@ again:
 			__atomic_store_n(&e->seq, h + i + c->qcap,
 					 __ATOMIC_RELEASE);
 			if (take_entry(p, c, v))
-				c->mag.index[c->mag.n++] = (uint32_t)v;
+				c->mag.handle[c->mag.n++] = BATON_POOL_HANDLE(
+					cls, (uint32_t)v, (uint32_t)(v >> 32));
 		}
 		/*
 		 * Only holes or stale values: buffers may still wait behind
@@ -584,8 +671,8 @@ again:
  */
 static void flush(struct baton_pool *p, uint32_t cls, uint32_t n)
 {
-	struct baton_pool_cls *c = &p->cls[cls];
-	uint32_t *idx = &c->mag.index[c->mag.n - n];
+	struct baton_pool_cls *c = &p->f.cls[cls];
+	uint64_t *mh = &c->mag.handle[c->mag.n - n];
 	struct baton_pool_claim *cl = p->claim;
 	uint64_t t, now = baton__pool_now_ms(), v[BATON_POOL_MAG + 1];
 	uint32_t i;
@@ -593,10 +680,11 @@ static void flush(struct baton_pool *p, uint32_t cls, uint32_t n)
 	if (p->backend == BATON_BACKEND_MEMFD)
 		baton__pool_memfd_maintain(p);
 	for (i = 0; i < n; i++) {
-		uint64_t s = __atomic_load_n(&c->desc[idx[i]].state,
+		uint32_t x = BATON_POOL_H_INDEX(mh[i]);
+		uint64_t s = __atomic_load_n(&c->desc[x].state,
 					     __ATOMIC_RELAXED);
 
-		v[i] = BATON_POOL_ENTRY(BATON_POOL_S_GEN(s), idx[i]);
+		v[i] = BATON_POOL_ENTRY(BATON_POOL_S_GEN(s), x);
 		__atomic_store_n(&cl->entry[i], v[i], __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&cl->cls, cls, __ATOMIC_RELAXED);
@@ -609,7 +697,7 @@ static void flush(struct baton_pool *p, uint32_t cls, uint32_t n)
 	__atomic_store_n(&cl->ticket, t, __ATOMIC_RELEASE);
 	for (i = 0; i < n; i++) {
 		struct baton_pool_qent *e = &c->q[(t + i) & (c->qcap - 1)];
-		struct baton_pool_desc *d = &c->desc[idx[i]];
+		struct baton_pool_desc *d = &c->desc[BATON_POOL_H_INDEX(mh[i])];
 
 		/* Free for our lap: at once unless a taker is slow or dead. */
 		wait_seq(p, cls, e, t + i, t + i);
@@ -637,7 +725,7 @@ static int size_class(const struct baton_pool *p, size_t size)
 	uint32_t i;
 
 	for (i = 0; i < p->geo.nr_classes; i++)
-		if (size <= (size_t)1 << p->cls[i].shift)
+		if (size <= (size_t)1 << p->f.cls[i].shift)
 			return (int)i;
 	return -1;
 }
@@ -651,7 +739,7 @@ static int size_class(const struct baton_pool *p, size_t size)
  */
 static void magazine_fill(struct baton_pool *p, uint32_t cls)
 {
-	struct baton_pool_cls *c = &p->cls[cls];
+	struct baton_pool_cls *c = &p->f.cls[cls];
 	uint32_t want = c->mag_cap > 2 ? c->mag_cap / 2 : 1;
 
 	if (p->adopt_n)
@@ -668,48 +756,57 @@ static void magazine_fill(struct baton_pool *p, uint32_t cls)
 		baton__pool_drain(p);
 }
 
-int baton_pool_alloc(struct baton_pool *p, size_t size, uint64_t *handle)
+/* The inline allocation found the magazine empty (baton.h). */
+int __baton_pool_alloc_slow(struct baton_pool *p, size_t size,
+			    uint64_t *handle)
 {
 	struct baton_pool_cls *c;
-	uint32_t index;
-	uint64_t s;
 	int cls;
 
 	if (!p || !handle)
 		return -EINVAL;
+	if (p->forked)
+		return -EBADF;
 	cls = size_class(p, size);
 	if (cls < 0)
 		return -E2BIG;
-	c = &p->cls[cls];
+	c = &p->f.cls[cls];
 	if (!c->mag.n)
 		magazine_fill(p, (uint32_t)cls);
 	if (!c->mag.n)
 		return -ENOMEM;
-	index = c->mag.index[--c->mag.n];
-	s = __atomic_load_n(&c->desc[index].state, __ATOMIC_RELAXED);
-	*handle = BATON_POOL_HANDLE(cls, index, BATON_POOL_S_GEN(s));
+	*handle = c->mag.handle[--c->mag.n];
 	return 0;
 }
 
-int baton_pool_free(struct baton_pool *p, uint64_t handle)
+/*
+ * The inline free found the magazine full, or the handle not plainly
+ * well-formed: every check again, then push and flush (baton.h).
+ */
+int __baton_pool_free_slow(struct baton_pool *p, uint64_t handle)
 {
 	struct baton_pool_cls *c = handle_class(p, handle);
 	struct baton_pool_desc *d;
 	uint32_t gen = BATON_POOL_H_GEN(handle);
 	uint64_t s;
 
+	if (p && p->forked)
+		return -EBADF;
 	if (!c)
 		return -EINVAL;
 	d = &c->desc[BATON_POOL_H_INDEX(handle)];
 	s = __atomic_load_n(&d->state, __ATOMIC_ACQUIRE);
-	if (s != BATON_POOL_STATE(gen, BATON_POOL_OWNED, p->holder + 1))
+	if (s != BATON_POOL_STATE(gen, BATON_POOL_OWNED, p->f.holder + 1))
 		return -ESTALE;
 	/* Still ours, in the magazine; the old handle is stale from here. */
 	__atomic_store_n(&d->state,
 			 BATON_POOL_STATE(baton__pool_next_gen(gen), BATON_POOL_OWNED,
-					  p->holder + 1),
+					  p->f.holder + 1),
 			 __ATOMIC_RELEASE);
-	c->mag.index[c->mag.n++] = BATON_POOL_H_INDEX(handle);
+	c->mag.handle[c->mag.n++] =
+		BATON_POOL_HANDLE(BATON_POOL_H_CLASS(handle),
+				  BATON_POOL_H_INDEX(handle),
+				  baton__pool_next_gen(gen));
 	/* Overfull: back to half (none, for a class without magazines). */
 	if (c->mag.n > c->mag_cap) {
 		flush(p, BATON_POOL_H_CLASS(handle), c->mag.n - c->mag_cap / 2);
@@ -718,6 +815,17 @@ int baton_pool_free(struct baton_pool *p, uint64_t handle)
 			baton__pool_drain(p);
 	}
 	return 0;
+}
+
+/* The exported forms, for binaries built against 2.1 (baton.h inlines). */
+int baton_pool_alloc(struct baton_pool *p, size_t size, uint64_t *handle)
+{
+	return baton__pool_alloc_inline(p, size, handle);
+}
+
+int baton_pool_free(struct baton_pool *p, uint64_t handle)
+{
+	return baton__pool_free_inline(p, handle);
 }
 
 /*
@@ -753,14 +861,15 @@ void baton__pool_drain(struct baton_pool *p)
 	while (p->adopt_n) {
 		uint64_t a = p->adopt[--p->adopt_n];
 		uint32_t cls = (uint32_t)(a >> 32), index = (uint32_t)a;
-		struct baton_pool_cls *c = &p->cls[cls];
+		struct baton_pool_cls *c = &p->f.cls[cls];
 		uint64_t s = __atomic_load_n(&c->desc[index].state,
 					     __ATOMIC_RELAXED);
 
 		if (s != BATON_POOL_STATE(BATON_POOL_S_GEN(s), BATON_POOL_OWNED,
-					  p->holder + 1))
+					  p->f.holder + 1))
 			continue;	/* scribbled since: never queued twice */
-		c->mag.index[c->mag.n++] = index;
+		c->mag.handle[c->mag.n++] =
+			BATON_POOL_HANDLE(cls, index, BATON_POOL_S_GEN(s));
 		if (c->mag.n > c->mag_cap)
 			flush(p, cls, c->mag.n - c->mag_cap / 2);
 	}
@@ -772,8 +881,8 @@ void baton__pool_flush_all(struct baton_pool *p)
 	uint32_t i;
 
 	for (i = 0; i < p->geo.nr_classes; i++)
-		while (p->cls[i].mag.n)
-			flush(p, i, p->cls[i].mag.n);
+		while (p->f.cls[i].mag.n)
+			flush(p, i, p->f.cls[i].mag.n);
 }
 
 int baton_pool_info(const struct baton_pool *p, struct baton_pool_info *info)
@@ -782,12 +891,14 @@ int baton_pool_info(const struct baton_pool *p, struct baton_pool_info *info)
 
 	if (!p || !info)
 		return -EINVAL;
+	if (p->forked)
+		return -EBADF;
 	memset(info, 0, sizeof(*info));
-	info->holder = p->holder;
+	info->holder = p->f.holder;
 	info->nr_classes = p->geo.nr_classes;
 	info->decay_ms = p->geo.decay_ms;
 	for (i = 0; i < p->geo.nr_classes; i++) {
-		const struct baton_pool_cls *c = &p->cls[i];
+		const struct baton_pool_cls *c = &p->f.cls[i];
 		uint64_t q = __atomic_load_n(c->tail, __ATOMIC_RELAXED) -
 			     __atomic_load_n(c->head, __ATOMIC_RELAXED);
 
@@ -813,18 +924,20 @@ int baton_pool_give(struct baton_pool *p, uint64_t handle)
 	uint32_t gen = BATON_POOL_H_GEN(handle);
 	struct baton_pool_desc *d;
 
+	if (p && p->forked)
+		return -EBADF;
 	if (!c)
 		return -EINVAL;
 	d = &c->desc[BATON_POOL_H_INDEX(handle)];
 	if (__atomic_load_n(&d->state, __ATOMIC_ACQUIRE) !=
-	    BATON_POOL_STATE(gen, BATON_POOL_OWNED, p->holder + 1))
+	    BATON_POOL_STATE(gen, BATON_POOL_OWNED, p->f.holder + 1))
 		return -ESTALE;
 	/*
 	 * Release: the buffer's contents before the state, and the state
 	 * before the ring's publication that carries the handle.
 	 */
 	__atomic_store_n(&d->state,
-			 BATON_POOL_STATE(gen, BATON_POOL_SENT, p->holder + 1),
+			 BATON_POOL_STATE(gen, BATON_POOL_SENT, p->f.holder + 1),
 			 __ATOMIC_RELEASE);
 	return 0;
 }
@@ -836,6 +949,8 @@ int baton_pool_take(struct baton_pool *p, uint64_t handle)
 	struct baton_pool_desc *d;
 	uint64_t s;
 
+	if (p && p->forked)
+		return -EBADF;
 	if (!c)
 		return -EINVAL;
 	d = &c->desc[BATON_POOL_H_INDEX(handle)];
@@ -846,7 +961,7 @@ int baton_pool_take(struct baton_pool *p, uint64_t handle)
 	/* A cmpxchg: a sender that gives and takes back races nobody else. */
 	if (!__atomic_compare_exchange_n(
 		    &d->state, &s,
-		    BATON_POOL_STATE(gen, BATON_POOL_OWNED, p->holder + 1), 0,
+		    BATON_POOL_STATE(gen, BATON_POOL_OWNED, p->f.holder + 1), 0,
 		    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return -ESTALE;
 	return 0;
@@ -875,11 +990,13 @@ int baton_pool_send(struct baton_ring *r, struct baton_pool *p,
 	uint64_t owned;
 	int ret;
 
+	if (p && p->forked)
+		return -EBADF;
 	if (!r || !c || r->slot_size < sizeof(m))
 		return -EINVAL;
 	d = &c->desc[BATON_POOL_H_INDEX(handle)];
 	owned = BATON_POOL_STATE(BATON_POOL_H_GEN(handle), BATON_POOL_OWNED,
-				 p->holder + 1);
+				 p->f.holder + 1);
 	if (__atomic_load_n(&d->state, __ATOMIC_ACQUIRE) != owned)
 		return -ESTALE;
 	if (r->kind == BATON_RING_MPSC)
@@ -890,7 +1007,7 @@ int baton_pool_send(struct baton_ring *r, struct baton_pool *p,
 		return ret;	/* not published: still ours */
 	__atomic_store_n(&d->state,
 			 BATON_POOL_STATE(BATON_POOL_H_GEN(handle),
-					  BATON_POOL_SENT, p->holder + 1),
+					  BATON_POOL_SENT, p->f.holder + 1),
 			 __ATOMIC_RELEASE);
 	return 0;
 }
@@ -922,7 +1039,7 @@ static int take_sent(struct baton_pool *p, uint64_t handle, int has_deadline,
 		if (BATON_POOL_S_KIND(s) == BATON_POOL_SENT)
 			return baton_pool_take(p, handle);
 		if (BATON_POOL_S_KIND(s) != BATON_POOL_OWNED || !holder ||
-		    holder == p->holder + 1)
+		    holder == p->f.holder + 1)
 			return -ESTALE;
 		/* Its sender is between its push and its give. */
 		baton__pool_relax(&spins);
@@ -950,6 +1067,8 @@ int baton_pool_recv(struct baton_ring *r, struct baton_pool *p,
 
 	if (!r || !p || !handle || !len || r->slot_size < sizeof(m))
 		return -EINVAL;
+	if (p->forked)
+		return -EBADF;
 	has = baton__deadline_from(timeout_ns, &deadline);
 	if (r->kind == BATON_RING_MPSC) {
 		ret = baton__ring_ok(r, BATON_RING_MPSC, BATON_ROLE_CONSUMER);

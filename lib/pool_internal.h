@@ -12,34 +12,15 @@
 
 #include "internal.h"
 
-#define BATON_POOL_MAG		32	/* the most buffers a magazine keeps */
-#define BATON_POOL_MAG_BYTES	(1u << 20)	/* and the most bytes */
+#define BATON_POOL_MAG_BYTES	(1u << 20)	/* a magazine's most bytes */
 
 /* A flush moves at most mag_cap + 1 - mag_cap / 2 buffers. */
 _Static_assert(BATON_POOL_MAG + 1 <= BATON_POOL_CLAIM_MAX, "claim size");
 
-struct baton_pool_mag {
-	uint32_t n;
-	uint32_t index[BATON_POOL_MAG + 1];
-};
-
-struct baton_pool_cls {
-	uint64_t *head;
-	uint64_t *tail;
-	struct baton_pool_qent *q;
-	struct baton_pool_desc *desc;
-	uint8_t *base;			/* buffer 0 in our data mapping */
-	uint32_t shift;
-	uint32_t count;
-	uint32_t qcap;
-	uint32_t mag_cap;		/* count / 8, at most 32; < 2: none */
-	struct baton_pool_mag mag;
-};
-
 struct baton_pool {
+	struct baton_pool_fast f;	/* first: the inline paths' (baton.h) */
 	int fd;
 	int backend;			/* BATON_BACKEND_KMOD or _MEMFD */
-	uint32_t holder;		/* our index; descriptors say + 1 */
 	struct baton_pool_hdr geo;	/* checked copy of the header */
 	const struct baton_pool_hdr *hdr;
 	uint8_t *ctl;
@@ -53,7 +34,10 @@ struct baton_pool {
 	uint64_t *adopt;
 	uint32_t adopt_n;
 	uint32_t adopt_cap;
-	struct baton_pool_cls cls[BATON_POOL_CLASSES_MAX];
+	/* Inherited across fork(): usable for nothing but close (pool.c). */
+	int forked;
+	struct baton_pool *next_open;	/* the open handles, for fork() */
+	struct baton_pool *prev_open;
 };
 
 /* The memfd backend's words in the header page, after the header. */
@@ -62,7 +46,6 @@ struct baton_pool {
 /* pool.c, for pool_memfd.c */
 BATON_HIDDEN uint64_t baton__pool_now_ms(void);
 BATON_HIDDEN void baton__pool_relax(unsigned int *spins);
-BATON_HIDDEN uint32_t baton__pool_next_gen(uint32_t gen);
 BATON_HIDDEN int baton__pool_geometry_valid(const struct baton_pool_hdr *g,
 					    uint32_t holder);
 BATON_HIDDEN int baton__pool_adopt_later(struct baton_pool *p, uint32_t cls,

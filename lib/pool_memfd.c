@@ -442,7 +442,7 @@ static void claim_reset(const struct baton_pool *p, uint32_t k)
 /* A live holder: ourselves, or an attached index whose lock is held. */
 static int holder_live(const struct baton_pool *p, uint32_t k)
 {
-	if (k == p->holder)
+	if (k == p->f.holder)
 		return 1;
 	if (!__atomic_load_n(attached_word(p, k), __ATOMIC_ACQUIRE))
 		return 0;
@@ -485,7 +485,7 @@ static int live_may_hold(const struct baton_pool *p, uint32_t op, uint32_t cls,
  */
 static void requeue(struct baton_pool *p, uint32_t cls, uint64_t v)
 {
-	struct baton_pool_cls *c = &p->cls[cls];
+	struct baton_pool_cls *c = &p->f.cls[cls];
 	uint64_t index = v & 0xffffffffu, s;
 	uint32_t gen = (uint32_t)(v >> 32);
 
@@ -496,7 +496,7 @@ static void requeue(struct baton_pool *p, uint32_t cls, uint64_t v)
 	if (!__atomic_compare_exchange_n(
 		    &c->desc[index].state, &s,
 		    BATON_POOL_STATE(baton__pool_next_gen(gen), BATON_POOL_OWNED,
-				     p->holder + 1), 0,
+				     p->f.holder + 1), 0,
 		    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
 	baton__pool_adopt_later(p, cls, (uint32_t)index);
@@ -506,7 +506,7 @@ static void requeue(struct baton_pool *p, uint32_t cls, uint64_t v)
 /* Release entry of ticket @t (taken, never released) and requeue it. */
 static void release_entry(struct baton_pool *p, uint32_t cls, uint64_t t)
 {
-	struct baton_pool_cls *c = &p->cls[cls];
+	struct baton_pool_cls *c = &p->f.cls[cls];
 	struct baton_pool_qent *e = &c->q[t & (c->qcap - 1)];
 	uint64_t v;
 
@@ -528,7 +528,7 @@ static void release_entry(struct baton_pool *p, uint32_t cls, uint64_t t)
 static void fill(struct baton_pool *p, uint32_t cls, uint64_t t, uint64_t v,
 		 uint32_t dead)
 {
-	struct baton_pool_cls *c = &p->cls[cls];
+	struct baton_pool_cls *c = &p->f.cls[cls];
 	struct baton_pool_qent *e = &c->q[t & (c->qcap - 1)];
 	uint64_t index = v & 0xffffffffu;
 	uint32_t gen = (uint32_t)(v >> 32);
@@ -567,7 +567,7 @@ static void fill(struct baton_pool *p, uint32_t cls, uint64_t t, uint64_t v,
 static int resolve_pop(struct baton_pool *p, uint32_t cls, uint64_t floor,
 		       uint32_t n)
 {
-	struct baton_pool_cls *c = &p->cls[cls];
+	struct baton_pool_cls *c = &p->f.cls[cls];
 	uint64_t head = __atomic_load_n(c->head, __ATOMIC_ACQUIRE);
 	int pending = 0;
 	uint32_t i;
@@ -624,8 +624,8 @@ static int finish_claim(struct baton_pool *p, uint32_t k)
 
 		if (op == BATON_POOL_CLAIM_PUSH)
 			fill(p, cls, t + i, v, k + 1);
-		else if (__atomic_load_n(&p->cls[cls].q[(t + i) &
-						       (p->cls[cls].qcap - 1)].seq,
+		else if (__atomic_load_n(&p->f.cls[cls].q[(t + i) &
+						       (p->f.cls[cls].qcap - 1)].seq,
 					 __ATOMIC_ACQUIRE) == t + i + 1)
 			release_entry(p, cls, t + i);
 		else
@@ -645,7 +645,7 @@ static uint64_t reclaim_walk(struct baton_pool *p, const uint64_t *dead)
 	uint32_t i, j;
 
 	for (i = 0; i < p->geo.nr_classes; i++) {
-		struct baton_pool_cls *c = &p->cls[i];
+		struct baton_pool_cls *c = &p->f.cls[i];
 
 		for (j = 0; j < c->count; j++) {
 			struct baton_pool_desc *d = &c->desc[j];
@@ -672,7 +672,7 @@ static uint64_t reclaim_walk(struct baton_pool *p, const uint64_t *dead)
 				    BATON_POOL_STATE(
 					    baton__pool_next_gen(
 						    BATON_POOL_S_GEN(s)),
-					    BATON_POOL_OWNED, p->holder + 1),
+					    BATON_POOL_OWNED, p->f.holder + 1),
 				    0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 				continue;
 			if (!baton__pool_adopt_later(p, i, j))
@@ -695,7 +695,7 @@ static uint64_t repair_dead(struct baton_pool *p, int self)
 	for (k = 0; k < p->geo.max_holders; k++) {
 		if (!__atomic_load_n(attached_word(p, k), __ATOMIC_ACQUIRE))
 			continue;
-		if (k == p->holder ? !self : try_lock(p->fd, LOCK_HOLDER(k)))
+		if (k == p->f.holder ? !self : try_lock(p->fd, LOCK_HOLDER(k)))
 			continue;
 		dead[k / 64] |= 1ULL << (k % 64);
 		found++;
@@ -720,7 +720,7 @@ static uint64_t repair_dead(struct baton_pool *p, int self)
 			continue;
 		if (!(unsettled[k / 32] >> (k % 32) & 1)) {
 			claim_reset(p, k);
-			if (k != p->holder) {
+			if (k != p->f.holder) {
 				__atomic_store_n(attached_word(p, k), 0,
 						 __ATOMIC_RELEASE);
 				count(&p->hdr->holder_releases, 1);
@@ -728,7 +728,7 @@ static uint64_t repair_dead(struct baton_pool *p, int self)
 						   1, __ATOMIC_RELAXED);
 			}
 		}
-		if (k != p->holder)
+		if (k != p->f.holder)
 			unlock(p->fd, LOCK_HOLDER(k));
 	}
 	return n;
@@ -760,9 +760,9 @@ void baton__pool_memfd_attach(struct baton_pool *p)
 		return;
 	/* Whatever a dead holder of our index left is repaired first. */
 	repair_dead(p, 1);
-	claim_reset(p, p->holder);
+	claim_reset(p, p->f.holder);
 	/* A dead holder of our index was counted: it is released now. */
-	if (__atomic_exchange_n(attached_word(p, p->holder), 1,
+	if (__atomic_exchange_n(attached_word(p, p->f.holder), 1,
 				__ATOMIC_ACQ_REL))
 		count(&p->hdr->holder_releases, 1);
 	else
@@ -778,8 +778,8 @@ void baton__pool_memfd_detach(struct baton_pool *p)
 
 	baton__pool_drain(p);
 	for (i = 0; i < p->geo.nr_classes; i++)
-		p->cls[i].mag.n = 0;	/* OWNED by us: the walk finds them */
-	dead[p->holder / 64] = 1ULL << (p->holder % 64);
+		p->f.cls[i].mag.n = 0;	/* OWNED by us: the walk finds them */
+	dead[p->f.holder / 64] = 1ULL << (p->f.holder % 64);
 	if (repair_lock(p))
 		return;
 	n = reclaim_walk(p, dead);
@@ -794,8 +794,8 @@ void baton__pool_memfd_detach(struct baton_pool *p)
 		baton__pool_drain(p);
 		baton__pool_flush_all(p);
 	} while (p->adopt_n);
-	claim_reset(p, p->holder);
-	__atomic_store_n(attached_word(p, p->holder), 0, __ATOMIC_RELEASE);
+	claim_reset(p, p->f.holder);
+	__atomic_store_n(attached_word(p, p->f.holder), 0, __ATOMIC_RELEASE);
 	count(&p->hdr->holder_releases, 1);
 	__atomic_fetch_sub((uint64_t *)&p->hdr->holders, 1, __ATOMIC_RELAXED);
 }
@@ -804,7 +804,7 @@ void baton__pool_memfd_detach(struct baton_pool *p)
 
 int baton__pool_memfd_unstick(struct baton_pool *p, uint32_t cls, uint64_t c)
 {
-	struct baton_pool_cls *k = &p->cls[cls];
+	struct baton_pool_cls *k = &p->f.cls[cls];
 	struct baton_pool_qent *e = &k->q[c & (k->qcap - 1)];
 	uint64_t seq, prev;
 	int ret = 0;
@@ -856,7 +856,7 @@ static int cand_cmp(const void *a, const void *b)
 /* The fewest free buffers of the class over the window. */
 static uint32_t reserve_of(struct baton_pool *p, uint32_t cls, uint64_t tick)
 {
-	struct baton_pool_cls *c = &p->cls[cls];
+	struct baton_pool_cls *c = &p->f.cls[cls];
 	uint64_t q = __atomic_load_n(c->tail, __ATOMIC_RELAXED) -
 		     __atomic_load_n(c->head, __ATOMIC_RELAXED);
 	uint32_t *mf = words(p)->min_free[cls], free, reserve, i;
@@ -874,7 +874,7 @@ static uint32_t reserve_of(struct baton_pool *p, uint32_t cls, uint64_t tick)
 static uint32_t decay_pick(struct baton_pool *p, uint32_t cls, uint32_t reserve,
 			   uint64_t now, struct cand *cand)
 {
-	struct baton_pool_cls *c = &p->cls[cls];
+	struct baton_pool_cls *c = &p->f.cls[cls];
 	uint32_t j, n = 0, free = 0, resident = 0, budget;
 
 	for (j = 0; j < c->count; j++) {
@@ -904,7 +904,7 @@ static uint32_t decay_pick(struct baton_pool *p, uint32_t cls, uint32_t reserve,
 /* Take, punch out and free again one buffer; 1 if its pages went. */
 static int decay_one(struct baton_pool *p, uint32_t cls, const struct cand *cd)
 {
-	struct baton_pool_cls *c = &p->cls[cls];
+	struct baton_pool_cls *c = &p->f.cls[cls];
 	struct baton_pool_desc *d = &c->desc[cd->index];
 	uint64_t s = __atomic_load_n(&d->state, __ATOMIC_ACQUIRE), len, off;
 
@@ -915,7 +915,7 @@ static int decay_one(struct baton_pool *p, uint32_t cls, const struct cand *cd)
 	if (!__atomic_compare_exchange_n(
 		    &d->state, &s,
 		    BATON_POOL_STATE(BATON_POOL_S_GEN(s), BATON_POOL_KERNEL,
-				     p->holder + 1),
+				     p->f.holder + 1),
 		    0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return 0;
 	len = 1ULL << c->shift;
@@ -936,7 +936,7 @@ static void decay(struct baton_pool *p, uint64_t now)
 	uint32_t i, j, n;
 
 	for (i = 0; i < p->geo.nr_classes; i++) {
-		struct cand *cand = malloc(p->cls[i].count * sizeof(*cand));
+		struct cand *cand = malloc(p->f.cls[i].count * sizeof(*cand));
 		uint32_t reserve = reserve_of(p, i, tick);
 
 		if (!cand)
@@ -945,7 +945,7 @@ static void decay(struct baton_pool *p, uint64_t now)
 		for (j = 0; j < n; j++)
 			if (decay_one(p, i, &cand[j])) {
 				bufs++;
-				bytes += 1ULL << p->cls[i].shift;
+				bytes += 1ULL << p->f.cls[i].shift;
 			}
 		free(cand);
 	}

@@ -246,6 +246,16 @@ TEST(sent_buffer_survives_its_senders_death)
 	EXPECT_EQ(0, pc_sent_survives(pname, rname, BATON_BACKEND_KMOD));
 }
 
+/* A pool handle inherited across fork() is nothing (pool_cases.h). */
+TEST(fork_inherits_nothing_of_a_pool_handle)
+{
+	char pname[64];
+
+	BT_REQUIRE_DEV();
+	bt_make_name(pname, sizeof(pname), "fork");
+	EXPECT_EQ(0, pc_fork_inherits_nothing(pname));
+}
+
 /* Resident pages of [addr, addr + len) in this process. */
 static size_t resident_pages(void *addr, size_t len)
 {

@@ -506,6 +506,100 @@ static inline int pc_kill_loop(struct baton_pool *pool, const char *pname,
 	return rep->step;
 }
 
+/* ---- fork() ---- */
+
+/*
+ * Holder A's child B, forked with A's handle open: every call on the
+ * inherited handle is -EBADF (NULL for the address), and the close frees
+ * only B's copy. Posts B's verdict in @sh[0] (1, or a step), then sleeps.
+ */
+static inline void pc_forked_child(struct baton_pool *ap, const uint64_t *h,
+				   volatile uint32_t *sh)
+{
+	struct baton_pool_info info;
+	uint32_t r = 1;
+	uint64_t x;
+
+	if (baton_pool_alloc(ap, 4096, &x) != -EBADF)
+		r = 20;
+	else if (baton_pool_free(ap, h[0]) != -EBADF)
+		r = 21;
+	else if (baton_pool_ptr(ap, h[0]))
+		r = 22;
+	else if (baton_pool_info(ap, &info) != -EBADF)
+		r = 23;
+	else if (baton_pool_check(ap, h[0]) != -EBADF)
+		r = 24;
+	baton_pool_close(ap);
+	__atomic_store_n(&sh[0], r, __ATOMIC_RELEASE);
+	pause();
+	_exit(0);
+}
+
+/*
+ * A pool handle is its process's: holder A, with 4 buffers, forks B and
+ * is killed while B lives on. B can use nothing of A's handle, and
+ * holds nothing of A alive (no fd, no mapping): every buffer comes back
+ * at A's death. 0, a step, or 100 + B's failed check.
+ */
+static inline int pc_fork_inherits_nothing(const char *pname)
+{
+	struct baton_pool_params p = pc_params(16, 0);
+	volatile uint32_t *sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct baton_pool *pool;
+	uint64_t hs[20], end;
+	int dups, n = 0, step = 0;
+	pid_t a;
+
+	if (sh == MAP_FAILED || baton_pool_create(pname, &p, &pool))
+		return 1;
+	a = fork();
+	if (a < 0)
+		return 2;
+	if (!a) {
+		struct baton_pool *ap;
+		uint64_t h[4];
+		pid_t b;
+		int i;
+
+		if (baton_pool_open(pname, &ap))
+			_exit(10);
+		for (i = 0; i < 4; i++)
+			if (baton_pool_alloc(ap, 4096, &h[i]))
+				_exit(11);
+		b = fork();
+		if (b < 0)
+			_exit(12);
+		if (!b)
+			pc_forked_child(ap, h, sh);
+		while (!__atomic_load_n(&sh[0], __ATOMIC_ACQUIRE))
+			usleep(100);
+		__atomic_store_n(&sh[1], (uint32_t)b, __ATOMIC_RELEASE);
+		pause();
+		_exit(13);
+	}
+	end = ph_now_ns() + 10000000000ULL;
+	while (!__atomic_load_n(&sh[1], __ATOMIC_ACQUIRE) && ph_now_ns() < end)
+		usleep(100);
+	if (!sh[1])
+		step = 3;
+	else if (sh[0] != 1)
+		step = 100 + (int)sh[0];
+	kill(a, SIGKILL);
+	if (ph_wait(a) != 128 + SIGKILL && !step)
+		step = 4;
+	/* B lives on: A's buffers come back all the same. */
+	if (!step && ((n = pc_alloc_all(pool, hs, 20, &dups)) != 16 || dups))
+		step = 5;
+	if (sh[1])
+		kill((pid_t)sh[1], SIGKILL);	/* A's orphan: init reaps it */
+	baton_pool_close(pool);
+	baton_pool_unlink(pname);
+	munmap((void *)sh, 4096);
+	return step;
+}
+
 /* ---- kill -9 in the middle of hand-offs ---- */
 
 #define PH_BUFFERS	32

@@ -1704,6 +1704,49 @@ int baton_waitset_wait(struct baton_waitset *ws,
 
 struct baton_pool;
 
+/*
+ * The part of a pool handle the inline fast paths use (ABI since 2.2; the
+ * rest of struct baton_pool is the library's). A magazine keeps buffers
+ * this holder owns but nobody uses: allocation pops one and free pushes
+ * one, plain loads and stores of memory only this handle touches, plus
+ * the buffer's own descriptor. An empty magazine on allocation, or a free
+ * that would fill it past @mag_cap, calls into the library, which moves
+ * half a magazine to or from the shared free queue.
+ */
+#define BATON_POOL_MAG		32	/* the most buffers a magazine keeps */
+
+struct baton_pool_mag {
+	uint32_t n;
+	uint32_t reserved;
+	uint64_t handle[BATON_POOL_MAG + 1];	/* each OWNED by us, as named */
+};
+
+struct baton_pool_cls {
+	uint64_t *head;			/* the free queue (slow paths) */
+	uint64_t *tail;
+	struct baton_pool_qent *q;
+	struct baton_pool_desc *desc;	/* one per buffer: owner, generation */
+	uint8_t *base;			/* buffer 0 in this process */
+	uint32_t shift;			/* log2 of the buffer size */
+	uint32_t count;
+	uint32_t qcap;
+	uint32_t mag_cap;		/* a free past it flushes; 0: always */
+	struct baton_pool_mag mag;
+};
+
+struct baton_pool_fast {
+	uint32_t holder;		/* our index; descriptors say + 1 */
+	uint32_t nr_classes;
+	uint64_t owned;			/* BATON_POOL_STATE(0, OWNED, holder + 1) */
+	struct baton_pool_cls cls[BATON_POOL_CLASSES_MAX];
+};
+
+/* The fast paths' view of a handle: struct baton_pool begins with it. */
+static inline struct baton_pool_fast *baton__pool_fast(const struct baton_pool *p)
+{
+	return (struct baton_pool_fast *)(uintptr_t)(const void *)p;
+}
+
 /**
  * struct baton_pool_params - the geometry of a new pool
  * @nr_classes: 1..BATON_POOL_CLASSES_MAX
@@ -1806,6 +1849,92 @@ int baton_pool_unlink(const char *name);
  */
 void baton_pool_close(struct baton_pool *pool);
 
+/* The library's side of the fast paths below (not for direct use). */
+int __baton_pool_alloc_slow(struct baton_pool *pool, size_t size,
+			    uint64_t *handle);
+int __baton_pool_free_slow(struct baton_pool *pool, uint64_t handle);
+
+static inline uint32_t baton__pool_next_gen(uint32_t gen)
+{
+	return gen + 1 ? gen + 1 : 1;
+}
+
+static inline int baton__pool_alloc_inline(struct baton_pool *pool,
+					   size_t size, uint64_t *handle)
+{
+	struct baton_pool_fast *f = baton__pool_fast(pool);
+	uint32_t i;
+
+	if (!pool || !handle)
+		return -22; /* -EINVAL, without pulling in <errno.h> */
+	for (i = 0; i < f->nr_classes; i++) {
+		struct baton_pool_cls *c = &f->cls[i];
+
+		if (size > (size_t)1 << c->shift)
+			continue;
+		if (!c->mag.n)
+			break;
+		/* OWNED by us, with this generation, since it came in. */
+		*handle = c->mag.handle[--c->mag.n];
+		return 0;
+	}
+	return __baton_pool_alloc_slow(pool, size, handle);
+}
+
+static inline int baton__pool_free_inline(struct baton_pool *pool,
+					  uint64_t handle)
+{
+	struct baton_pool_fast *f = baton__pool_fast(pool);
+	uint32_t cls = BATON_POOL_H_CLASS(handle), gen = BATON_POOL_H_GEN(handle);
+	struct baton_pool_desc *d;
+	struct baton_pool_cls *c;
+	uint64_t owned;
+	uint32_t n;
+
+	/*
+	 * Anything unusual (no room, a handle not plainly well-formed, the
+	 * last generation before the wrap) takes the library's path, which
+	 * checks everything again and says which errno.
+	 */
+	if (!pool || (handle & BATON_POOL_H_RESERVED) || !gen ||
+	    gen == 0xffffffffU || cls >= f->nr_classes)
+		return __baton_pool_free_slow(pool, handle);
+	c = &f->cls[cls];
+	n = c->mag.n;
+	if (BATON_POOL_H_INDEX(handle) >= c->count || n >= c->mag_cap)
+		return __baton_pool_free_slow(pool, handle);
+	d = &c->desc[BATON_POOL_H_INDEX(handle)];
+	owned = (handle & 0xffffffff00000000ULL) | f->owned;
+	/* Acquire: whatever its sender or last owner wrote is done with. */
+	if (__atomic_load_n(&d->state, __ATOMIC_ACQUIRE) != owned)
+		return -116; /* -ESTALE */
+	/* Still ours, in the magazine; the old handle is stale from here. */
+	__atomic_store_n(&d->state, owned + (1ULL << 32), __ATOMIC_RELEASE);
+	c->mag.handle[n] = handle + (1ULL << 32);
+	c->mag.n = n + 1;
+	return 0;
+}
+
+static inline void *baton__pool_ptr_inline(const struct baton_pool *pool,
+					   uint64_t handle)
+{
+	const struct baton_pool_fast *f = baton__pool_fast(pool);
+	uint32_t cls = BATON_POOL_H_CLASS(handle);
+
+	if (!pool || (handle & BATON_POOL_H_RESERVED) ||
+	    !BATON_POOL_H_GEN(handle) || cls >= f->nr_classes ||
+	    BATON_POOL_H_INDEX(handle) >= f->cls[cls].count)
+		return NULL;
+	return f->cls[cls].base +
+	       ((size_t)BATON_POOL_H_INDEX(handle) << f->cls[cls].shift);
+}
+
+#ifdef BATON__POOL_OUTLINE
+/* lib/pool.c: the exported forms, for binaries built against 2.1. */
+int baton_pool_alloc(struct baton_pool *pool, size_t size, uint64_t *handle);
+int baton_pool_free(struct baton_pool *pool, uint64_t handle);
+void *baton_pool_ptr(const struct baton_pool *pool, uint64_t handle);
+#else
 /**
  * baton_pool_alloc() - a buffer of at least @size bytes, no system call
  * @pool: a pool handle
@@ -1813,23 +1942,33 @@ void baton_pool_close(struct baton_pool *pool);
  * @handle: where the buffer's handle goes
  *
  * From the smallest class that fits. The buffer's contents are what its
- * last holder left, or zeros after the decay gave its pages back.
+ * last holder left, or zeros after the decay gave its pages back. Inline:
+ * a pop from the handle's magazine; an empty one calls the library.
  *
  * Return: 0, or -E2BIG (no class is that large), -ENOMEM (that class has
- * no free buffer now), -EINVAL.
+ * no free buffer now), -EINVAL, -EBADF (a handle inherited across fork()).
  */
-int baton_pool_alloc(struct baton_pool *pool, size_t size, uint64_t *handle);
+static inline int baton_pool_alloc(struct baton_pool *pool, size_t size,
+				   uint64_t *handle)
+{
+	return baton__pool_alloc_inline(pool, size, handle);
+}
 
 /**
  * baton_pool_free() - give a buffer back, no system call
  * @pool: the handle that owns the buffer
  * @handle: the buffer's handle
  *
+ * Inline: a push to the handle's magazine; a full one calls the library.
+ *
  * Return: 0, or -EINVAL for a forged handle, -ESTALE for one this handle
  * does not own (freed already, sent, or another holder's); nothing is
- * touched then.
+ * touched then. -EBADF for a pool handle inherited across fork().
  */
-int baton_pool_free(struct baton_pool *pool, uint64_t handle);
+static inline int baton_pool_free(struct baton_pool *pool, uint64_t handle)
+{
+	return baton__pool_free_inline(pool, handle);
+}
 
 /**
  * baton_pool_ptr() - the buffer's address in this process
@@ -1839,9 +1978,15 @@ int baton_pool_free(struct baton_pool *pool, uint64_t handle);
  * Checks the class and index against the pool's geometry, not the
  * generation: see baton_pool_check().
  *
- * Return: the address, or NULL for a forged handle.
+ * Return: the address, or NULL for a forged handle (or a pool handle
+ * inherited across fork()).
  */
-void *baton_pool_ptr(const struct baton_pool *pool, uint64_t handle);
+static inline void *baton_pool_ptr(const struct baton_pool *pool,
+				   uint64_t handle)
+{
+	return baton__pool_ptr_inline(pool, handle);
+}
+#endif
 
 /**
  * baton_pool_buf_size() - the size of a buffer (its class's)

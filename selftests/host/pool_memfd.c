@@ -228,6 +228,18 @@ TEST(sent_buffer_survives_its_senders_death)
 	EXPECT_EQ(0, pc_sent_survives(pname, rname, BATON_BACKEND_MEMFD));
 }
 
+/* A pool handle inherited across fork() is nothing (pool_cases.h). */
+TEST(fork_inherits_nothing_of_a_pool_handle)
+{
+	char pname[64];
+
+	if (UNDER_TSAN)
+		SKIP(return, "fork and kill: not under TSan");
+	force_memfd();
+	ring_name(pname, sizeof(pname), "fork");
+	EXPECT_EQ(0, pc_fork_inherits_nothing(pname));
+}
+
 /*
  * kill -9 of a sender or a receiver at any point of a hand-off: nothing
  * lost, nothing twice (selftests/pool_cases.h).

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/gate_pool.c: the perf gate's harness for buffer pools' inline
+ * fast paths (bench/perf-gate.sh runs it under callgrind; see gate_spsc.c
+ * for how the count is taken). One process, one memfd-backend pool of
+ * 4 KiB buffers whose magazine is warm, so that every call stays in the
+ * magazine: an allocation and a free in turn. Paths:
+ *
+ *   pool_alloc   baton_pool_alloc(): the class that fits, a magazine pop
+ *   pool_free    baton_pool_free(): the handle's checks, the descriptor's
+ *                owner check and new generation, a magazine push
+ *
+ * GATE_INJECT(): bench/gate.h.
+ *
+ * gate-paths: pool_alloc pool_free
+ */
+#define _GNU_SOURCE
+#include <baton.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gate.h"
+
+GATE_NOINLINE uint64_t gate_op_pool_alloc(struct baton_pool *p)
+{
+	uint64_t h = 0;
+
+	GATE_INJECT();
+	if (baton_pool_alloc(p, 4096, &h))
+		abort();
+	return h;
+}
+
+GATE_NOINLINE void gate_op_pool_free(struct baton_pool *p, uint64_t h)
+{
+	GATE_INJECT();
+	if (baton_pool_free(p, h))
+		abort();
+}
+
+static void die(const char *what, int rc)
+{
+	fprintf(stderr, "gate_pool: %s: %s\n", what, strerror(-rc));
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	struct baton_pool_params prm = {
+		.nr_classes = 1,
+		.max_holders = 4,
+		.mode = 0600,
+		.classes = { { .buf_shift = 12, .count = 256 } },
+	};
+	char name[BATON_NAME_MAX];
+	struct baton_pool *p;
+	uint64_t n, i, h;
+	int rc;
+
+	if (argc != 3 || (strcmp(argv[1], "pool_alloc") && strcmp(argv[1], "pool_free"))) {
+		fprintf(stderr, "usage: gate_pool pool_alloc|pool_free N\n");
+		return 2;
+	}
+	n = strtoull(argv[2], NULL, 0);
+	setenv("BATON_BACKEND", "memfd", 1);
+	snprintf(name, sizeof(name), "gate-pool-%d", (int)getpid());
+	rc = baton_pool_create(name, &prm, &p);
+	if (rc < 0)
+		die("baton_pool_create", rc);
+	baton_pool_unlink(name);
+	/* Warm: the magazine holds buffers, and none of the calls below
+	 * empties or overfills it. */
+	h = gate_op_pool_alloc(p);
+	gate_op_pool_free(p, h);
+	for (i = 0; i < n; i++) {
+		h = gate_op_pool_alloc(p);
+		*(volatile uint8_t *)baton_pool_ptr(p, h) = (uint8_t)i;
+		gate_op_pool_free(p, h);
+	}
+	baton_pool_close(p);
+	printf("gate: path=%s calls=%llu\n", argv[1], (unsigned long long)n);
+	return 0;
+}
