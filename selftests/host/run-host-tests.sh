@@ -32,12 +32,14 @@ run() {
 	[ $rc -eq 0 ] || failed="$failed $1"
 }
 
-# Rings of test processes that were killed (a harness timeout skips the
-# teardown) stay in /dev/shm; remove those whose process is gone.
+# Rings, epoch domains and pools of test processes that were killed (a
+# harness timeout skips the teardown) stay in /dev/shm, where a
+# container's 64 MiB fills up; remove those whose process is gone.
 reap_rings() {
-	for f in /dev/shm/baton.t.*; do
+	for f in /dev/shm/baton.t.* /dev/shm/baton-epoch.t.* \
+		 /dev/shm/baton-pool.t.*; do
 		[ -e "$f" ] || continue
-		pid=${f#/dev/shm/baton.t.}
+		pid=${f#/dev/shm/*.t.}
 		pid=${pid%%.*}
 		kill -0 "$pid" 2>/dev/null || rm -f "$f"
 	done
