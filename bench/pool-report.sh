@@ -90,6 +90,7 @@ if [[ -n $instr && -s $instr ]]; then
 	ic1() { awk -F, -v a="$1" -v z="$2" '$2 == a && $3 == "pair" && $4 == z { print $5 }' "$instr"; }
 	echo "| the same in instructions (callgrind), pair 4 / 64 KiB | $(ratio "$(ic1 pool 4096)" "$(ic1 rte 4096)") / $(ratio "$(ic1 pool 65536)" "$(ic1 rte 65536)") |"
 fi
+echo "| alloc+free beside iceoryx's loan+release, pair 4 / 64 KiB | $(ratio "$(med host alloc pool pair 4096 ns_per_op)" "$(med host alloc iox pair 4096 ns_per_op)") / $(ratio "$(med host alloc pool pair 65536 ns_per_op)" "$(med host alloc iox pair 65536 ns_per_op)") |"
 echo "| after a burst, 95% of it given back within 2 × decay_ms, no call from the user: kmod (VM, TCG) | $(rssr vm vm-pool) |"
 echo "| the same, memfd backend, idle process | $(rssr host pool-memfd) |"
 echo "| the same, memfd backend, a trickle of allocations | $(rssr host pool-memfd-trickle) |"
@@ -106,15 +107,19 @@ echo "(baton: baton_pool_send/recv through an SPSC ring of 16-byte slots; rte_me
 echo "pointer through an SP/SC rte_ring, two processes: fork after rte_eal_init with --no-huge,"
 echo "whose memory is a shared memfd, each process with its own rte_mempool_cache of 32)."
 echo "rte_mempool: cache 32 (baton's magazine size), 1024 objects; baton: one class, 1024 buffers."
+echo "iceoryx 2.0 (Debian's, C binding): iox_pub_loan_chunk() and iox_pub_release_chunk() of one"
+echo "publisher, RouDi's default mempools; pair only (a publisher holds at most 8 loans)."
 echo "${N:-?} operations per run after 4096 untimed ones."
 echo
-echo "| size | pattern | baton pool | rte_mempool | glibc malloc | pool / rte_mempool | pool / malloc |"
-echo "| --- | --- | --- | --- | --- | --- | --- |"
+echo "| size | pattern | baton pool | rte_mempool | glibc malloc | iceoryx | pool / rte_mempool | pool / malloc | pool / iceoryx |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for z in 4096 65536; do
 	for p in pair burst xproc; do
 		mal=$(cell host alloc malloc "$p" "$z" ns_per_op ns)
 		[[ $p == xproc ]] && mal="n/a: process-private"
-		echo "| $((z / 1024)) KiB | $p | $(cell host alloc pool "$p" "$z" ns_per_op ns) | $(cell host alloc rte "$p" "$z" ns_per_op ns) | $mal | $(ratio "$(med host alloc pool "$p" "$z" ns_per_op)" "$(med host alloc rte "$p" "$z" ns_per_op)") | $(ratio "$(med host alloc pool "$p" "$z" ns_per_op)" "$(med host alloc malloc "$p" "$z" ns_per_op)") |"
+		iox=$(cell host alloc iox "$p" "$z" ns_per_op ns)
+		[[ $p != pair ]] && iox="n/a"
+		echo "| $((z / 1024)) KiB | $p | $(cell host alloc pool "$p" "$z" ns_per_op ns) | $(cell host alloc rte "$p" "$z" ns_per_op ns) | $mal | $iox | $(ratio "$(med host alloc pool "$p" "$z" ns_per_op)" "$(med host alloc rte "$p" "$z" ns_per_op)") | $(ratio "$(med host alloc pool "$p" "$z" ns_per_op)" "$(med host alloc malloc "$p" "$z" ns_per_op)") | $(ratio "$(med host alloc pool "$p" "$z" ns_per_op)" "$(med host alloc iox "$p" "$z" ns_per_op)") |"
 	done
 done
 if grep -q '^vm,.*,alloc,' "$raw"; then
@@ -133,13 +138,13 @@ if [[ -n $instr && -s $instr ]]; then
 	echo "Instructions per alloc+free (callgrind over N and 2N operations, the difference over N;"
 	echo "the loop and the one-word write included; a figure the machine's load does not move):"
 	echo
-	echo "| size | pattern | baton pool | rte_mempool | glibc malloc | pool / rte_mempool |"
-	echo "| --- | --- | --- | --- | --- | --- |"
+	echo "| size | pattern | baton pool | rte_mempool | glibc malloc | iceoryx | pool / rte_mempool |"
+	echo "| --- | --- | --- | --- | --- | --- | --- |"
 	for z in 4096 65536; do
 		for p in pair burst; do
 			ic() { awk -F, -v a="$1" -v p="$p" -v z="$z" '$2 == a && $3 == p && $4 == z { print $5 }' "$instr"; }
-			i1=$(ic pool) i2=$(ic rte) i3=$(ic malloc)
-			echo "| $((z / 1024)) KiB | $p | ${i1:--} | ${i2:--} | ${i3:--} | $(ratio "$i1" "$i2") |"
+			i1=$(ic pool) i2=$(ic rte) i3=$(ic malloc) i4=$(ic iox)
+			echo "| $((z / 1024)) KiB | $p | ${i1:--} | ${i2:--} | ${i3:--} | ${i4:--} | $(ratio "$i1" "$i2") |"
 		done
 	done
 	echo
@@ -149,13 +154,13 @@ echo "difference over N; target for baton's pool: 0). xproc's are the SPSC ring'
 echo "wakes (baton_pool_send/recv block when the ring is full or empty; pool-diag.txt counts"
 echo "them per run), and for rte_mempool the EAL's threads over the longer run:"
 echo
-echo "| size | pattern | baton pool | rte_mempool | glibc malloc |"
-echo "| --- | --- | --- | --- | --- |"
+echo "| size | pattern | baton pool | rte_mempool | glibc malloc | iceoryx |"
+echo "| --- | --- | --- | --- | --- | --- |"
 for z in 4096 65536; do
 	for p in pair burst xproc; do
 		sc() { awk -F, -v a="$1" -v p="$p" -v z="$z" '$2 == a && $3 == p && $4 == z { print $5 }' "$sysc" 2>/dev/null; }
-		s1=$(sc pool) s2=$(sc rte) s3=$(sc malloc)
-		echo "| $((z / 1024)) KiB | $p | ${s1:--} | ${s2:--} | ${s3:--} |"
+		s1=$(sc pool) s2=$(sc rte) s3=$(sc malloc) s4=$(sc iox)
+		echo "| $((z / 1024)) KiB | $p | ${s1:--} | ${s2:--} | ${s3:--} | ${s4:--} |"
 	done
 done
 echo

@@ -147,11 +147,32 @@ host_rss() {
 	[[ -f $JEMALLOC ]] || echo "pool-suite: no $JEMALLOC (libjemalloc2): no jemalloc series"
 }
 
+# iceoryx's loans need its daemon: start one for the run unless one runs
+# (bench/run-suite.sh starts its own for the rings' figures).
+roudi_pid=
+start_roudi() {
+	pgrep -x iox-roudi >/dev/null && return 0
+	command -v iox-roudi >/dev/null || { echo "pool-suite: no iox-roudi: no iceoryx figures"; return 0; }
+	iox-roudi >"$res/pool-roudi.log" 2>&1 &
+	roudi_pid=$!
+	sleep 2
+}
+stop_roudi() {
+	[[ -n $roudi_pid ]] || return 0
+	kill "$roudi_pid" 2>/dev/null || true
+	wait "$roudi_pid" 2>/dev/null || true
+	roudi_pid=
+	# RouDi 2.0 may abort on SIGTERM and leave its segments behind.
+	rm -f /dev/shm/iceoryx_mgmt "/dev/shm/$(id -un)"
+}
+trap stop_roudi EXIT
+
 host_suite() {
 	local run size peer pat t
 	echo "pool-suite: host (memfd backend), CPUs $CPUS, $RUNS runs per figure"
+	start_roudi
 	for size in 4096 65536; do
-		for peer in pool rte malloc; do
+		for peer in pool rte malloc iox; do
 			for pat in pair burst xproc; do
 				for ((run = 1; run <= RUNS; run++)); do
 					one host "$run" -q alloc -p "$peer" -P "$pat" -s "$size" -n "$N"
@@ -173,8 +194,9 @@ host_suite() {
 		echo "pool-suite: instructions per alloc+free (callgrind, N and 2N)"
 		echo "backend,peer,pattern,size,instructions_per_op" >"$instr"
 		for size in 4096 65536; do
-			for peer in pool rte malloc; do
+			for peer in pool rte malloc iox; do
 				for pat in pair burst; do
+					[[ $peer == iox && $pat != pair ]] && continue
 					instructions "$peer" "$pat" "$size" | tee -a "$instr" | sed 's/^/  /'
 				done
 			done
@@ -183,9 +205,10 @@ host_suite() {
 	echo "pool-suite: syscalls per alloc+free (strace -f -c, N and 2N)"
 	echo "backend,peer,pattern,size,syscalls_per_op" >"$sysc"
 	for size in 4096 65536; do
-		for peer in pool rte malloc; do
+		for peer in pool rte malloc iox; do
 			for pat in pair burst xproc; do
 				[[ $peer == malloc && $pat == xproc ]] && continue
+				[[ $peer == iox && $pat != pair ]] && continue
 				syscalls "$peer" "$pat" "$size" | tee -a "$sysc" | sed 's/^/  /'
 			done
 		done

@@ -17,7 +17,9 @@
  *               --no-huge: its memory is a shared memfd, so a child
  *               forked after rte_eal_init() shares the mempool; each
  *               process uses its own rte_mempool_cache), malloc (glibc,
- *               one process only). The pools hold 1024 buffers and the
+ *               one process only), iox (iceoryx 2.0's C binding: a loan
+ *               and a release of one publisher, pair only; RouDi must
+ *               run). The pools hold 1024 buffers and the
  *               xproc runs move many more, so a pool that was not
  *               really shared would run dry (exit 1). 4096 untimed
  *               operations first, a fixed number so that strace over N
@@ -89,6 +91,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef HAVE_ICEORYX
+#include <iceoryx_binding_c/publisher.h>
+#include <iceoryx_binding_c/runtime.h>
+#include <sys/stat.h>
+#endif
 #ifdef HAVE_DPDK
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -115,11 +122,12 @@
 #define SLOW_NS		100000ull	/* a gap the diagnostics count */
 
 enum question { Q_ALLOC, Q_PIPELINE, Q_RSS };
-enum peer { P_POOL, P_RTE, P_MALLOC, P_STATIC };
+enum peer { P_POOL, P_RTE, P_MALLOC, P_STATIC, P_IOX };
 enum pattern { PAT_PAIR, PAT_BURST, PAT_XPROC };
 enum transport { T_HANDLE, T_INLINE, T_PIPE };
 
-static const char *const peer_names[] = { "pool", "rte", "malloc", "static" };
+static const char *const peer_names[] = { "pool", "rte", "malloc", "static",
+					    "iox" };
 static const char *const pattern_names[] = { "pair", "burst", "xproc" };
 static const char *const transport_names[] = { "handle", "inline", "pipe" };
 
@@ -676,6 +684,73 @@ static double rte_xproc(void)
 }
 #endif /* HAVE_DPDK */
 
+#ifdef HAVE_ICEORYX
+/*
+ * iceoryx 2.0: a loan of a chunk from RouDi's shared mempools and its
+ * release, unpublished, through one publisher (its C binding). 16 KiB
+ * chunks serve 4 KiB loans and 128 KiB ones 64 KiB, in RouDi's default
+ * configuration. A publisher may hold 8 loans at once, so no burst.
+ */
+static void iox_pairs(iox_pub_t pub, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		void *chunk;
+
+		if (iox_pub_loan_chunk(pub, &chunk, (uint32_t)g.size) !=
+		    AllocationResult_SUCCESS)
+			die("iox_pub_loan_chunk", ENOMEM);
+		touch_word(chunk, i);
+		iox_pub_release_chunk(pub, chunk);
+	}
+}
+
+static double iox_local(void)
+{
+	iox_pub_options_t o;
+	iox_pub_storage_t st;
+	char rt[64];
+	iox_pub_t pub;
+	uint64_t t0, t1;
+
+	snprintf(rt, sizeof(rt), "baton-pool-bench-%d", (int)getpid());
+	iox_runtime_init(rt);
+	iox_pub_options_init(&o);
+	o.historyCapacity = 0;
+	pub = iox_pub_init(&st, "baton-pool-bench", rt, "alloc", &o);
+	iox_pairs(pub, WARM_OPS);
+	t0 = bench_now_ns();
+	iox_pairs(pub, g.n);
+	t1 = bench_now_ns();
+	iox_pub_deinit(pub);
+	iox_runtime_shutdown();
+	return (double)(t1 - t0) / (double)g.n;
+}
+#endif
+
+static int q_alloc_iox(double *ns)
+{
+#ifdef HAVE_ICEORYX
+	struct stat st;
+
+	if (g.pattern != PAT_PAIR) {
+		fprintf(stderr, "pool_bench: iceoryx: pair only (8 loans per publisher; skip)\n");
+		return EXIT_SKIP;
+	}
+	/* Without its daemon iox_runtime_init() waits, then aborts. */
+	if (stat("/dev/shm/iceoryx_mgmt", &st)) {
+		fprintf(stderr, "pool_bench: iceoryx: RouDi is not running (skip)\n");
+		return EXIT_SKIP;
+	}
+	bench_pin(g.cpu[0]);
+	*ns = iox_local();
+	return 0;
+#else
+	(void)ns;
+	fprintf(stderr, "pool_bench: built without iceoryx (skip)\n");
+	return EXIT_SKIP;
+#endif
+}
+
 static int q_alloc(void)
 {
 	double ns;
@@ -687,7 +762,12 @@ static int q_alloc(void)
 		fprintf(stderr, "pool_bench: malloc has no cross-process form (skip)\n");
 		return EXIT_SKIP;
 	}
-	if (g.peer == P_RTE) {
+	if (g.peer == P_IOX) {
+		int rc = q_alloc_iox(&ns);
+
+		if (rc)
+			return rc;
+	} else if (g.peer == P_RTE) {
 #ifdef HAVE_DPDK
 		rte_up();
 		ns = g.pattern == PAT_XPROC ? rte_xproc() : rte_local();
@@ -1230,7 +1310,7 @@ static void parse(int argc, char **argv)
 	while ((o = getopt(argc, argv, "q:p:P:t:s:n:c:d:B:i:T:R:l:o:h")) != -1) {
 		switch (o) {
 		case 'q': g.q = (enum question)pick(optarg, qs, 3); break;
-		case 'p': g.peer = (enum peer)pick(optarg, peer_names, 4); break;
+		case 'p': g.peer = (enum peer)pick(optarg, peer_names, 5); break;
 		case 'P': g.pattern = (enum pattern)pick(optarg, pattern_names, 3); break;
 		case 't': g.transport = (enum transport)pick(optarg, transport_names, 3); break;
 		case 's': g.size = (size_t)bench_parse_count(optarg); break;
