@@ -69,6 +69,7 @@ struct baton_pool_cls {
 	struct baton_pool_class_layout lay;	/* trusted copy */
 	u64 *head;
 	u64 *tail;
+	struct baton_pool_waiting *waiting;
 	struct baton_pool_qent *q;
 	struct baton_pool_desc *desc;
 	u32 min_free[BATON_POOL_WINDOW];	/* free counts, last ticks */
@@ -97,6 +98,7 @@ struct baton_pool {
 	struct baton_pool_suspect suspect[BATON_POOL_SUSPECTS];
 	u32 nr_suspects;		/* pool->lock */
 	struct delayed_work repair;	/* retries what a live holder held */
+	wait_queue_head_t waitq;	/* BATON_POOL_IOC_WAIT */
 };
 
 /* One pool fd: a reference on the pool and a holder index. */
@@ -261,6 +263,8 @@ static void baton_pool_init_layout(struct baton_pool *pool)
 		hdr->classes[i] = c->lay;
 		c->head = (u64 *)(blk + BATON_POOL_Q_HEAD);
 		c->tail = (u64 *)(blk + BATON_POOL_Q_TAIL);
+		c->waiting = (struct baton_pool_waiting *)
+			     (blk + BATON_POOL_Q_WAIT);
 		c->q = (struct baton_pool_qent *)(blk + BATON_POOL_Q_ENTRIES);
 		c->desc = (struct baton_pool_desc *)(c->q + c->lay.qcap);
 		for (j = 0; j < c->lay.qcap; j++)
@@ -586,12 +590,58 @@ static void baton_pool_claim_reset(struct baton_pool *pool, u32 holder)
 	cl->ticket = BATON_POOL_NO_TICKET;
 }
 
+/*
+ * The kernel queued buffers (a dead holder's, pending ones, an UNSTICK's
+ * requeue): allocators parked on an empty class look again. The full
+ * barrier orders the publications before the loads of the waiter counts,
+ * against a parker's atomic add before its last look (uapi: struct
+ * baton_pool_waiting). A scribbled count only costs a wake, or a parker
+ * its deadline.
+ */
+static void baton_pool_kick(struct baton_pool *pool)
+{
+	bool any = false;
+	u32 i;
+
+	/* Y7: our publications before the counts; pairs with the parker's add. */
+	smp_mb();
+	for (i = 0; i < pool->nr_classes; i++) {
+		struct baton_pool_waiting *w = pool->cls[i].waiting;
+
+		if (!READ_ONCE(w->waiters))
+			continue;
+		atomic_inc((atomic_t *)&w->wakes);
+		any = true;
+	}
+	if (any)
+		wake_up_all(&pool->waitq);
+}
+
+/*
+ * A holder that died parked (its claim names the class) leaves its count
+ * in the class's waiters: take it back, so that freers stop waking
+ * nobody. One that died between its increment and naming the class, or
+ * between clearing it and its decrement, leaves 1 there: a wake call per
+ * flush of that class, never a lost wake.
+ */
+static void baton_pool_unpark(struct baton_pool *pool, u32 holder)
+{
+	u32 parked = READ_ONCE(baton_pool_claim(pool, holder)->parked);
+	atomic_t *w;
+
+	if (!parked || parked > pool->nr_classes)
+		return;
+	w = (atomic_t *)&pool->cls[parked - 1].waiting->waiters;
+	atomic_add_unless(w, -1, 0);
+}
+
 static void baton_pool_holder_release(struct baton_pool *pool, u32 holder)
 {
 	struct pid *pid;
 	u64 n;
 
 	mutex_lock(&pool->lock);
+	baton_pool_unpark(pool, holder);
 	/* The holder is dead from here: UNSTICK no longer counts its claim. */
 	pid = pool->holder[holder];
 	pool->holder[holder] = NULL;
@@ -604,6 +654,7 @@ static void baton_pool_holder_release(struct baton_pool *pool, u32 holder)
 	baton_pool_count(&pool->hdr->holder_releases, 1);
 	WRITE_ONCE(pool->hdr->holders, pool->hdr->holders - 1);
 	mutex_unlock(&pool->lock);
+	baton_pool_kick(pool);
 	if (n)
 		baton_pool_event(pool, BATON_EVENT_POOL_RECLAIMED, pid, holder,
 				 n);
@@ -706,7 +757,70 @@ static long baton_pool_unstick_ioc(struct baton_pool *pool, void __user *uarg)
 		return ret;
 	if (k.flags || k.reserved || k.cls >= pool->nr_classes)
 		return -EINVAL;
-	return baton_pool_unstick(pool, k.cls, k.ticket);
+	ret = baton_pool_unstick(pool, k.cls, k.ticket);
+	baton_pool_kick(pool);
+	return ret;
+}
+
+/* ---- BATON_POOL_IOC_WAIT and _WAKE ---- */
+
+static bool baton_pool_woken(struct baton_pool_cls *c, u32 seen)
+{
+	return READ_ONCE(c->waiting->wakes) != seen;
+}
+
+/*
+ * Sleep until the class's wakes word moves from what the caller saw
+ * before its last look at the queue (its freer, or our kick, moved it
+ * after publishing), the deadline, or a signal: the call restarts then,
+ * its deadline being absolute.
+ */
+static long baton_pool_wait_ioc(struct baton_pool *pool, void __user *uarg)
+{
+	struct baton_pool_wait k;
+	struct baton_pool_cls *c;
+	ktime_t deadline, left;
+	u32 usize;
+	long ret;
+
+	ret = baton_copy_in(&k, sizeof(k), BATON_POOL_WAIT_SIZE_VER0, uarg,
+			    &usize);
+	if (ret)
+		return ret;
+	if ((k.flags & ~BATON_POOL_WAIT_DEADLINE) || k.reserved ||
+	    k.cls >= pool->nr_classes ||
+	    (!(k.flags & BATON_POOL_WAIT_DEADLINE) && k.deadline_ns))
+		return -EINVAL;
+	c = &pool->cls[k.cls];
+	if (!(k.flags & BATON_POOL_WAIT_DEADLINE))
+		return wait_event_interruptible(pool->waitq,
+						baton_pool_woken(c, k.wakes));
+	deadline = min_t(u64, k.deadline_ns, KTIME_MAX);
+	left = ktime_sub(deadline, ktime_get());
+	/* A relative hrtimer never fires for a time already past. */
+	if (left <= 0)
+		return baton_pool_woken(c, k.wakes) ? 0 : -ETIMEDOUT;
+	ret = wait_event_interruptible_hrtimeout(pool->waitq,
+						 baton_pool_woken(c, k.wakes),
+						 left);
+	return ret == -ETIME ? -ETIMEDOUT : ret;
+}
+
+static long baton_pool_wake_ioc(struct baton_pool *pool, void __user *uarg)
+{
+	struct baton_pool_wait k;
+	u32 usize;
+	long ret;
+
+	ret = baton_copy_in(&k, sizeof(k), BATON_POOL_WAIT_SIZE_VER0, uarg,
+			    &usize);
+	if (ret)
+		return ret;
+	if (k.flags || k.reserved || k.wakes || k.deadline_ns ||
+	    k.cls >= pool->nr_classes)
+		return -EINVAL;
+	wake_up_all(&pool->waitq);
+	return 0;
 }
 
 /*
@@ -776,6 +890,7 @@ static void baton_pool_repair_work(struct work_struct *work)
 	again = baton_pool_resolve(pool);
 	again |= baton_pool_push_pending(pool);
 	mutex_unlock(&pool->lock);
+	baton_pool_kick(pool);
 	if (again)
 		schedule_delayed_work(&pool->repair, msecs_to_jiffies(5));
 }
@@ -1038,6 +1153,7 @@ static struct baton_pool *baton_pool_alloc(const struct baton_pool_create *k)
 		goto free_pages;
 	}
 	mutex_init(&pool->lock);
+	init_waitqueue_head(&pool->waitq);
 	INIT_DELAYED_WORK(&pool->decay, baton_pool_decay_work);
 	INIT_DELAYED_WORK(&pool->repair, baton_pool_repair_work);
 	baton_pool_init_layout(pool);
@@ -1122,6 +1238,10 @@ static long baton_pool_ioctl(struct file *file, unsigned int cmd,
 
 	if (cmd == BATON_POOL_IOC_UNSTICK)
 		return baton_pool_unstick_ioc(pf->pool, (void __user *)arg);
+	if (cmd == BATON_POOL_IOC_WAIT)
+		return baton_pool_wait_ioc(pf->pool, (void __user *)arg);
+	if (cmd == BATON_POOL_IOC_WAKE)
+		return baton_pool_wake_ioc(pf->pool, (void __user *)arg);
 	return -ENOTTY;
 }
 

@@ -93,21 +93,6 @@ void baton__epoch_bind(struct baton_epoch *d, uint8_t *region, int index)
 	d->index = index;
 }
 
-/*
- * A full barrier. TSan rejects atomic_thread_fence(); there a seq_cst RMW
- * on a local stands in (a locked instruction, the same barrier on x86).
- */
-static inline void full_fence(void)
-{
-#if defined(__SANITIZE_THREAD__)
-	int x = 0;
-
-	__atomic_fetch_add(&x, 0, __ATOMIC_SEQ_CST);
-#else
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
-}
-
 /* ---- kmod backend ---- */
 
 static int copy_name(char dst[BATON_NAME_MAX], const char *name)
@@ -458,7 +443,7 @@ int baton_epoch_retire(struct baton_epoch *d, uint64_t handle, uint64_t tag,
 	 * reader that can still reach the object announced no later epoch.
 	 * Retire is the slow side; the fence is paid here, not by readers.
 	 */
-	full_fence();
+	baton__full_fence();
 	e = __atomic_load_n(d->global, __ATOMIC_RELAXED);
 	ent = &d->q_entries[d->q_local & (d->queue_len - 1)];
 	ent->handle = handle;

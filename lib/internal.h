@@ -157,6 +157,21 @@ BATON_HIDDEN int baton__ring_params_check(const struct baton__what *w,
 BATON_HIDDEN int baton__offsets_valid(const struct baton_ring_offsets *off,
 				      uint32_t slot_count, uint32_t slot_size,
 				      uint64_t file_size);
+/*
+ * A full barrier. TSan rejects atomic_thread_fence(); there a seq_cst RMW
+ * on a local stands in (a locked instruction, the same barrier on x86).
+ */
+static inline void baton__full_fence(void)
+{
+#if defined(__SANITIZE_THREAD__)
+	int x = 0;
+
+	__atomic_fetch_add(&x, 0, __ATOMIC_SEQ_CST);
+#else
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
 BATON_HIDDEN uint64_t baton__now_ns(void);
 BATON_HIDDEN int baton__deadline_from(int64_t timeout_ns, uint64_t *deadline);
 

@@ -39,6 +39,9 @@
  * Y6 a sender's buffer writes, the ring push, then its SENT store
  *    (release); a receiver's acquire load of SENT before it reads the
  *    buffer, and its take before its slot release (baton_pool_send/recv).
+ * Y7 a parked allocator's add to its class's waiters (seq_cst RMW) before
+ *    its last look at the queue; a freer's publications, a full barrier,
+ *    then its load of waiters (baton_pool_alloc_wait(), flush()).
  *
  * Both backends run this code on the same layout; on memfd the module's
  * part (repair after deaths, UNSTICK, decay) is lib/pool_memfd.c, called
@@ -59,6 +62,9 @@
 #include <unistd.h>
 
 #include "pool_internal.h"
+
+/* baton.h's inline paths return these as numbers, without <errno.h>. */
+_Static_assert(EINVAL == 22 && ESTALE == 116, "errno values baton.h hardcodes");
 
 uint64_t baton__pool_now_ms(void)
 {
@@ -262,29 +268,36 @@ static void atfork_register(void)
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
-static void open_add(struct baton_pool *p)
+/*
+ * A handle's fd comes and goes under open_lock, with the handle's place
+ * on the list: a fork() in another thread between the two would give the
+ * child an fd the child handler does not know of.
+ */
+static void open_lock_take(void)
 {
 	pthread_once(&atfork_once, atfork_register);
 	pthread_mutex_lock(&open_lock);
+}
+
+static void open_add(struct baton_pool *p)
+{
 	p->next_open = open_pools;
 	if (open_pools)
 		open_pools->prev_open = p;
 	open_pools = p;
-	pthread_mutex_unlock(&open_lock);
 }
 
 static void open_remove(struct baton_pool *p)
 {
-	pthread_mutex_lock(&open_lock);
 	if (p->prev_open)
 		p->prev_open->next_open = p->next_open;
 	else
 		open_pools = p->next_open;
 	if (p->next_open)
 		p->next_open->prev_open = p->prev_open;
-	pthread_mutex_unlock(&open_lock);
 }
 
+/* Under open_lock (the fork() comment above). */
 static int pool_attach(int fd, uint32_t holder, int backend,
 		       struct baton_pool **out)
 {
@@ -346,15 +359,17 @@ int baton_pool_create(const char *name, const struct baton_pool_params *params,
 	if (ret)
 		return ret;
 	be = pool_backend();
+	open_lock_take();
 	if (be == BATON_BACKEND_MEMFD)
 		ret = baton__pool_memfd_create(&k);
 	else if (be == BATON_BACKEND_KMOD)
 		ret = baton__dev_ioctl(BATON_IOC_POOL_CREATE, &k);
 	else
 		ret = be;
-	if (ret)
-		return ret == -ENODEV ? -EOPNOTSUPP : ret;
-	return pool_attach(k.out_fd, k.out_holder, be, out);
+	if (!ret)
+		ret = pool_attach(k.out_fd, k.out_holder, be, out);
+	pthread_mutex_unlock(&open_lock);
+	return ret == -ENODEV ? -EOPNOTSUPP : ret;
 }
 
 int baton_pool_open(const char *name, struct baton_pool **out)
@@ -370,15 +385,17 @@ int baton_pool_open(const char *name, struct baton_pool **out)
 	if (ret)
 		return ret;
 	be = pool_backend();
+	open_lock_take();
 	if (be == BATON_BACKEND_MEMFD)
 		ret = baton__pool_memfd_open(k.name, &k.out_fd, &k.out_holder);
 	else if (be == BATON_BACKEND_KMOD)
 		ret = baton__dev_ioctl(BATON_IOC_POOL_OPEN, &k);
 	else
 		ret = be;
-	if (ret)
-		return ret == -ENODEV ? -EOPNOTSUPP : ret;
-	return pool_attach(k.out_fd, k.out_holder, be, out);
+	if (!ret)
+		ret = pool_attach(k.out_fd, k.out_holder, be, out);
+	pthread_mutex_unlock(&open_lock);
+	return ret == -ENODEV ? -EOPNOTSUPP : ret;
 }
 
 int baton_pool_unlink(const char *name)
@@ -410,13 +427,15 @@ void baton_pool_close(struct baton_pool *p)
 {
 	if (!p)
 		return;
-	open_remove(p);
+	open_lock_take();
 	if (!p->forked) {
 		if (p->backend == BATON_BACKEND_MEMFD)
 			baton__pool_memfd_detach(p);
 		pool_unmap(p);
 		close(p->fd);
 	}
+	open_remove(p);
+	pthread_mutex_unlock(&open_lock);
 	free(p->adopt);
 	free(p);
 }
@@ -663,6 +682,65 @@ again:
 	claim_idle(cl);
 }
 
+/* ---- parking on an empty class (uapi: struct baton_pool_waiting) ---- */
+
+static struct baton_pool_waiting *waiting_of(const struct baton_pool *p,
+					     uint32_t cls)
+{
+	return (struct baton_pool_waiting *)((uint8_t *)p->f.cls[cls].head +
+					     BATON_POOL_Q_WAIT);
+}
+
+/*
+ * Entries of class @cls were just published: wake its parked allocators,
+ * if any (Y7: the publications, a full barrier, then the load of the
+ * count; the parker's atomic add is its barrier before its last look).
+ */
+void baton__pool_wake_parked(struct baton_pool *p, uint32_t cls)
+{
+	struct baton_pool_waiting *w = waiting_of(p, cls);
+	struct baton_pool_wait k;
+
+	baton__full_fence();
+	if (!__atomic_load_n(&w->waiters, __ATOMIC_RELAXED))
+		return;
+	__atomic_fetch_add(&w->wakes, 1, __ATOMIC_RELEASE);
+	if (p->backend == BATON_BACKEND_MEMFD) {
+		baton__pool_memfd_wake(&w->wakes);
+		return;
+	}
+	memset(&k, 0, sizeof(k));
+	k.size = sizeof(k);
+	k.cls = cls;
+	ioctl(p->fd, BATON_POOL_IOC_WAKE, &k);
+}
+
+/*
+ * Sleep while class @cls's wakes word is @seen, until @until at the
+ * latest: 0 (woken, or the slice ended: look again), or -EINTR.
+ */
+static int park_on_class(struct baton_pool *p, uint32_t cls, uint32_t seen,
+			 uint64_t until)
+{
+	struct baton_pool_wait k;
+
+	if (p->backend == BATON_BACKEND_MEMFD)
+		return baton__pool_memfd_sleep(&waiting_of(p, cls)->wakes, seen,
+					       until);
+	memset(&k, 0, sizeof(k));
+	k.size = sizeof(k);
+	k.flags = BATON_POOL_WAIT_DEADLINE;
+	k.cls = cls;
+	k.wakes = seen;
+	k.deadline_ns = until;
+	if (!ioctl(p->fd, BATON_POOL_IOC_WAIT, &k) || errno == ETIMEDOUT)
+		return 0;
+	if (errno == EINTR)
+		return -EINTR;
+	usleep(1000);	/* ENOTTY: a module without it; poll */
+	return 0;
+}
+
 /*
  * Push the top @n buffers of the magazine to the queue:
  * record them and the floor in the claim, take the tickets with one
@@ -716,6 +794,7 @@ static void flush(struct baton_pool *p, uint32_t cls, uint32_t n)
 	}
 	claim_idle(cl);
 	c->mag.n -= n;
+	baton__pool_wake_parked(p, cls);
 }
 
 /* ---- allocate and free ---- */
@@ -826,6 +905,58 @@ int baton_pool_alloc(struct baton_pool *p, size_t size, uint64_t *handle)
 int baton_pool_free(struct baton_pool *p, uint64_t handle)
 {
 	return baton__pool_free_inline(p, handle);
+}
+
+/*
+ * A parked allocator sleeps in slices: a wake is what makes it quick, the
+ * slice what makes it certain (a count a dead parker left, a repair on
+ * memfd that only a look performs). The module also wakes parkers when it
+ * queues a dead holder's buffers.
+ */
+#define PARK_SLICE_KMOD_NS	(100ULL * 1000 * 1000)
+#define PARK_SLICE_MEMFD_NS	(5ULL * 1000 * 1000)
+
+int baton_pool_alloc_wait(struct baton_pool *p, size_t size, uint64_t *handle,
+			  int64_t timeout_ns)
+{
+	struct baton_pool_waiting *w;
+	uint64_t deadline = 0, slice;
+	int has, ret, cls;
+
+	ret = baton__pool_alloc_inline(p, size, handle);
+	if (ret != -ENOMEM)
+		return ret;
+	if (!timeout_ns)
+		return -ETIMEDOUT;
+	has = baton__deadline_from(timeout_ns, &deadline);
+	cls = size_class(p, size);
+	w = waiting_of(p, (uint32_t)cls);
+	slice = p->backend == BATON_BACKEND_MEMFD ? PARK_SLICE_MEMFD_NS :
+						    PARK_SLICE_KMOD_NS;
+	for (;;) {
+		uint64_t now = baton__now_ns(), until = now + slice;
+		uint32_t seen;
+		int slept = 0;
+
+		if (has && now >= deadline)
+			return -ETIMEDOUT;
+		if (has && deadline < until)
+			until = deadline;
+		/* Y7: counted (a full barrier) before the last look. */
+		__atomic_fetch_add(&w->waiters, 1, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&p->claim->parked, (uint32_t)cls + 1,
+				 __ATOMIC_RELEASE);
+		seen = __atomic_load_n(&w->wakes, __ATOMIC_ACQUIRE);
+		ret = __baton_pool_alloc_slow(p, size, handle);
+		if (ret == -ENOMEM)
+			slept = park_on_class(p, (uint32_t)cls, seen, until);
+		__atomic_store_n(&p->claim->parked, 0, __ATOMIC_RELEASE);
+		__atomic_fetch_sub(&w->waiters, 1, __ATOMIC_SEQ_CST);
+		if (ret != -ENOMEM)
+			return ret;
+		if (slept)
+			return slept;
+	}
 }
 
 /*

@@ -52,6 +52,7 @@ BATON_HIDDEN int baton__pool_adopt_later(struct baton_pool *p, uint32_t cls,
 					  uint32_t index);
 BATON_HIDDEN void baton__pool_flush_all(struct baton_pool *p);
 BATON_HIDDEN void baton__pool_drain(struct baton_pool *p);
+BATON_HIDDEN void baton__pool_wake_parked(struct baton_pool *p, uint32_t cls);
 
 /* pool_memfd.c */
 BATON_HIDDEN int baton__pool_memfd_create(struct baton_pool_create *k);
@@ -64,5 +65,8 @@ BATON_HIDDEN int baton__pool_memfd_unstick(struct baton_pool *p, uint32_t cls,
 					   uint64_t t);
 BATON_HIDDEN int baton__pool_memfd_repair(struct baton_pool *p);
 BATON_HIDDEN void baton__pool_memfd_maintain(struct baton_pool *p);
+BATON_HIDDEN void baton__pool_memfd_wake(uint32_t *wakes);
+BATON_HIDDEN int baton__pool_memfd_sleep(uint32_t *wakes, uint32_t seen,
+					 uint64_t until);
 
 #endif /* BATON_POOL_INTERNAL_H */

@@ -36,6 +36,10 @@
  *    fallocate(FALLOC_FL_PUNCH_HOLE), which unmaps the range from every
  *    holder's mapping and frees its pages; the buffer is KERNEL (with our
  *    index + 1) meanwhile, so an allocator that popped it waits.
+ * A repair (and an UNSTICK) wakes allocators parked on an empty class,
+ * which sleep on a futex on the class's wakes word, in slices of 5 ms
+ * whose ends look again (and so repair), as the module's kick does
+ * after a release (pool.c: baton_pool_alloc_wait()).
  * A repair runs at open, when an allocation finds its class empty (at most
  * once a millisecond), while a wait for a queue entry or a decaying buffer
  * lasts, and from the slow paths of allocation and free (refill and flush)
@@ -48,6 +52,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +61,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pool_internal.h"
@@ -682,6 +690,24 @@ static uint64_t reclaim_walk(struct baton_pool *p, const uint64_t *dead)
 	return n;
 }
 
+/* A dead holder parked on a class: its count goes (kmod: baton_pool_unpark()). */
+static void unpark(struct baton_pool *p, uint32_t k)
+{
+	struct baton_pool_claim *cl = claim_of(p, k);
+	uint32_t parked = __atomic_exchange_n(&cl->parked, 0, __ATOMIC_ACQ_REL);
+	uint32_t *w, n;
+
+	if (!parked || parked > p->geo.nr_classes)
+		return;
+	w = &((struct baton_pool_waiting *)((uint8_t *)p->f.cls[parked - 1].head +
+					    BATON_POOL_Q_WAIT))->waiters;
+	n = __atomic_load_n(w, __ATOMIC_RELAXED);
+	while (n && !__atomic_compare_exchange_n(w, &n, n - 1, 0,
+						 __ATOMIC_ACQ_REL,
+						 __ATOMIC_RELAXED))
+		;
+}
+
 /*
  * Repair every dead holder (and with @self, the dead holder whose index
  * we just took), under the repair lock. A dead index is locked by us
@@ -719,6 +745,7 @@ static uint64_t repair_dead(struct baton_pool *p, int self)
 		if (!(dead[k / 64] >> (k % 64) & 1))
 			continue;
 		if (!(unsettled[k / 32] >> (k % 32) & 1)) {
+			unpark(p, k);
 			claim_reset(p, k);
 			if (k != p->f.holder) {
 				__atomic_store_n(attached_word(p, k), 0,
@@ -732,6 +759,15 @@ static uint64_t repair_dead(struct baton_pool *p, int self)
 			unlock(p->fd, LOCK_HOLDER(k));
 	}
 	return n;
+}
+
+/* A repair may have published entries (finished claims): parkers look. */
+static void wake_all_parked(struct baton_pool *p)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->geo.nr_classes; i++)
+		baton__pool_wake_parked(p, i);
 }
 
 /*
@@ -749,6 +785,7 @@ int baton__pool_memfd_repair(struct baton_pool *p)
 		return 0;
 	n = repair_dead(p, 0);
 	unlock(p->fd, LOCK_REPAIR);
+	wake_all_parked(p);
 	return n > 0x7fffffff ? 0x7fffffff : (int)n;
 }
 
@@ -836,7 +873,29 @@ int baton__pool_memfd_unstick(struct baton_pool *p, uint32_t cls, uint64_t c)
 			release_entry(p, cls, prev);
 	}
 	unlock(p->fd, LOCK_REPAIR);
+	wake_all_parked(p);
 	return ret;
+}
+
+/* ---- parking (pool.c: baton_pool_alloc_wait()) ---- */
+
+void baton__pool_memfd_wake(uint32_t *wakes)
+{
+	syscall(SYS_futex, wakes, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Sleep while *@wakes is @seen, until @until: 0, or -EINTR. */
+int baton__pool_memfd_sleep(uint32_t *wakes, uint32_t seen, uint64_t until)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(until / 1000000000ULL),
+		.tv_nsec = (long)(until % 1000000000ULL),
+	};
+
+	if (syscall(SYS_futex, wakes, FUTEX_WAIT_BITSET, seen, &ts, NULL,
+		    FUTEX_BITSET_MATCH_ANY) && errno == EINTR)
+		return -EINTR;
+	return 0;
 }
 
 /* ---- decay (kmod: baton_pool_decay_*()) ---- */

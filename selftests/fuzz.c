@@ -202,6 +202,9 @@ static const int E_MREMAP[] = { EFAULT, EINVAL, ENOMEM, 0 };
 static const int E_UNLOAD[] = { EWOULDBLOCK, EBUSY, EINTR, 0 };
 static const int E_POLL[] = { EINTR, 0 };
 static const int E_UNSTICK[] = { EINVAL, E2BIG, EFAULT, EAGAIN, 0 };
+static const int E_POOL_WAIT[] = { EINVAL, E2BIG, EFAULT, ETIMEDOUT, EINTR,
+				   0 };
+static const int E_POOL_WAKE[] = { EINVAL, E2BIG, EFAULT, 0 };
 
 /* ---- what a worker holds ---- */
 
@@ -411,6 +414,18 @@ static void fz_fill(unsigned int cmd, void *k)
 				rnd(3) * BT_MSEC : rnd64();
 		break;
 	}
+	case BATON_POOL_IOC_WAIT:
+	case BATON_POOL_IOC_WAKE: {
+		struct baton_pool_wait *w = k;
+
+		w->cls = chance(90) ? rnd(3) : (uint32_t)rnd64();
+		w->wakes = chance(50) ? 0 : (uint32_t)rnd64();
+		/* A wait never without a near deadline: the worker goes on. */
+		w->flags = chance(90) ? BATON_POOL_WAIT_DEADLINE :
+					(uint32_t)rnd64() | 2;
+		w->deadline_ns = (uint64_t)bt_now_ns() + rnd(3) * BT_MSEC;
+		break;
+	}
 	case BATON_RING_IOC_PARK: {
 		struct baton_park *p = k;
 
@@ -454,6 +469,8 @@ static uint32_t fz_ksize(unsigned int cmd)
 	case BATON_IOC_POOL_OPEN:	return sizeof(struct baton_pool_open);
 	case BATON_IOC_POOL_UNLINK:	return sizeof(struct baton_unlink);
 	case BATON_POOL_IOC_UNSTICK:	return sizeof(struct baton_pool_unstick);
+	case BATON_POOL_IOC_WAIT:
+	case BATON_POOL_IOC_WAKE:	return sizeof(struct baton_pool_wait);
 	case BATON_RING_IOC_PARK:	return sizeof(struct baton_park);
 	case BATON_RING_IOC_INFO:	return sizeof(struct baton_ring_info);
 	case BATON_EPOCH_IOC_REGISTER:
@@ -532,7 +549,7 @@ static const unsigned int ring_cmds[] = {
 	BATON_RING_IOC_PARK, BATON_RING_IOC_WAKE, BATON_RING_IOC_INFO,
 };
 static const unsigned int pool_cmds[] = {
-	BATON_POOL_IOC_UNSTICK,
+	BATON_POOL_IOC_UNSTICK, BATON_POOL_IOC_WAIT, BATON_POOL_IOC_WAKE,
 };
 static const unsigned int dom_cmds[] = {
 	BATON_EPOCH_IOC_REGISTER, BATON_EPOCH_IOC_COLLECT,
@@ -613,8 +630,14 @@ static const int *fz_allowed(uint32_t kind, unsigned int cmd)
 		default:			return E_NOTTY;
 		}
 	}
-	if (kind == K_POOL)
-		return cmd == BATON_POOL_IOC_UNSTICK ? E_UNSTICK : E_NOTTY;
+	if (kind == K_POOL) {
+		switch (cmd) {
+		case BATON_POOL_IOC_UNSTICK:	return E_UNSTICK;
+		case BATON_POOL_IOC_WAIT:	return E_POOL_WAIT;
+		case BATON_POOL_IOC_WAKE:	return E_POOL_WAKE;
+		default:			return E_NOTTY;
+		}
+	}
 	if (dom) {
 		switch (cmd) {
 		case BATON_EPOCH_IOC_REGISTER:	return E_REGISTER;
@@ -1124,6 +1147,8 @@ static const char *fz_cmd_name(uint32_t cmd)
 		{ BATON_IOC_POOL_OPEN, "POOL_OPEN" },
 		{ BATON_IOC_POOL_UNLINK, "POOL_UNLINK" },
 		{ BATON_POOL_IOC_UNSTICK, "POOL_UNSTICK" },
+		{ BATON_POOL_IOC_WAIT, "POOL_WAIT" },
+		{ BATON_POOL_IOC_WAKE, "POOL_WAKE" },
 		{ BATON_RING_IOC_PARK, "PARK" },
 		{ BATON_RING_IOC_WAKE, "WAKE" },
 		{ BATON_RING_IOC_INFO, "INFO" },
@@ -1155,7 +1180,8 @@ static void fz_report_known(void)
 		BATON_EPOCH_IOC_REGISTER, BATON_EPOCH_IOC_COLLECT,
 		BATON_EPOCH_IOC_SYNCHRONIZE, BATON_EPOCH_IOC_POLL,
 		BATON_EPOCH_IOC_KICK, BATON_IOC_POOL_CREATE, BATON_IOC_POOL_OPEN,
-		BATON_IOC_POOL_UNLINK, BATON_POOL_IOC_UNSTICK, OP_MMAP,
+		BATON_IOC_POOL_UNLINK, BATON_POOL_IOC_UNSTICK,
+		BATON_POOL_IOC_WAIT, BATON_POOL_IOC_WAKE, OP_MMAP,
 		OP_MPROTECT, OP_MREMAP,
 		OP_MUNMAP, OP_POLL, OP_UNLOAD,
 	};

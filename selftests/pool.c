@@ -256,6 +256,85 @@ TEST(fork_inherits_nothing_of_a_pool_handle)
 	EXPECT_EQ(0, pc_fork_inherits_nothing(pname));
 }
 
+/* Parking on an empty class (pool_cases.h). */
+TEST(alloc_waits_for_a_free_and_for_a_death)
+{
+	char pname[64];
+	int ms[2] = { 0, 0 };
+
+	BT_REQUIRE_DEV();
+	bt_make_name(pname, sizeof(pname), "park");
+	EXPECT_EQ(0, pc_alloc_waits(pname, ms));
+	ksft_print_msg("parked allocators got a buffer %d ms after the free, %d ms after the death\n",
+		       ms[0] - 50, ms[1] - 50);
+}
+
+/* BATON_POOL_IOC_WAIT and _WAKE: sizes, flags, reserved words, classes. */
+TEST(wait_and_wake_reject_bad_fields)
+{
+	struct baton_pool_params p = pc_params(8, 0);
+	struct baton_pool_wait k;
+	struct baton_pool_open op;
+	struct {
+		struct baton_pool_wait w;
+		uint64_t tail;
+	} big;
+	struct baton_pool *pool;
+	char pname[64];
+	int dev, fd;
+
+	BT_REQUIRE_DEV();
+	bt_make_name(pname, sizeof(pname), "pwio");
+	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
+	dev = bt_dev_open();
+	ASSERT_LE(0, dev);
+	memset(&op, 0, sizeof(op));
+	op.size = sizeof(op);
+	snprintf(op.name, sizeof(op.name), "%s", pname);
+	ASSERT_EQ(0, bt_ioctl(dev, BATON_IOC_POOL_OPEN, &op));
+	fd = op.out_fd;
+#define WAIT_EINVAL(cmd, field, val) do {				\
+		memset(&k, 0, sizeof(k));				\
+		k.size = sizeof(k);					\
+		k.field = val;						\
+		EXPECT_EQ(-1, ioctl(fd, cmd, &k));			\
+		EXPECT_EQ(EINVAL, errno);				\
+	} while (0)
+	WAIT_EINVAL(BATON_POOL_IOC_WAIT, size, BATON_POOL_WAIT_SIZE_VER0 - 8);
+	WAIT_EINVAL(BATON_POOL_IOC_WAIT, flags, 2);
+	WAIT_EINVAL(BATON_POOL_IOC_WAIT, cls, 2);
+	WAIT_EINVAL(BATON_POOL_IOC_WAIT, reserved, 1);
+	WAIT_EINVAL(BATON_POOL_IOC_WAIT, deadline_ns, 1);	/* no flag */
+	WAIT_EINVAL(BATON_POOL_IOC_WAKE, flags, 1);
+	WAIT_EINVAL(BATON_POOL_IOC_WAKE, cls, 2);
+	WAIT_EINVAL(BATON_POOL_IOC_WAKE, wakes, 1);
+	WAIT_EINVAL(BATON_POOL_IOC_WAKE, deadline_ns, 1);
+	WAIT_EINVAL(BATON_POOL_IOC_WAKE, reserved, 1);
+#undef WAIT_EINVAL
+	/* A longer struct with a non-zero tail: E2BIG. */
+	memset(&big, 0, sizeof(big));
+	big.w.size = sizeof(big);
+	big.tail = 1;
+	EXPECT_EQ(-1, ioctl(fd, BATON_POOL_IOC_WAKE, &big));
+	EXPECT_EQ(E2BIG, errno);
+	/* Well formed: a wake of nobody; a wait whose word already moved. */
+	memset(&k, 0, sizeof(k));
+	k.size = sizeof(k);
+	EXPECT_EQ(0, ioctl(fd, BATON_POOL_IOC_WAKE, &k));
+	k.wakes = 12345;	/* not the word: returns at once */
+	EXPECT_EQ(0, ioctl(fd, BATON_POOL_IOC_WAIT, &k));
+	/* A deadline in the past, the word unmoved: ETIMEDOUT. */
+	k.wakes = 0;
+	k.flags = BATON_POOL_WAIT_DEADLINE;
+	k.deadline_ns = 1;
+	EXPECT_EQ(-1, ioctl(fd, BATON_POOL_IOC_WAIT, &k));
+	EXPECT_EQ(ETIMEDOUT, errno);
+	close(fd);
+	close(dev);
+	baton_pool_close(pool);
+	baton_pool_unlink(pname);
+}
+
 /* Resident pages of [addr, addr + len) in this process. */
 static size_t resident_pages(void *addr, size_t len)
 {

@@ -600,6 +600,123 @@ static inline int pc_fork_inherits_nothing(const char *pname)
 	return step;
 }
 
+/* ---- parking on an empty class ---- */
+
+/*
+ * Child: open @pname, post @sh[0], then one baton_pool_alloc_wait() of up
+ * to 10 s; its result in @sh[1] (1: a buffer; else 100 + errno) and how
+ * long it waited, in ms, in @sh[2]. Exits holding the buffer.
+ */
+static inline void pc_park_child(const char *pname, volatile uint32_t *sh)
+{
+	struct baton_pool *pool;
+	uint64_t h, t0;
+	int rc;
+
+	if (baton_pool_open(pname, &pool))
+		_exit(60);
+	__atomic_store_n(&sh[0], 1, __ATOMIC_RELEASE);
+	t0 = ph_now_ns();
+	rc = baton_pool_alloc_wait(pool, 4096, &h, 10000000000LL);
+	sh[2] = (uint32_t)((ph_now_ns() - t0) / 1000000);
+	__atomic_store_n(&sh[1], rc ? 100 + (uint32_t)-rc : 1, __ATOMIC_RELEASE);
+	_exit(0);
+}
+
+static inline pid_t pc_start_parker(const char *pname, volatile uint32_t *sh)
+{
+	pid_t pid;
+
+	sh[0] = sh[1] = sh[2] = 0;
+	pid = fork();
+	if (!pid)
+		pc_park_child(pname, sh);
+	while (pid > 0 && !__atomic_load_n(&sh[0], __ATOMIC_ACQUIRE))
+		usleep(100);
+	usleep(50000);	/* parked by now, most likely */
+	return pid;
+}
+
+/*
+ * Class 0 of 8 buffers (no magazine: every free reaches the queue), all
+ * held: baton_pool_alloc_wait() times out (-ETIMEDOUT, after its
+ * timeout); a parked allocator in another process gets the buffer this
+ * one frees; and one whose class is held by a process that is killed
+ * gets one of that process's buffers. How long the parkers waited is
+ * printed by the caller (@woken_ms), not asserted. 0 or a step.
+ */
+static inline int pc_alloc_waits(const char *pname, int *woken_ms)
+{
+	struct baton_pool_params p = pc_params(8, 0);
+	volatile uint32_t *sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct baton_pool *pool;
+	uint64_t h[8], x, t0;
+	int dups, step = 0;
+	pid_t w, holder;
+
+	if (sh == MAP_FAILED || baton_pool_create(pname, &p, &pool))
+		return 1;
+	if (pc_alloc_all(pool, h, 8, &dups) != 8 || dups)
+		step = 2;
+	t0 = ph_now_ns();
+	if (!step && baton_pool_alloc_wait(pool, 4096, &x, 20000000) !=
+			     -ETIMEDOUT)
+		step = 3;
+	if (!step && ph_now_ns() - t0 < 20000000)
+		step = 4;
+	if (!step && baton_pool_alloc_wait(pool, 4096, &x, 0) != -ETIMEDOUT)
+		step = 5;
+	/* Woken by a free in another process. */
+	w = step ? -1 : pc_start_parker(pname, sh);
+	if (!step && w < 0)
+		step = 6;
+	if (!step && baton_pool_free(pool, h[7]))
+		step = 7;
+	if (w > 0 && ph_wait(w) != 0 && !step)
+		step = 8;
+	if (!step && sh[1] != 1)
+		step = 9;
+	woken_ms[0] = (int)sh[2];
+	/* Woken by the death of the holder of every buffer. */
+	pc_free_all(pool, h, 7);
+	holder = step ? -1 : fork();
+	if (!holder) {
+		struct baton_pool *hp;
+		uint64_t hh[8];
+		int got = 0;
+
+		if (baton_pool_open(pname, &hp))
+			_exit(70);
+		/* All 8: the one the dead parker held comes back too. */
+		while (got < 8)
+			if (!baton_pool_alloc(hp, 4096, &hh[got]))
+				got++;
+			else
+				usleep(1000);
+		__atomic_store_n(&sh[3], 1, __ATOMIC_RELEASE);
+		pause();
+		_exit(71);
+	}
+	while (holder > 0 && !__atomic_load_n(&sh[3], __ATOMIC_ACQUIRE))
+		usleep(100);
+	w = step ? -1 : pc_start_parker(pname, sh);
+	if (holder > 0) {
+		kill(holder, SIGKILL);
+		if (ph_wait(holder) != 128 + SIGKILL && !step)
+			step = 10;
+	}
+	if (w > 0 && ph_wait(w) != 0 && !step)
+		step = 11;
+	if (!step && sh[1] != 1)
+		step = 12;
+	woken_ms[1] = (int)sh[2];
+	baton_pool_close(pool);
+	baton_pool_unlink(pname);
+	munmap((void *)sh, 4096);
+	return step;
+}
+
 /* ---- kill -9 in the middle of hand-offs ---- */
 
 #define PH_BUFFERS	32

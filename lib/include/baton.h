@@ -1929,6 +1929,24 @@ static inline void *baton__pool_ptr_inline(const struct baton_pool *pool,
 	       ((size_t)BATON_POOL_H_INDEX(handle) << f->cls[cls].shift);
 }
 
+/**
+ * baton_pool_alloc_wait() - a buffer, waiting for one if the class is empty
+ * @pool: a pool handle
+ * @size: bytes needed
+ * @handle: where the buffer's handle goes
+ * @timeout_ns: < 0 waits for ever, 0 only looks
+ *
+ * As baton_pool_alloc(), but an empty class parks the caller until a
+ * buffer reaches the class's free queue: another holder's flush or close,
+ * or the return of a dead holder's buffers. Buffers that sit in other
+ * holders' magazines are not seen. The wake costs the freer one system
+ * call per flush while someone is parked; nothing otherwise.
+ *
+ * Return: 0, or -ETIMEDOUT, -EINTR, and baton_pool_alloc()'s other errors.
+ */
+int baton_pool_alloc_wait(struct baton_pool *pool, size_t size,
+			  uint64_t *handle, int64_t timeout_ns);
+
 #ifdef BATON__POOL_OUTLINE
 /* lib/pool.c: the exported forms, for binaries built against 2.1. */
 int baton_pool_alloc(struct baton_pool *pool, size_t size, uint64_t *handle);

@@ -228,6 +228,22 @@ TEST(sent_buffer_survives_its_senders_death)
 	EXPECT_EQ(0, pc_sent_survives(pname, rname, BATON_BACKEND_MEMFD));
 }
 
+/* Parking on an empty class (pool_cases.h). */
+TEST(alloc_waits_for_a_free_and_for_a_death)
+{
+	char pname[64];
+	int ms[2] = { 0, 0 };
+
+	if (UNDER_TSAN)
+		SKIP(return, "fork and kill: not under TSan");
+	force_memfd();
+	ring_name(pname, sizeof(pname), "park");
+	EXPECT_EQ(0, pc_alloc_waits(pname, ms));
+	ksft_print_msg("parked allocators got a buffer %d ms after the free, %d ms after the death\n",
+		       ms[0] - 50, ms[1] - 50);
+	fflush(stdout);
+}
+
 /* A pool handle inherited across fork() is nothing (pool_cases.h). */
 TEST(fork_inherits_nothing_of_a_pool_handle)
 {

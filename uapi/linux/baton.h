@@ -988,6 +988,7 @@ struct baton_name_wait {
  * pages of buffers free longer than decay_ms back on a timer.
  */
 #define BATON_FEAT_POOL		(1ULL << 10)	/* buffer pools */
+#define BATON_FEAT_POOL_WAIT	(1ULL << 11)	/* BATON_POOL_IOC_WAIT, _WAKE */
 
 #define BATON_POOL_MAGIC	0x4c4f4f5042ULL		/* "BPOOL" */
 #define BATON_POOL_CLASSES_MAX	8
@@ -1066,7 +1067,22 @@ struct baton_pool_qent {
  */
 #define BATON_POOL_Q_HEAD	0
 #define BATON_POOL_Q_TAIL	64
+#define BATON_POOL_Q_WAIT	128	/* struct baton_pool_waiting */
 #define BATON_POOL_Q_ENTRIES	192
+
+/*
+ * At BATON_POOL_Q_WAIT of a class block: allocators parked on the empty
+ * class (BATON_POOL_IOC_WAIT; on memfd a futex on @wakes). A parker adds
+ * itself to @waiters (an atomic add: a full barrier) before it looks at
+ * the queue a last time; a freer that published entries and then (after
+ * a full barrier) finds @waiters non-zero adds 1 to @wakes and wakes the
+ * parkers (BATON_POOL_IOC_WAKE). The kernel does the same after it
+ * queues a dead holder's buffers.
+ */
+struct baton_pool_waiting {
+	__u32 waiters;
+	__u32 wakes;
+};
 #define BATON_POOL_ENTRY(gen, index)	(((__u64)(gen) << 32) | (index))
 #define BATON_POOL_NO_INDEX	(~0ULL)
 
@@ -1080,7 +1096,10 @@ struct baton_pool_qent {
  * tail (push) or head (pop) the holder read before its fetch_add or
  * compare-and-swap, ticket the first ticket once known
  * (BATON_POOL_NO_TICKET before); entry[] the values pushed, or for a pop
- * the values read so far (BATON_POOL_NO_INDEX before).
+ * the values read so far (BATON_POOL_NO_INDEX before). parked is the
+ * class + 1 whose waiters count includes this holder (stored after its
+ * increment, cleared before its decrement), or 0: the kernel takes a dead
+ * holder's count back.
  */
 #define BATON_POOL_CLAIM_PUSH	1U
 #define BATON_POOL_CLAIM_POP	2U
@@ -1090,7 +1109,7 @@ struct baton_pool_claim {
 	__u32 op;
 	__u32 cls;
 	__u32 n;
-	__u32 reserved;
+	__u32 parked;
 	__aligned_u64 floor;
 	__aligned_u64 ticket;
 	__aligned_u64 entry[BATON_POOL_CLAIM_MAX];
@@ -1118,8 +1137,37 @@ struct baton_pool_unstick {
 };
 #define BATON_POOL_UNSTICK_SIZE_VER0	24
 
+/**
+ * struct baton_pool_wait - BATON_POOL_IOC_WAIT and _WAKE on a pool fd
+ * @size: sizeof(struct baton_pool_wait)
+ * @flags: WAIT: BATON_POOL_WAIT_DEADLINE or 0; WAKE: 0
+ * @cls: the class
+ * @wakes: WAIT: the class's wakes word as the caller read it before its
+ *         last look at the queue; WAKE: 0
+ * @deadline_ns: WAIT: absolute CLOCK_MONOTONIC time, with
+ *               BATON_POOL_WAIT_DEADLINE; else 0
+ * @reserved: 0
+ *
+ * WAIT sleeps until the class's wakes word differs from @wakes, the
+ * deadline passes (ETIMEDOUT) or a signal comes (the call restarts: the
+ * deadline is absolute). WAKE wakes every waiter of the pool, to look at
+ * its wakes word. Both: EINVAL for bad fields.
+ */
+struct baton_pool_wait {
+	__u32 size;
+	__u32 flags;
+	__u32 cls;
+	__u32 wakes;
+	__aligned_u64 deadline_ns;
+	__aligned_u64 reserved;
+};
+#define BATON_POOL_WAIT_SIZE_VER0	32
+#define BATON_POOL_WAIT_DEADLINE	(1U << 0)
+
 /* on a pool fd */
 #define BATON_POOL_IOC_UNSTICK	_IO(BATON_IOC_MAGIC, 0xa0)
+#define BATON_POOL_IOC_WAIT	_IO(BATON_IOC_MAGIC, 0xa1)
+#define BATON_POOL_IOC_WAKE	_IO(BATON_IOC_MAGIC, 0xa2)
 
 /**
  * struct baton_pool_class - one class, as asked at create
