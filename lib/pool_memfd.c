@@ -690,6 +690,19 @@ static uint64_t reclaim_walk(struct baton_pool *p, const uint64_t *dead)
 	return n;
 }
 
+/*
+ * A repair published entries (finished claims) or is about to free what
+ * it took back: parkers look again. Only then: a parker's own look at an
+ * empty class runs a repair, which must not wake it, or everyone.
+ */
+static void wake_all_parked(struct baton_pool *p)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->geo.nr_classes; i++)
+		baton__pool_wake_parked(p, i);
+}
+
 /* A dead holder parked on a class: its count goes (kmod: baton_pool_unpark()). */
 static void unpark(struct baton_pool *p, uint32_t k)
 {
@@ -758,16 +771,8 @@ static uint64_t repair_dead(struct baton_pool *p, int self)
 		if (k != p->f.holder)
 			unlock(p->fd, LOCK_HOLDER(k));
 	}
+	wake_all_parked(p);
 	return n;
-}
-
-/* A repair may have published entries (finished claims): parkers look. */
-static void wake_all_parked(struct baton_pool *p)
-{
-	uint32_t i;
-
-	for (i = 0; i < p->geo.nr_classes; i++)
-		baton__pool_wake_parked(p, i);
 }
 
 /*
@@ -785,7 +790,6 @@ int baton__pool_memfd_repair(struct baton_pool *p)
 		return 0;
 	n = repair_dead(p, 0);
 	unlock(p->fd, LOCK_REPAIR);
-	wake_all_parked(p);
 	return n > 0x7fffffff ? 0x7fffffff : (int)n;
 }
 
@@ -844,7 +848,7 @@ int baton__pool_memfd_unstick(struct baton_pool *p, uint32_t cls, uint64_t c)
 	struct baton_pool_cls *k = &p->f.cls[cls];
 	struct baton_pool_qent *e = &k->q[c & (k->qcap - 1)];
 	uint64_t seq, prev;
-	int ret = 0;
+	int ret = 0, filled = 0;
 
 	if (repair_lock(p))
 		return -EAGAIN;
@@ -860,10 +864,12 @@ int baton__pool_memfd_unstick(struct baton_pool *p, uint32_t cls, uint64_t c)
 	/* Y1, Y3: the entry's value is read only after its seq. */
 	seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
 	if (seq == c && c < __atomic_load_n(k->tail, __ATOMIC_ACQUIRE)) {
-		if (live_may_hold(p, BATON_POOL_CLAIM_PUSH, cls, c))
+		if (live_may_hold(p, BATON_POOL_CLAIM_PUSH, cls, c)) {
 			ret = -EAGAIN;
-		else
+		} else {
 			fill(p, cls, c, BATON_POOL_NO_INDEX, 0);
+			filled = 1;
+		}
 	} else if (c >= k->qcap && seq == c - k->qcap + 1) {
 		prev = c - k->qcap;
 		if (prev >= __atomic_load_n(k->head, __ATOMIC_ACQUIRE) ||
@@ -873,7 +879,9 @@ int baton__pool_memfd_unstick(struct baton_pool *p, uint32_t cls, uint64_t c)
 			release_entry(p, cls, prev);
 	}
 	unlock(p->fd, LOCK_REPAIR);
-	wake_all_parked(p);
+	/* Entries behind a hole are takeable now. */
+	if (filled)
+		wake_all_parked(p);
 	return ret;
 }
 
