@@ -573,6 +573,7 @@ static inline int pc_fork_inherits_nothing(const char *pname)
 			_exit(12);
 		if (!b)
 			pc_forked_child(ap, h, sh);
+		__atomic_store_n(&sh[2], (uint32_t)b, __ATOMIC_RELEASE);
 		while (!__atomic_load_n(&sh[0], __ATOMIC_ACQUIRE))
 			usleep(100);
 		__atomic_store_n(&sh[1], (uint32_t)b, __ATOMIC_RELEASE);
@@ -592,8 +593,8 @@ static inline int pc_fork_inherits_nothing(const char *pname)
 	/* B lives on: A's buffers come back all the same. */
 	if (!step && ((n = pc_alloc_all(pool, hs, 20, &dups)) != 16 || dups))
 		step = 5;
-	if (sh[1])
-		kill((pid_t)sh[1], SIGKILL);	/* A's orphan: init reaps it */
+	if (sh[2])
+		kill((pid_t)sh[2], SIGKILL);	/* A's orphan: init reaps it */
 	baton_pool_close(pool);
 	baton_pool_unlink(pname);
 	munmap((void *)sh, 4096);
