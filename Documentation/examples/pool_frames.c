@@ -103,11 +103,10 @@ int main(void)
 		uint64_t h;
 		uint8_t *frame;
 
-		/* All 16 in flight: wait for the consumer to free one. */
-		while ((ret = baton_pool_alloc(pool, FRAME_SIZE, &h)) == -ENOMEM)
-			usleep(100);
+		/* All 16 in flight: sleep until the consumer frees one. */
+		ret = baton_pool_alloc_wait(pool, FRAME_SIZE, &h, WAIT_NS);
 		if (ret < 0)
-			return fail("baton_pool_alloc", ret);
+			return fail("baton_pool_alloc_wait", ret);
 		frame = baton_pool_ptr(pool, h);
 		memset(frame, i, FRAME_SIZE - 1);	/* written in place */
 		frame[FRAME_SIZE - 1] = (uint8_t)~i;
