@@ -71,18 +71,42 @@ add_backports() {
 	EOF
 }
 
-# The newest 6.12 ABI (6.12.117+deb12) whose four packages apt knows.
-abi612() {
-	local abi
+# Whether apt can install a package: it has a candidate version. (apt-cache
+# show also succeeds for a name only referred to by another package, as
+# linux-image-6.12.118+deb12-amd64 was while only its -unsigned build had
+# reached the mirror.)
+installable() {
+	local policy
+	policy=$(apt-cache policy "$1" 2>/dev/null) || return 1
+	[[ "$policy" =~ Candidate:\ [^\(] ]]
+}
+
+# One kernel image of an ABI: the signed package, or else the unsigned build
+# of the same kernel (QEMU boots either; both install /boot/vmlinuz-<abi>).
+image612() {
+	local p
+	for p in "linux-image-$1" "linux-image-$1-unsigned"; do
+		if installable "$p"; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# The four packages of the newest 6.12 ABI (6.12.117+deb12) that apt can
+# install: both images (generic and -rt) and their headers.
+pkgs612() {
+	local abi img rt
 	apt-cache pkgnames linux-headers-6.12. |
 		sed -n 's/^linux-headers-\(6\.12\.[0-9]*+[a-z0-9]*\)-amd64$/\1/p' |
 		sort -rV | while read -r abi; do
-		if apt-cache show "linux-image-$abi-amd64" "linux-headers-$abi-amd64" \
-			"linux-image-$abi-rt-amd64" "linux-headers-$abi-rt-amd64" \
-			>/dev/null 2>&1; then
-			echo "$abi"
-			break
-		fi
+		img=$(image612 "$abi-amd64") || continue
+		rt=$(image612 "$abi-rt-amd64") || continue
+		installable "linux-headers-$abi-amd64" || continue
+		installable "linux-headers-$abi-rt-amd64" || continue
+		echo "$img linux-headers-$abi-amd64 $rt linux-headers-$abi-rt-amd64"
+		break
 	done
 	return 0
 }
@@ -98,10 +122,10 @@ if ((${#missing[@]} || need612)); then
 	((need612)) && add_backports
 	apt-get -o DPkg::Lock::Timeout=900 update
 	if ((need612)); then
-		abi=$(abi612)
-		[[ -n "$abi" ]] || { echo "deps: apt knows no linux-image-6.12.*-amd64 with headers and an -rt flavour" >&2; exit 1; }
-		PKGS+=("linux-image-$abi-amd64" "linux-headers-$abi-amd64"
-			"linux-image-$abi-rt-amd64" "linux-headers-$abi-rt-amd64")
+		read -r -a k612 <<<"$(pkgs612)"
+		((${#k612[@]} == 4)) || { echo "deps: apt can install no linux-image-6.12.*-amd64 with headers and an -rt flavour" >&2; exit 1; }
+		echo "deps: the 6.12 kernels: ${k612[*]}"
+		PKGS+=("${k612[@]}")
 	fi
 	apt-get -o DPkg::Lock::Timeout=900 install -y --no-install-recommends "${PKGS[@]}"
 else
