@@ -705,7 +705,8 @@ static bool baton_pool_live_may_hold(struct baton_pool *pool, u32 op, u32 cls,
  * still holding the previous lap below the head (a taker that never
  * released it). Repaired only when no live holder may hold the ticket.
  */
-static int baton_pool_unstick(struct baton_pool *pool, u32 cls, u64 c)
+static int baton_pool_unstick(struct baton_pool *pool, u32 cls, u64 c,
+			      bool *moved)
 {
 	struct baton_pool_cls *k = &pool->cls[cls];
 	struct baton_pool_qent *e = &k->q[c & (k->lay.qcap - 1)];
@@ -721,8 +722,10 @@ static int baton_pool_unstick(struct baton_pool *pool, u32 cls, u64 c)
 					     c))
 			ret = -EAGAIN;
 		/* Y5: a holder that finished meanwhile published it. */
-		else if (smp_load_acquire(&e->seq) == c)
+		else if (smp_load_acquire(&e->seq) == c) {
 			baton_pool_fill(pool, k, c, BATON_POOL_NO_INDEX, 0);
+			*moved = true;
+		}
 	} else if (c >= qcap && seq == c - qcap + 1) {
 		/* Not released by the taker of ticket c - qcap. */
 		prev = c - qcap;
@@ -739,6 +742,7 @@ static int baton_pool_unstick(struct baton_pool *pool, u32 cls, u64 c)
 			smp_store_release(&e->seq, c);
 			baton_pool_count(&pool->hdr->repaired, 1);
 			baton_pool_requeue(pool, k, v);
+			*moved = true;
 		}
 	}
 	mutex_unlock(&pool->lock);
@@ -748,6 +752,7 @@ static int baton_pool_unstick(struct baton_pool *pool, u32 cls, u64 c)
 static long baton_pool_unstick_ioc(struct baton_pool *pool, void __user *uarg)
 {
 	struct baton_pool_unstick k;
+	bool moved = false;
 	u32 usize;
 	int ret;
 
@@ -757,8 +762,10 @@ static long baton_pool_unstick_ioc(struct baton_pool *pool, void __user *uarg)
 		return ret;
 	if (k.flags || k.reserved || k.cls >= pool->nr_classes)
 		return -EINVAL;
-	ret = baton_pool_unstick(pool, k.cls, k.ticket);
-	baton_pool_kick(pool);
+	ret = baton_pool_unstick(pool, k.cls, k.ticket, &moved);
+	/* Only a hole filled or an entry requeued can end a parker's wait. */
+	if (moved)
+		baton_pool_kick(pool);
 	return ret;
 }
 

@@ -335,6 +335,59 @@ TEST(wait_and_wake_reject_bad_fields)
 	baton_pool_unlink(pname);
 }
 
+/*
+ * An UNSTICK that repairs nothing (the ticket's entry is published) must
+ * not wake parked allocators: it moved nothing they could take. A parker
+ * is faked by raising class 0's waiters count in the shared block.
+ */
+TEST(unstick_that_repairs_nothing_wakes_nobody)
+{
+	struct baton_pool_params p = pc_params(8, 0);
+	const struct baton_pool_class_layout *l;
+	volatile struct baton_pool_waiting *w;
+	struct baton_pool_unstick u;
+	const struct baton_pool_hdr *h;
+	struct baton_pool_open op;
+	struct baton_pool *pool;
+	uint32_t before;
+	char pname[64];
+	uint8_t *ctl;
+	int dev, fd;
+
+	BT_REQUIRE_DEV();
+	bt_make_name(pname, sizeof(pname), "punw");
+	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
+	dev = bt_dev_open();
+	ASSERT_LE(0, dev);
+	memset(&op, 0, sizeof(op));
+	op.size = sizeof(op);
+	snprintf(op.name, sizeof(op.name), "%s", pname);
+	ASSERT_EQ(0, bt_ioctl(dev, BATON_IOC_POOL_OPEN, &op));
+	fd = op.out_fd;
+	h = mmap(NULL, BT_PAGE, PROT_READ, MAP_SHARED, fd, BATON_POOL_HDR_MMAP);
+	ASSERT_NE(MAP_FAILED, h);
+	ctl = mmap(NULL, h->ctl_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		   (off_t)h->ctl_mmap);
+	ASSERT_NE(MAP_FAILED, ctl);
+	l = &h->classes[0];
+	w = (volatile struct baton_pool_waiting *)(ctl + l->ctl_off +
+						    BATON_POOL_Q_WAIT);
+	w->waiters = 1;
+	before = w->wakes;
+	memset(&u, 0, sizeof(u));
+	u.size = sizeof(u);
+	u.ticket = 0;		/* published at create: nothing stuck */
+	EXPECT_EQ(0, bt_ioctl(fd, BATON_POOL_IOC_UNSTICK, &u));
+	EXPECT_EQ(before, w->wakes) TH_LOG("a wake for a repair of nothing");
+	w->waiters = 0;
+	munmap(ctl, h->ctl_size);
+	munmap((void *)h, BT_PAGE);
+	close(fd);
+	close(dev);
+	baton_pool_close(pool);
+	baton_pool_unlink(pname);
+}
+
 /* Resident pages of [addr, addr + len) in this process. */
 static size_t resident_pages(void *addr, size_t len)
 {
