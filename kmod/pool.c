@@ -534,7 +534,45 @@ static void baton_pool_finish_claim(struct baton_pool *pool, u32 holder)
 		baton_pool_count(&pool->hdr->bad_words, 1);
 }
 
-/* Every buffer @holder owned (its magazines included) back to FREE. */
+/*
+ * A SHARED buffer (uapi: the readers' mask in aux) seen by the release of
+ * @holder: clear its bit, if it is a reader. True when no reader is left
+ * (the mask is, or just became, empty): the caller frees the buffer. An
+ * empty mask with the state still SHARED is a last reader that died, or
+ * one about to make it its own: the state's cmpxchg decides (Y8). A mask
+ * of another generation is a buffer reused since (or a scribble): left
+ * alone. The loop retries only when a reader's put landed in between;
+ * bounded against a scribbler rewriting the word.
+ */
+static bool baton_pool_unshare(struct baton_pool *pool,
+			       struct baton_pool_desc *d, u64 s, u32 holder)
+{
+	u64 bit = holder < BATON_POOL_SHARE_MAX ? BIT_ULL(holder) : 0;
+	u64 a, old;
+	int tries;
+
+	/* Y8: the state we read (SHARED) before the mask stored ahead of it. */
+	smp_rmb();
+	a = READ_ONCE(d->aux);
+	for (tries = 0; tries < 64; tries++) {
+		/* Freed and reused since we read the state, or scribbled. */
+		if ((u32)(a >> 32) != BATON_POOL_S_GEN(s))
+			return false;
+		if (!(a & bit))
+			return !(u32)a;
+		old = cmpxchg(&d->aux, a, a & ~bit);
+		if (old == a)
+			return !(u32)(a & ~bit);
+		a = old;
+	}
+	baton_pool_count(&pool->hdr->bad_words, 1);
+	return false;
+}
+
+/*
+ * Every buffer @holder owned (its magazines included) back to FREE, and
+ * its part of every SHARED one given up.
+ */
 static u64 baton_pool_reclaim(struct baton_pool *pool, u32 holder)
 {
 	u64 now = baton_pool_now_ms(), n = 0;
@@ -548,9 +586,13 @@ static u64 baton_pool_reclaim(struct baton_pool *pool, u32 holder)
 			u64 s = READ_ONCE(d->state);
 			u32 gen = BATON_POOL_S_GEN(s);
 
-			if (BATON_POOL_S_KIND(s) != BATON_POOL_OWNED ||
-			    BATON_POOL_S_HOLDER(s) != holder + 1)
+			if (BATON_POOL_S_KIND(s) == BATON_POOL_SHARED) {
+				if (!baton_pool_unshare(pool, d, s, holder))
+					continue;
+			} else if (BATON_POOL_S_KIND(s) != BATON_POOL_OWNED ||
+				   BATON_POOL_S_HOLDER(s) != holder + 1) {
 				continue;
+			}
 			/* From the exact value read: nobody else frees it. */
 			if (cmpxchg(&d->state, s,
 				    BATON_POOL_STATE(gen, BATON_POOL_KERNEL,

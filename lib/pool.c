@@ -42,6 +42,13 @@
  * Y7 a parked allocator's add to its class's waiters (seq_cst RMW) before
  *    its last look at the queue; a freer's publications, a full barrier,
  *    then its load of waiters (baton_pool_alloc_wait(), flush()).
+ * Y8 a sharer's buffer writes, the ring pushes, the mask (aux), then
+ *    SHARED (release); a reader's acquire load of SHARED before it loads
+ *    the mask and reads the buffer; each reader's put clears its bit by an
+ *    acq_rel compare-and-swap (its reads before; the last one's acquire
+ *    sees every other reader's), and only the last makes the buffer
+ *    OWNED (a compare-and-swap from SHARED, which the module's or a
+ *    repair's free of an emptied mask races and one of them wins).
  *
  * Both backends run this code on the same layout; on memfd the module's
  * part (repair after deaths, UNSTICK, decay) is lib/pool_memfd.c, called
@@ -479,7 +486,8 @@ int baton_pool_check(const struct baton_pool *p, uint64_t h)
 	s = __atomic_load_n(&c->desc[BATON_POOL_H_INDEX(h)].state,
 			    __ATOMIC_ACQUIRE);
 	if (BATON_POOL_S_GEN(s) != BATON_POOL_H_GEN(h) ||
-	    BATON_POOL_S_KIND(s) != BATON_POOL_OWNED)
+	    (BATON_POOL_S_KIND(s) != BATON_POOL_OWNED &&
+	     BATON_POOL_S_KIND(s) != BATON_POOL_SHARED))
 		return -ESTALE;
 	return 0;
 }
@@ -1144,35 +1152,31 @@ int baton_pool_send(struct baton_ring *r, struct baton_pool *p,
 }
 
 /*
- * Take the buffer of a message we peeked: wait while its sender has not
- * given it yet (OWNED by another holder, same generation), until
- * @deadline if @has_deadline; on memfd ask for a repair now and then, since that
- * sender may be dead. 0, -ESTALE (not in flight: the message is spent),
- * or -ETIMEDOUT (nothing consumed).
+ * Wait while the buffer of a message we peeked is OWNED by another holder
+ * under @gen (its sender is between its push and its commit: give or
+ * share), until @deadline if @has_deadline; on memfd ask for a repair now
+ * and then, since that sender may be dead. 0 with *@state the state it
+ * left (acquire: the buffer's contents are visible), -ESTALE (another
+ * generation, or ours: the message is spent), or -ETIMEDOUT.
  */
-static int take_sent(struct baton_pool *p, uint64_t handle, int has_deadline,
-		     uint64_t deadline)
+static int await_commit(struct baton_pool *p, const struct baton_pool_desc *d,
+			uint32_t gen, int has_deadline, uint64_t deadline,
+			uint64_t *state)
 {
-	struct baton_pool_cls *c = handle_class(p, handle);
-	uint32_t gen = BATON_POOL_H_GEN(handle);
 	unsigned int spins = 0;
-	struct baton_pool_desc *d;
 
-	if (!c)
-		return -ESTALE;
-	d = &c->desc[BATON_POOL_H_INDEX(handle)];
 	for (;;) {
 		uint64_t s = __atomic_load_n(&d->state, __ATOMIC_ACQUIRE);
 		uint32_t holder = BATON_POOL_S_HOLDER(s);
 
 		if (BATON_POOL_S_GEN(s) != gen)
 			return -ESTALE;
-		if (BATON_POOL_S_KIND(s) == BATON_POOL_SENT)
-			return baton_pool_take(p, handle);
-		if (BATON_POOL_S_KIND(s) != BATON_POOL_OWNED || !holder ||
-		    holder == p->f.holder + 1)
+		if (BATON_POOL_S_KIND(s) != BATON_POOL_OWNED) {
+			*state = s;
+			return 0;
+		}
+		if (!holder || holder == p->f.holder + 1)
 			return -ESTALE;
-		/* Its sender is between its push and its give. */
 		baton__pool_relax(&spins);
 		if (spins < 4096)
 			continue;
@@ -1183,14 +1187,64 @@ static int take_sent(struct baton_pool *p, uint64_t handle, int has_deadline,
 	}
 }
 
+/* Take a peeked message's buffer: 0, -ESTALE (spent), -ETIMEDOUT. */
+static int take_sent(struct baton_pool *p, uint64_t handle, int has_deadline,
+		     uint64_t deadline)
+{
+	struct baton_pool_cls *c = handle_class(p, handle);
+	uint64_t s;
+	int ret;
+
+	if (!c)
+		return -ESTALE;
+	ret = await_commit(p, &c->desc[BATON_POOL_H_INDEX(handle)],
+			   BATON_POOL_H_GEN(handle), has_deadline, deadline, &s);
+	if (ret)
+		return ret;
+	if (BATON_POOL_S_KIND(s) != BATON_POOL_SENT)
+		return -ESTALE;
+	return baton_pool_take(p, handle);
+}
+
 /*
- * Receive: peek the message, take its buffer, and only then release the
- * slot, so that a receiver that dies before its take leaves the message
- * (and the SENT buffer) for the ring's next consumer, and one that dies
- * after it leaves the buffer OWNED by it, for the module to take back.
+ * Whether a peeked message's buffer is shared with us: 0 (read it, then
+ * baton_pool_put()), -ESTALE (not, or no longer: spent), -ETIMEDOUT.
  */
-int baton_pool_recv(struct baton_ring *r, struct baton_pool *p,
-		    uint64_t *handle, uint64_t *len, int64_t timeout_ns)
+static int await_shared(struct baton_pool *p, uint64_t handle,
+			int has_deadline, uint64_t deadline)
+{
+	struct baton_pool_cls *c = handle_class(p, handle);
+	uint32_t gen = BATON_POOL_H_GEN(handle);
+	const struct baton_pool_desc *d;
+	uint64_t s, a;
+	int ret;
+
+	if (!c || p->f.holder >= BATON_POOL_SHARE_MAX)
+		return -ESTALE;
+	d = &c->desc[BATON_POOL_H_INDEX(handle)];
+	ret = await_commit(p, d, gen, has_deadline, deadline, &s);
+	if (ret)
+		return ret;
+	if (s != BATON_POOL_STATE(gen, BATON_POOL_SHARED, 0))
+		return -ESTALE;
+	/* Y8: the mask was stored before the state we acquired. */
+	a = __atomic_load_n(&d->aux, __ATOMIC_ACQUIRE);
+	if ((uint32_t)(a >> 32) != gen || !((uint32_t)a >> p->f.holder & 1))
+		return -ESTALE;
+	return 0;
+}
+
+/*
+ * Receive: peek the message, take its buffer (or, @shared, see it shared
+ * with us), and only then release the slot, so that a receiver that dies
+ * before its take leaves the message (and the SENT buffer) for the ring's
+ * next consumer, and one that dies after it leaves the buffer OWNED by
+ * it, for the module to take back (shared: its bit, for the module to
+ * clear).
+ */
+static int recv_common(struct baton_ring *r, struct baton_pool *p,
+		       uint64_t *handle, uint64_t *len, int64_t timeout_ns,
+		       int shared)
 {
 	uint64_t idx, deadline = 0;
 	struct pool_msg m;
@@ -1218,7 +1272,10 @@ int baton_pool_recv(struct baton_ring *r, struct baton_pool *p,
 	memcpy(&m, baton_ring_slot(r, idx), sizeof(m));
 	*handle = m.handle;
 	*len = m.len;
-	ret = take_sent(p, m.handle, has, deadline);
+	if (shared)
+		ret = await_shared(p, m.handle, has, deadline);
+	else
+		ret = take_sent(p, m.handle, has, deadline);
 	if (ret == -ETIMEDOUT)
 		return ret;
 	if (r->kind == BATON_RING_MPSC)
@@ -1226,4 +1283,181 @@ int baton_pool_recv(struct baton_ring *r, struct baton_pool *p,
 	else
 		baton_spsc_cons_release(r, 1);
 	return ret;
+}
+
+int baton_pool_recv(struct baton_ring *r, struct baton_pool *p,
+		    uint64_t *handle, uint64_t *len, int64_t timeout_ns)
+{
+	return recv_common(r, p, handle, len, timeout_ns, 0);
+}
+
+/* ---- fan-out: one buffer, several readers (Documentation/pool.rst) ---- */
+
+/*
+ * Whether the module clears a dead reader's bit (BATON_FEAT_POOL_SHARE);
+ * without it a reader's death would keep a shared buffer for ever. Asked
+ * once per process. memfd pools need nothing: their repair does it.
+ */
+static int module_clears_readers(void)
+{
+	static int known;	/* 0: not asked yet, 1: yes, -1: no */
+	int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
+	uint64_t feat = 0;
+	uint32_t abi = 0;
+
+	if (!k) {
+		k = !baton__ops(BATON_BACKEND_KMOD)->version(&abi, &feat) &&
+		    (feat & BATON_FEAT_POOL_SHARE) ? 1 : -1;
+		__atomic_store_n(&known, k, __ATOMIC_RELAXED);
+	}
+	return k > 0;
+}
+
+/* The checks of a share; 0, or the errno to return. */
+static int share_check(struct baton_pool *p, uint64_t handle,
+		       const struct baton_pool_desc **dp)
+{
+	struct baton_pool_cls *c = handle_class(p, handle);
+	const struct baton_pool_desc *d;
+
+	if (p && p->forked)
+		return -EBADF;
+	if (!c)
+		return -EINVAL;
+	if (p->backend == BATON_BACKEND_KMOD && !module_clears_readers())
+		return -EOPNOTSUPP;
+	d = &c->desc[BATON_POOL_H_INDEX(handle)];
+	if (__atomic_load_n(&d->state, __ATOMIC_ACQUIRE) !=
+	    BATON_POOL_STATE(BATON_POOL_H_GEN(handle), BATON_POOL_OWNED,
+			     p->f.holder + 1))
+		return -ESTALE;
+	*dp = d;
+	return 0;
+}
+
+/*
+ * The commit point of a fan-out (Y8): the mask, then SHARED (release: the
+ * buffer's contents and the mask before the state a reader acquires).
+ */
+static void share_commit(struct baton_pool_desc *d, uint64_t handle,
+			 uint32_t readers)
+{
+	uint32_t gen = BATON_POOL_H_GEN(handle);
+
+	__atomic_store_n(&d->aux, BATON_POOL_SHARE_AUX(gen, readers),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&d->state,
+			 BATON_POOL_STATE(gen, BATON_POOL_SHARED, 0),
+			 __ATOMIC_RELEASE);
+}
+
+int baton_pool_share(struct baton_pool *p, uint64_t handle, uint64_t readers)
+{
+	const struct baton_pool_desc *d;
+	int ret;
+
+	if (!readers || readers >> BATON_POOL_SHARE_MAX)
+		return -EINVAL;
+	ret = share_check(p, handle, &d);
+	if (ret)
+		return ret;
+	share_commit((struct baton_pool_desc *)d, handle, (uint32_t)readers);
+	return 0;
+}
+
+int baton_pool_put(struct baton_pool *p, uint64_t handle)
+{
+	struct baton_pool_cls *c = handle_class(p, handle);
+	uint32_t gen = BATON_POOL_H_GEN(handle), bit;
+	struct baton_pool_desc *d;
+	uint64_t s, a;
+
+	if (p && p->forked)
+		return -EBADF;
+	if (!c)
+		return -EINVAL;
+	if (p->f.holder >= BATON_POOL_SHARE_MAX)
+		return -ESTALE;
+	bit = 1U << p->f.holder;
+	d = &c->desc[BATON_POOL_H_INDEX(handle)];
+	s = BATON_POOL_STATE(gen, BATON_POOL_SHARED, 0);
+	if (__atomic_load_n(&d->state, __ATOMIC_ACQUIRE) != s)
+		return -ESTALE;
+	/*
+	 * Y8: our bit goes by a compare-and-swap that also checks the
+	 * generation, so a stale put never clears a bit of a later share
+	 * of the buffer; release: our reads of it before. It retries only
+	 * when another reader's put (or a dead reader's clear) landed
+	 * first: at most once per reader of this share.
+	 */
+	a = __atomic_load_n(&d->aux, __ATOMIC_ACQUIRE);
+	do {
+		if ((uint32_t)(a >> 32) != gen || !((uint32_t)a & bit))
+			return -ESTALE;
+	} while (!__atomic_compare_exchange_n(&d->aux, &a, a & ~(uint64_t)bit,
+					      0, __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE));
+	if ((uint32_t)a & ~bit)
+		return 0;	/* others still read it */
+	/*
+	 * We were the last (acquire: every reader's reads are done). The
+	 * buffer becomes ours to free, unless a repair, finding the mask
+	 * empty, freed it first: then it is gone already, and so is ours.
+	 */
+	if (!__atomic_compare_exchange_n(
+		    &d->state, &s,
+		    BATON_POOL_STATE(gen, BATON_POOL_OWNED, p->f.holder + 1), 0,
+		    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return 0;
+	return baton_pool_free(p, handle);
+}
+
+int baton_pool_send_shared(struct baton_pool *p, uint64_t handle, uint64_t len,
+			   const struct baton_pool_reader *readers, uint32_t n,
+			   int64_t timeout_ns, uint32_t *sent)
+{
+	struct pool_msg m = { handle, len };
+	const struct baton_pool_desc *d;
+	uint32_t i, mask = 0;
+	int ret;
+
+	if (sent)
+		*sent = 0;
+	if (!readers || !n || n > BATON_POOL_SHARE_MAX)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (!readers[i].ring || readers[i].ring->slot_size < sizeof(m) ||
+		    readers[i].holder >= BATON_POOL_SHARE_MAX ||
+		    mask >> readers[i].holder & 1)
+			return -EINVAL;
+		else
+			mask |= 1U << readers[i].holder;
+	ret = share_check(p, handle, &d);
+	if (ret)
+		return ret;
+	/* The messages first, the share after: see baton_pool_send(). */
+	mask = 0;
+	for (i = 0; i < n; i++) {
+		struct baton_ring *r = readers[i].ring;
+
+		if (r->kind == BATON_RING_MPSC)
+			ret = baton_mpsc_push_timeout(r, &m, sizeof(m),
+						      timeout_ns);
+		else
+			ret = baton_spsc_push(r, &m, sizeof(m), timeout_ns);
+		if (ret < 0)
+			break;
+		mask |= 1U << readers[i].holder;
+	}
+	if (sent)
+		*sent = i;
+	if (mask)
+		share_commit((struct baton_pool_desc *)d, handle, mask);
+	return i == n ? 0 : ret;
+}
+
+int baton_pool_recv_shared(struct baton_ring *r, struct baton_pool *p,
+			   uint64_t *handle, uint64_t *len, int64_t timeout_ns)
+{
+	return recv_common(r, p, handle, len, timeout_ns, 1);
 }

@@ -643,9 +643,35 @@ static int finish_claim(struct baton_pool *p, uint32_t k)
 }
 
 /*
+ * A SHARED buffer seen by a repair of the holders in @dead (bit k: holder
+ * k): clear their bits in its readers' mask. True when no reader is left
+ * (kmod: baton_pool_unshare(), which has the argument).
+ */
+static int drop_dead_readers(struct baton_pool_desc *d, uint64_t s, const uint64_t *dead)
+{
+	uint64_t bits = (uint32_t)dead[0], a;
+	int tries;
+
+	/* Y8: acquire, after the acquire load of SHARED. */
+	a = __atomic_load_n(&d->aux, __ATOMIC_ACQUIRE);
+	for (tries = 0; tries < 64; tries++) {
+		if ((uint32_t)(a >> 32) != BATON_POOL_S_GEN(s))
+			return 0;	/* reused since, or scribbled */
+		if (!(a & bits))
+			return !(uint32_t)a;
+		if (__atomic_compare_exchange_n(&d->aux, &a, a & ~bits, 0,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			return !(uint32_t)(a & ~bits);
+	}
+	return 0;
+}
+
+/*
  * Every buffer a holder in @dead (bit k: holder k) owned becomes ours for
- * baton__pool_drain(), and every one it held for decay is FREE again.
- * Returns how many became ours.
+ * baton__pool_drain(), every one it held for decay is FREE again, and its
+ * part of every SHARED one is given up (a buffer no reader is left on
+ * becomes ours too). Returns how many became ours.
  */
 static uint64_t reclaim_walk(struct baton_pool *p, const uint64_t *dead)
 {
@@ -660,11 +686,14 @@ static uint64_t reclaim_walk(struct baton_pool *p, const uint64_t *dead)
 			uint64_t s = __atomic_load_n(&d->state, __ATOMIC_ACQUIRE);
 			uint32_t h = BATON_POOL_S_HOLDER(s), kind;
 
-			if (!h || h > p->geo.max_holders ||
-			    !(dead[(h - 1) / 64] >> ((h - 1) % 64) & 1))
-				continue;
 			kind = BATON_POOL_S_KIND(s);
-			if (kind == BATON_POOL_KERNEL) {
+			if (kind == BATON_POOL_SHARED) {
+				if (!drop_dead_readers(d, s, dead))
+					continue;
+			} else if (!h || h > p->geo.max_holders ||
+				   !(dead[(h - 1) / 64] >> ((h - 1) % 64) & 1)) {
+				continue;
+			} else if (kind == BATON_POOL_KERNEL) {
 				__atomic_store_n(&d->aux, now, __ATOMIC_RELAXED);
 				/* Y4: from the exact value read. */
 				__atomic_compare_exchange_n(
@@ -673,9 +702,10 @@ static uint64_t reclaim_walk(struct baton_pool *p, const uint64_t *dead)
 							 BATON_POOL_FREE, 0),
 					0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 				continue;
+			} else if (kind != BATON_POOL_OWNED) {
+				continue;
 			}
-			if (kind != BATON_POOL_OWNED ||
-			    !__atomic_compare_exchange_n(
+			if (!__atomic_compare_exchange_n(
 				    &d->state, &s,
 				    BATON_POOL_STATE(
 					    baton__pool_next_gen(

@@ -503,7 +503,7 @@ TEST(version_reports_abi_and_features)
 		     ~((uint64_t)(BATON_FEAT_ROLE_MMAP * 2 - 1) |
 		       BATON_FEAT_RING_MPSC | BATON_FEAT_EPOCH |
 		       BATON_FEAT_NAME_WAIT | BATON_FEAT_POOL |
-		       BATON_FEAT_POOL_WAIT));
+		       BATON_FEAT_POOL_WAIT | BATON_FEAT_POOL_SHARE));
 	close(dev);
 }
 

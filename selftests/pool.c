@@ -246,6 +246,38 @@ TEST(sent_buffer_survives_its_senders_death)
 	EXPECT_EQ(0, pc_sent_survives(pname, rname, BATON_BACKEND_KMOD));
 }
 
+/* Fan-out: share, put, the last put frees (pool_cases.h). */
+TEST(shared_buffer_returns_after_the_last_put)
+{
+	char pname[64];
+
+	BT_REQUIRE_DEV();
+	bt_make_name(pname, sizeof(pname), "share");
+	EXPECT_EQ(0, pc_share_and_put(pname));
+}
+
+/*
+ * Fan-out to three reader processes, one killed each round: nothing
+ * lost, nothing twice (pool_cases.h). The fixture is for the timeout.
+ */
+TEST_F_TIMEOUT(deaths, fan_out_survives_reader_deaths, 600)
+{
+	char pname[64], rbase[64];
+	struct ph_report rep;
+	int rc;
+
+	BT_REQUIRE_DEV();
+	bt_make_name(pname, sizeof(pname), "fan");
+	bt_make_name(rbase, sizeof(rbase), "fanr");
+	rc = pf_run(pname, rbase, BATON_BACKEND_KMOD, &rep);
+	ksft_print_msg("%d fan-out rounds, a reader killed in each: %llu buffers read, %llu messages stale\n",
+		       PF_ROUNDS, (unsigned long long)rep.received,
+		       (unsigned long long)rep.stale);
+	EXPECT_EQ(0, rc) TH_LOG("round %d: %s (code %d, %d buffers)", rep.round,
+				rep.what, rep.code, rep.buffers);
+	EXPECT_LT(0U, rep.received);
+}
+
 /* A pool handle inherited across fork() is nothing (pool_cases.h). */
 TEST(fork_inherits_nothing_of_a_pool_handle)
 {

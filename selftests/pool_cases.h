@@ -31,6 +31,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -927,6 +928,333 @@ static inline int ph_run(struct baton_pool *pool, const char *pname,
 	}
 	rep->received = sh->received;
 	rep->stale = sh->stale;
+	munmap(sh, 4096);
+	return rc;
+}
+
+/* ---- fan-out: one buffer, several readers ---- */
+
+/*
+ * A reader process that holds a shared buffer and is killed: its part is
+ * given up, so the other reader's put frees the buffer (on memfd once a
+ * repair has run: a fresh open runs one). 0 or the failing step.
+ */
+static inline int pc_share_reader_dies(const char *pname, struct baton_pool *s,
+				       struct baton_pool *r1)
+{
+	volatile uint32_t *sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct baton_pool_info i1;
+	struct baton_pool *fresh;
+	uint64_t h, end;
+	int step = 0;
+	pid_t pid;
+
+	if (sh == MAP_FAILED || baton_pool_info(r1, &i1))
+		return 20;
+	pid = fork();
+	if (pid < 0)
+		return 21;
+	if (!pid) {
+		struct baton_pool *child;
+		struct baton_pool_info ic;
+
+		if (baton_pool_open(pname, &child) ||
+		    baton_pool_info(child, &ic))
+			_exit(1);
+		sh[1] = ic.holder;
+		__atomic_store_n(&sh[0], 1, __ATOMIC_RELEASE);
+		for (;;)
+			pause();
+	}
+	end = ph_now_ns() + 10000000000ULL;
+	while (!__atomic_load_n(&sh[0], __ATOMIC_ACQUIRE) && ph_now_ns() < end)
+		usleep(100);
+	if (!sh[0] || baton_pool_alloc(s, 4096, &h))
+		step = 22;
+	else if (baton_pool_share(s, h, 1ULL << sh[1] | 1ULL << i1.holder))
+		step = 23;
+	kill(pid, SIGKILL);
+	if (ph_wait(pid) != 128 + SIGKILL && !step)
+		step = 24;
+	if (!step && baton_pool_put(r1, h))
+		step = 25;
+	if (!step && baton_pool_open(pname, &fresh))
+		step = 26;
+	else if (!step)
+		baton_pool_close(fresh);
+	if (!step && baton_pool_check(s, h) != -ESTALE)
+		step = 27;	/* the dead reader's part was not given up */
+	munmap((void *)sh, 4096);
+	return step;
+}
+
+/*
+ * Share and put between three handles of this process (holders 0, 1, 2):
+ * the buffer stays allocated until the last reader's put; a second put, a
+ * put by a non-reader, a free by the sharer and bad masks are refused;
+ * then every buffer is back, once. 0 or the failing step.
+ */
+static inline int pc_share_and_put(const char *pname)
+{
+	struct baton_pool_params p = pc_params(16, 0);
+	struct baton_pool *s, *r1, *r2;
+	struct baton_pool_info i1, i2;
+	uint64_t h, hs[24], mask;
+	int step = 0, dups;
+
+	if (baton_pool_create(pname, &p, &s))
+		return 1;
+	if (baton_pool_open(pname, &r1) || baton_pool_open(pname, &r2))
+		return 2;
+	if (baton_pool_info(r1, &i1) || baton_pool_info(r2, &i2))
+		return 3;
+	mask = 1ULL << i1.holder | 1ULL << i2.holder;
+	if (baton_pool_alloc(s, 4096, &h))
+		return 4;
+	ph_fill(s, h);
+	if (baton_pool_share(s, h, 0) != -EINVAL)
+		step = 5;
+	else if (baton_pool_share(s, h, 1ULL << 32) != -EINVAL)
+		step = 6;
+	else if (baton_pool_share(s, h + (1ULL << 32), mask) != -ESTALE)
+		step = 7;
+	else if (baton_pool_share(s, h, mask))
+		step = 8;
+	else if (baton_pool_share(s, h, mask) != -ESTALE)
+		step = 9;	/* not ours any more */
+	else if (baton_pool_free(s, h) != -ESTALE)
+		step = 10;
+	else if (baton_pool_put(s, h) != -ESTALE)
+		step = 11;	/* the sharer is no reader */
+	else if (!ph_intact(r1, h) || !ph_intact(r2, h))
+		step = 12;
+	else if (baton_pool_put(r1, h))
+		step = 13;
+	else if (baton_pool_put(r1, h) != -ESTALE)
+		step = 14;	/* put twice */
+	else if (baton_pool_check(s, h))
+		step = 15;	/* r2 still reads it */
+	else if (baton_pool_put(r2, h))
+		step = 16;
+	else if (baton_pool_check(s, h) != -ESTALE)
+		step = 17;	/* the last put freed it */
+	else if (baton_pool_put(r2, h) != -ESTALE)
+		step = 18;
+	if (!step)
+		step = pc_share_reader_dies(pname, s, r1);
+	baton_pool_close(r1);
+	baton_pool_close(r2);
+	if (!step && (pc_alloc_all(s, hs, 24, &dups) != 16 || dups))
+		step = 19;
+	baton_pool_close(s);
+	baton_pool_unlink(pname);
+	return step;
+}
+
+#define PF_READERS	3
+#define PF_ROUNDS	40
+#define PF_MSGS		24
+
+struct pf_shared {
+	uint32_t stop;
+	uint32_t ready;
+	uint32_t holder[PF_READERS];
+	uint64_t received;
+	uint64_t stale;
+};
+
+static inline void pf_ring_name(char *buf, size_t len, const char *base, int i)
+{
+	snprintf(buf, len, "%.56s%c", base, (char)('0' + i));
+}
+
+/* Reader @i: receive from ring i, check, put, until stopped and empty. */
+static inline void pf_reader(const char *pname, const char *rbase, int i,
+			     int backend, struct pf_shared *sh)
+{
+	struct baton_pool_info info;
+	struct baton_pool *pool;
+	struct baton_ring *r;
+	char rname[64];
+	uint64_t h, len;
+
+	pf_ring_name(rname, sizeof(rname), rbase, i);
+	if (baton_pool_open(pname, &pool) || baton_pool_info(pool, &info) ||
+	    baton_ring_open(rname, BATON_ROLE_CONSUMER, backend, &r))
+		_exit(PH_SETUP);
+	__atomic_store_n(&sh->holder[i], info.holder, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&sh->ready, 1, __ATOMIC_RELEASE);
+	for (;;) {
+		int rc = baton_pool_recv_shared(r, pool, &h, &len, PH_STEP_NS);
+
+		if (rc == 0) {
+			if (!ph_intact(pool, h))
+				_exit(PH_FOREIGN);
+			if (baton_pool_put(pool, h))
+				_exit(PH_FREE);
+			__atomic_fetch_add(&sh->received, 1, __ATOMIC_RELAXED);
+		} else if (rc == -ESTALE) {
+			__atomic_fetch_add(&sh->stale, 1, __ATOMIC_RELAXED);
+		} else if (rc == -ETIMEDOUT || rc == -EPIPE) {
+			if (__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE))
+				break;
+			if (rc == -EPIPE)
+				usleep(100);
+		} else {
+			_exit(PH_RECV);
+		}
+	}
+	baton_ring_close(r);
+	baton_pool_close(pool);
+	_exit(PH_OK);
+}
+
+static inline pid_t pf_start(const char *pname, const char *rbase, int i,
+			     int backend, struct pf_shared *sh)
+{
+	uint32_t before = __atomic_load_n(&sh->ready, __ATOMIC_ACQUIRE);
+	uint64_t end = ph_now_ns() + 10000000000ULL;
+	pid_t pid = fork();
+
+	if (!pid)
+		pf_reader(pname, rbase, i, backend, sh);
+	while (pid > 0 && __atomic_load_n(&sh->ready, __ATOMIC_ACQUIRE) ==
+				  before && ph_now_ns() < end)
+		usleep(100);
+	return pid;
+}
+
+/*
+ * One round: three readers, PF_MSGS buffers to all of them, one reader
+ * killed at a random message, after which the sender names only the
+ * others (as a sender would once it learns of the death; a share naming
+ * a dead reader's index keeps the buffer until that index's next holder
+ * is done). The victim must die of the kill or exit 0, survivors exit 0.
+ * 0 or the step.
+ */
+static inline int pf_round(struct baton_pool *pool, const char *pname,
+			   const char *rbase, struct baton_ring **rings,
+			   int backend, struct pf_shared *sh, int round)
+{
+	struct baton_pool_reader rd[PF_READERS];
+	int victim = round % PF_READERS, kill_at = (round * 7) % PF_MSGS;
+	int i, m, n = PF_READERS, step = 0, rc;
+	pid_t pid[PF_READERS];
+	uint64_t h;
+
+	sh->stop = 0;
+	for (i = 0; i < PF_READERS; i++) {
+		pid[i] = pf_start(pname, rbase, i, backend, sh);
+		if (pid[i] < 0)
+			return 30;
+		rd[i].ring = rings[i];
+		rd[i].holder = __atomic_load_n(&sh->holder[i], __ATOMIC_ACQUIRE);
+		rd[i].reserved = 0;
+	}
+	for (m = 0; m < PF_MSGS && !step; m++) {
+		uint32_t sent;
+
+		if (m == kill_at) {
+			kill(pid[victim], SIGKILL);
+			rc = ph_wait(pid[victim]);
+			if (rc != 0 && rc != 128 + SIGKILL)
+				step = 100 + rc;
+			pid[victim] = 0;
+			rd[victim] = rd[--n];
+		}
+		rc = baton_pool_alloc_wait(pool, 4096, &h, PC_OP_NS);
+		if (rc) {
+			step = 31;
+			break;
+		}
+		ph_fill(pool, h);
+		rc = baton_pool_send_shared(pool, h, 4096, rd, (uint32_t)n,
+					    PC_OP_NS, &sent);
+		if (rc && !sent && baton_pool_free(pool, h))
+			step = 32;
+		else if (rc && rc != -ETIMEDOUT)
+			step = 33;
+	}
+	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < PF_READERS; i++) {
+		if (!pid[i])
+			continue;
+		rc = ph_wait(pid[i]);
+		if (rc)
+			step = step ? step : 100 + rc;
+	}
+	return step;
+}
+
+/*
+ * Fan-out with reader deaths: PF_ROUNDS rounds of pf_round() on a pool
+ * of PH_BUFFERS buffers; every 10 rounds, and at the end, every buffer
+ * is allocatable again, each once (on memfd after an open, which repairs
+ * the dead readers). 0, or -1 with @rep saying what failed.
+ */
+static inline int pf_run(const char *pname, const char *rbase, int backend,
+			 struct ph_report *rep)
+{
+	struct baton_pool_params p = pc_params(PH_BUFFERS, 0);
+	struct baton_ring_params rp = pc_ring_params(backend);
+	struct baton_ring *rings[PF_READERS];
+	struct baton_pool *pool, *fresh;
+	struct pf_shared *sh;
+	char rname[64];
+	int round, i, n, dups, rc = 0;
+
+	memset(rep, 0, sizeof(*rep));
+	sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED || baton_pool_create(pname, &p, &pool))
+		return -1;
+	for (i = 0; i < PF_READERS; i++) {
+		pf_ring_name(rname, sizeof(rname), rbase, i);
+		if (baton_ring_create(rname, &rp, BATON_ROLE_PRODUCER,
+				      &rings[i]))
+			return -1;
+	}
+	for (round = 0; round < PF_ROUNDS && !rc; round++) {
+		rep->round = round;
+		rep->code = pf_round(pool, pname, rbase, rings, backend, sh,
+				     round);
+		if (rep->code) {
+			rep->what = "a round";
+			rc = -1;
+			break;
+		}
+		if ((round + 1) % 10)
+			continue;
+		/* Drain what the rings hold, then every buffer back once. */
+		sh->stop = 1;
+		for (i = 0; i < PF_READERS && !rc; i++)
+			if ((n = ph_wait(pf_start(pname, rbase, i, backend,
+						  sh))) != 0) {
+				rep->code = n;
+				rep->what = "drainer";
+				rc = -1;
+			}
+		if (rc || baton_pool_open(pname, &fresh))
+			break;
+		baton_pool_close(fresh);
+		n = ph_count_all(pool, &dups);
+		rep->buffers = n;
+		if (n != PH_BUFFERS || dups) {
+			rep->code = dups ? -2 : -3;
+			rep->what = dups ? "a buffer twice" : "a buffer lost";
+			rc = -1;
+		}
+	}
+	rep->received = sh->received;
+	rep->stale = sh->stale;
+	for (i = 0; i < PF_READERS; i++) {
+		baton_ring_close(rings[i]);
+		pf_ring_name(rname, sizeof(rname), rbase, i);
+		baton_ring_unlink(rname, backend);
+	}
+	baton_pool_close(pool);
+	baton_pool_unlink(pname);
 	munmap(sh, 4096);
 	return rc;
 }

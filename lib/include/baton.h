@@ -2096,6 +2096,104 @@ int baton_pool_send(struct baton_ring *ring, struct baton_pool *pool,
 int baton_pool_recv(struct baton_ring *ring, struct baton_pool *pool,
 		    uint64_t *handle, uint64_t *len, int64_t timeout_ns);
 
+/*
+ * Fan-out (Documentation/pool.rst, "Fan-out"): one buffer to several
+ * readers, back to the pool when the last is done with it, a dead
+ * reader counting as done. Readers are named by their pool handles'
+ * holder indices (struct baton_pool_info's holder), which must be below
+ * BATON_POOL_SHARE_MAX (32); one bit, so one message, per reader.
+ */
+
+/**
+ * baton_pool_share() - give an owned buffer to the readers in a mask
+ * @pool: the handle that owns it
+ * @handle: the buffer's handle
+ * @readers: bit k: the holder with index k reads it (k < 32), non-zero
+ *
+ * The caller no longer owns the buffer; each reader gives its part back
+ * with baton_pool_put(), and the module (memfd: the next repair) clears
+ * the bit of a reader whose pool handle is closed or whose process dies.
+ * For a transport of your own: share after every message that carries
+ * the handle is published, so that a death before the share leaves the
+ * buffer to be taken back; a reader named here that never learns of the
+ * buffer keeps it until that reader's handle closes.
+ *
+ * Return: 0, or -ESTALE (not owned by this handle), -EINVAL (a bad
+ * handle, an empty mask or a bit at 32 or above), -EOPNOTSUPP (the module
+ * lacks BATON_FEAT_POOL_SHARE).
+ */
+int baton_pool_share(struct baton_pool *pool, uint64_t handle,
+		     uint64_t readers);
+
+/**
+ * baton_pool_put() - a reader is done with a shared buffer
+ * @pool: the reader's pool handle (its holder index is its bit)
+ * @handle: the buffer's handle
+ *
+ * The last reader's put frees the buffer, through its own magazine. No
+ * system call; a compare-and-swap that retries only when another reader's
+ * put landed first.
+ *
+ * Return: 0, or -ESTALE (not shared with this holder under this
+ * generation: put already, or never a reader), -EINVAL.
+ */
+int baton_pool_put(struct baton_pool *pool, uint64_t handle);
+
+/**
+ * struct baton_pool_reader - one reader of baton_pool_send_shared()
+ * @ring: a producer handle of an SPSC or MPSC ring whose consumer reads
+ *        with baton_pool_recv_shared(); slots >= 16 bytes
+ * @holder: the reader's holder index in the pool (below 32)
+ * @reserved: 0
+ */
+struct baton_pool_reader {
+	struct baton_ring *ring;
+	uint32_t holder;
+	uint32_t reserved;
+};
+
+/**
+ * baton_pool_send_shared() - push (handle, len) to every reader, then share
+ * @pool: the handle that owns the buffer
+ * @handle: the buffer's handle
+ * @len: the bytes of it that matter, for the readers
+ * @readers: @n readers, each with its own ring and a distinct holder
+ * @n: 1..32
+ * @timeout_ns: for each push, as for baton_spsc_push(); < 0 waits forever
+ * @sent: may be NULL; set to how many readers got the message
+ *
+ * The pushes in order, then baton_pool_share() with the readers that got
+ * it: a sender killed before the share leaves a buffer that goes back to
+ * the pool, and its readers get -ESTALE.
+ *
+ * Return: 0; or a push's error: with *@sent 0 the buffer is still the
+ * caller's, otherwise it is shared with the first *@sent readers;
+ * -ESTALE, -EINVAL, -EOPNOTSUPP as baton_pool_share().
+ */
+int baton_pool_send_shared(struct baton_pool *pool, uint64_t handle,
+			   uint64_t len,
+			   const struct baton_pool_reader *readers, uint32_t n,
+			   int64_t timeout_ns, uint32_t *sent);
+
+/**
+ * baton_pool_recv_shared() - the shared buffer a ring's next message names
+ * @ring: a consumer handle of an SPSC or MPSC ring, slots >= 16 bytes
+ * @pool: the reader's pool handle
+ * @handle: where the buffer's handle goes
+ * @len: where its length goes
+ * @timeout_ns: as for baton_spsc_pop(); < 0 waits forever
+ *
+ * Waits while the sender is between its push and its share, then
+ * releases the slot. On 0 the buffer is readable (baton_pool_ptr()) until
+ * this reader's baton_pool_put(); the caller must not write it.
+ *
+ * Return: 0, or the ring's error, or -ESTALE when the message named a
+ * buffer not shared with this holder (the message is consumed).
+ */
+int baton_pool_recv_shared(struct baton_ring *ring, struct baton_pool *pool,
+			   uint64_t *handle, uint64_t *len,
+			   int64_t timeout_ns);
+
 #ifdef __cplusplus
 }
 #endif

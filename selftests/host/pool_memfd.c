@@ -256,6 +256,44 @@ TEST(fork_inherits_nothing_of_a_pool_handle)
 	EXPECT_EQ(0, pc_fork_inherits_nothing(pname));
 }
 
+/* Fan-out: share, put, the last put frees (pool_cases.h). */
+TEST(shared_buffer_returns_after_the_last_put)
+{
+	char pname[64];
+
+	if (UNDER_TSAN)
+		SKIP(return, "fork and kill: not under TSan");
+	force_memfd();
+	ring_name(pname, sizeof(pname), "share");
+	EXPECT_EQ(0, pc_share_and_put(pname));
+}
+
+/*
+ * Fan-out to three reader processes, one killed each round: nothing
+ * lost, nothing twice; the repair clears a dead reader's bits
+ * (pool_cases.h).
+ */
+TEST(fan_out_survives_reader_deaths)
+{
+	char pname[64], rbase[64];
+	struct ph_report rep;
+	int rc;
+
+	if (UNDER_TSAN)
+		SKIP(return, "fork and kill: not under TSan");
+	force_memfd();
+	ring_name(pname, sizeof(pname), "fan");
+	ring_name(rbase, sizeof(rbase), "fanr");
+	rc = pf_run(pname, rbase, BATON_BACKEND_MEMFD, &rep);
+	ksft_print_msg("%d fan-out rounds, a reader killed in each: %llu buffers read, %llu messages stale\n",
+		       PF_ROUNDS, (unsigned long long)rep.received,
+		       (unsigned long long)rep.stale);
+	fflush(stdout);
+	EXPECT_EQ(0, rc) TH_LOG("round %d: %s (code %d, %d buffers)", rep.round,
+				rep.what, rep.code, rep.buffers);
+	EXPECT_LT(0U, rep.received);
+}
+
 /*
  * kill -9 of a sender or a receiver at any point of a hand-off: nothing
  * lost, nothing twice (selftests/pool_cases.h).

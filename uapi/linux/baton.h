@@ -989,6 +989,8 @@ struct baton_name_wait {
  */
 #define BATON_FEAT_POOL		(1ULL << 10)	/* buffer pools */
 #define BATON_FEAT_POOL_WAIT	(1ULL << 11)	/* BATON_POOL_IOC_WAIT, _WAKE */
+/* SHARED buffers: the release of a reader gives up its part */
+#define BATON_FEAT_POOL_SHARE	(1ULL << 12)
 
 #define BATON_POOL_MAGIC	0x4c4f4f5042ULL		/* "BPOOL" */
 #define BATON_POOL_CLASSES_MAX	8
@@ -1016,7 +1018,10 @@ struct baton_name_wait {
  * A buffer descriptor's state word: generation (bits 32-63), kind (28-31),
  * holder (16-27: the owning holder index + 1; 0 for none), 0-15 zero.
  * aux: for FREE, the CLOCK_MONOTONIC millisecond it was freed (0: its
- * pages were given back, or it was never used).
+ * pages were given back, or it was never used); for SHARED, the
+ * generation (bits 32-63) and the mask of the holder indices still
+ * reading it (bit k: holder k, k < BATON_POOL_SHARE_MAX); the buffer goes
+ * back when the mask is empty (Documentation/pool.rst, "Fan-out").
  */
 #define BATON_POOL_FREE		1U	/* in the free queue, or about to be */
 #define BATON_POOL_OWNED	2U	/* one holder's */
@@ -1024,6 +1029,12 @@ struct baton_name_wait {
 #define BATON_POOL_SENT		4U	/* given away by holder, not yet taken:
 					 * in flight; a holder's death leaves
 					 * it for its receiver */
+#define BATON_POOL_SHARED	5U	/* read by the holders in aux's mask;
+					 * holder 0; a reader's death clears
+					 * its bit */
+#define BATON_POOL_SHARE_MAX	32	/* holder indices a share can name */
+#define BATON_POOL_SHARE_AUX(gen, mask)					\
+	(((__u64)(gen) << 32) | (__u32)(mask))
 #define BATON_POOL_STATE(gen, kind, holder)				\
 	(((__u64)(gen) << 32) | ((__u64)(kind) << 28) |		\
 	 ((__u64)(holder) << 16))
