@@ -1425,13 +1425,14 @@ int baton_pool_send_shared(struct baton_pool *p, uint64_t handle, uint64_t len,
 		*sent = 0;
 	if (!readers || !n || n > BATON_POOL_SHARE_MAX)
 		return -EINVAL;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		/* A ring for each, slots for a message, distinct holders. */
 		if (!readers[i].ring || readers[i].ring->slot_size < sizeof(m) ||
 		    readers[i].holder >= BATON_POOL_SHARE_MAX ||
 		    mask >> readers[i].holder & 1)
 			return -EINVAL;
-		else
-			mask |= 1U << readers[i].holder;
+		mask |= 1U << readers[i].holder;
+	}
 	ret = share_check(p, handle, &d);
 	if (ret)
 		return ret;
