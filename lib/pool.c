@@ -1428,6 +1428,7 @@ int baton_pool_send_shared(struct baton_pool *p, uint64_t handle, uint64_t len,
 	for (i = 0; i < n; i++) {
 		/* A ring for each, slots for a message, distinct holders. */
 		if (!readers[i].ring || readers[i].ring->slot_size < sizeof(m) ||
+		    readers[i].reserved ||
 		    readers[i].holder >= BATON_POOL_SHARE_MAX ||
 		    mask >> readers[i].holder & 1)
 			return -EINVAL;

@@ -2168,7 +2168,9 @@ struct baton_pool_reader {
  *
  * Return: 0; or a push's error: with *@sent 0 the buffer is still the
  * caller's, otherwise it is shared with the first *@sent readers;
- * -ESTALE, -EINVAL, -EOPNOTSUPP as baton_pool_share().
+ * -EINVAL (a NULL ring, slots under 16 bytes, a holder at 32 or above or
+ * named twice, reserved not 0), -ESTALE, -EOPNOTSUPP as
+ * baton_pool_share().
  */
 int baton_pool_send_shared(struct baton_pool *pool, uint64_t handle,
 			   uint64_t len,
