@@ -1000,6 +1000,7 @@ static inline int pc_share_and_put(const char *pname)
 	struct baton_pool_params p = pc_params(16, 0);
 	struct baton_pool *s, *r1, *r2;
 	struct baton_pool_info i1, i2;
+	struct baton_pool_reader rd;
 	uint64_t h, hs[24], mask;
 	int step = 0, dups;
 
@@ -1013,8 +1014,15 @@ static inline int pc_share_and_put(const char *pname)
 	if (baton_pool_alloc(s, 4096, &h))
 		return 4;
 	ph_fill(s, h);
+	rd.ring = NULL;
+	rd.holder = i1.holder;
+	rd.reserved = 0;
 	if (baton_pool_share(s, h, 0) != -EINVAL)
 		step = 5;
+	else if (baton_pool_send_shared(s, h, 1, &rd, 0, 0, NULL) != -EINVAL)
+		step = 28;	/* no reader */
+	else if (baton_pool_send_shared(s, h, 1, &rd, 1, 0, NULL) != -EINVAL)
+		step = 29;	/* no ring */
 	else if (baton_pool_share(s, h, 1ULL << 32) != -EINVAL)
 		step = 6;
 	else if (baton_pool_share(s, h + (1ULL << 32), mask) != -ESTALE)
