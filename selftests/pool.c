@@ -9,7 +9,9 @@
  * handed from process to process through a ring, contents intact. Deaths:
  * kill -9 of a holder at random points of an allocate/fill/free loop, and
  * of a sender or a receiver in the middle of hand-offs, 200 times each;
- * every 25 every buffer must be allocatable exactly once. Decay: idle
+ * every 25 every buffer must be allocatable exactly once. Fan-out: the
+ * last reader's put frees a shared buffer, and a killed reader's part is
+ * given up at its release. Decay: idle
  * buffers' pages go back (the data region's resident size falls) while a
  * live buffer's contents stay, keep is kept, and large frames a live
  * holder freed are not hoarded in its magazine. The cases both backends

@@ -10,8 +10,9 @@
  * The cases: every buffer once, then ENOMEM, then recovery; forged and
  * stale handles; buffers through a ring between processes; a sent buffer
  * that survives its sender; 200 kill -9s of a holder at random points of
- * an alloc/fill/free loop beside a survivor (pc_kill_loop()); and kill -9
- * in the middle of hand-offs (ph_run()), described here:
+ * an alloc/fill/free loop beside a survivor (pc_kill_loop()); fan-out
+ * (pc_share_and_put(), and pf_run(): three readers, one killed per round);
+ * and kill -9 in the middle of hand-offs (ph_run()), described here:
  *
  * Each round of ph_run() starts a sender (allocate, fill, baton_pool_send()) and a
  * receiver (baton_pool_recv(), check, free) on one pool and one SPSC ring,
