@@ -230,6 +230,33 @@ static struct baton_pool_claim *baton_pool_claim(struct baton_pool *pool,
 					   ((u64)holder << PAGE_SHIFT));
 }
 
+/*
+ * The index's life word (uapi: BATON_POOL_CLAIM_LIFE): the next odd value
+ * when a holder takes the index; even when its release begins, then a
+ * full barrier before the release walks the descriptors (Y8: against a
+ * sharer's share, full barrier, then load of the word). Under pool->lock.
+ */
+static void baton_pool_life_begin(struct baton_pool *pool, u32 holder)
+{
+	u64 *w = (u64 *)((u8 *)baton_pool_claim(pool, holder) +
+			 BATON_POOL_CLAIM_LIFE);
+
+	BUILD_BUG_ON(sizeof(struct baton_pool_claim) + 8 > BATON_POOL_CLAIM_LIFE);
+	WRITE_ONCE(*w, (READ_ONCE(*w) | 1) + 2);
+}
+
+static void baton_pool_life_end(struct baton_pool *pool, u32 holder)
+{
+	u64 *w = (u64 *)((u8 *)baton_pool_claim(pool, holder) +
+			 BATON_POOL_CLAIM_LIFE);
+	u64 v = READ_ONCE(*w);
+
+	if (v & 1)
+		WRITE_ONCE(*w, v + 1);
+	/* Y8: the word before the walk's loads; pairs with send_shared. */
+	smp_mb();
+}
+
 /* Nobody can map the pool yet: plain stores. Every buffer FREE, queued. */
 static void baton_pool_init_layout(struct baton_pool *pool)
 {
@@ -586,6 +613,8 @@ static u64 baton_pool_reclaim(struct baton_pool *pool, u32 holder)
 			u64 s = READ_ONCE(d->state);
 			u32 gen = BATON_POOL_S_GEN(s);
 
+			if (!(j & 255))
+				cond_resched();
 			if (BATON_POOL_S_KIND(s) == BATON_POOL_SHARED) {
 				if (!baton_pool_unshare(pool, d, s, holder))
 					continue;
@@ -683,6 +712,7 @@ static void baton_pool_holder_release(struct baton_pool *pool, u32 holder)
 	u64 n;
 
 	mutex_lock(&pool->lock);
+	baton_pool_life_end(pool, holder);
 	baton_pool_unpark(pool, holder);
 	/* The holder is dead from here: UNSTICK no longer counts its claim. */
 	pid = pool->holder[holder];
@@ -1314,6 +1344,7 @@ static int baton_pool_holder_take(struct baton_pool *pool)
 		if (pool->holder[i])
 			continue;
 		pool->holder[i] = get_pid(task_tgid(current));
+		baton_pool_life_begin(pool, i);
 		WRITE_ONCE(pool->hdr->holders, pool->hdr->holders + 1);
 		ret = i;
 		break;
@@ -1325,6 +1356,7 @@ static int baton_pool_holder_take(struct baton_pool *pool)
 static void baton_pool_holder_drop(struct baton_pool *pool, u32 holder)
 {
 	mutex_lock(&pool->lock);
+	baton_pool_life_end(pool, holder);
 	put_pid(pool->holder[holder]);
 	pool->holder[holder] = NULL;
 	WRITE_ONCE(pool->hdr->holders, pool->hdr->holders - 1);

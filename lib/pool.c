@@ -1276,6 +1276,9 @@ static int recv_common(struct baton_ring *r, struct baton_pool *p,
 		ret = await_shared(p, m.handle, has, deadline);
 	else
 		ret = take_sent(p, m.handle, has, deadline);
+	/* memfd: what a repair in the wait took back, for everyone again. */
+	if (p->adopt_n)
+		baton__pool_drain(p);
 	if (ret == -ETIMEDOUT)
 		return ret;
 	if (r->kind == BATON_RING_MPSC)
@@ -1356,7 +1359,9 @@ int baton_pool_share(struct baton_pool *p, uint64_t handle, uint64_t readers)
 	const struct baton_pool_desc *d;
 	int ret;
 
-	if (!readers || readers >> BATON_POOL_SHARE_MAX)
+	if (!p || !readers || readers >> BATON_POOL_SHARE_MAX ||
+	    (p->geo.max_holders < BATON_POOL_SHARE_MAX &&
+	     readers >> p->geo.max_holders))
 		return -EINVAL;
 	ret = share_check(p, handle, &d);
 	if (ret)
@@ -1365,45 +1370,41 @@ int baton_pool_share(struct baton_pool *p, uint64_t handle, uint64_t readers)
 	return 0;
 }
 
-int baton_pool_put(struct baton_pool *p, uint64_t handle)
+/*
+ * Clear @bits in the readers' mask of a SHARED descriptor under @gen (Y8:
+ * a compare-and-swap that also checks the generation in the same word,
+ * so a stale caller never clears a bit of a later share; acq_rel). It
+ * retries only when another reader's put (or a clear) landed first: at
+ * most once per reader of the share. 0 with *@left the bits still set,
+ * or -ESTALE when the word is another generation's or has none of @bits.
+ */
+static int clear_readers(struct baton_pool_desc *d, uint32_t gen, uint32_t bits,
+			 uint32_t *left)
 {
-	struct baton_pool_cls *c = handle_class(p, handle);
-	uint32_t gen = BATON_POOL_H_GEN(handle), bit;
-	struct baton_pool_desc *d;
-	uint64_t s, a;
+	uint64_t a = __atomic_load_n(&d->aux, __ATOMIC_ACQUIRE);
 
-	if (p && p->forked)
-		return -EBADF;
-	if (!c)
-		return -EINVAL;
-	if (p->f.holder >= BATON_POOL_SHARE_MAX)
-		return -ESTALE;
-	bit = 1U << p->f.holder;
-	d = &c->desc[BATON_POOL_H_INDEX(handle)];
-	s = BATON_POOL_STATE(gen, BATON_POOL_SHARED, 0);
-	if (__atomic_load_n(&d->state, __ATOMIC_ACQUIRE) != s)
-		return -ESTALE;
-	/*
-	 * Y8: our bit goes by a compare-and-swap that also checks the
-	 * generation, so a stale put never clears a bit of a later share
-	 * of the buffer; release: our reads of it before. It retries only
-	 * when another reader's put (or a dead reader's clear) landed
-	 * first: at most once per reader of this share.
-	 */
-	a = __atomic_load_n(&d->aux, __ATOMIC_ACQUIRE);
 	do {
-		if ((uint32_t)(a >> 32) != gen || !((uint32_t)a & bit))
+		if ((uint32_t)(a >> 32) != gen || !((uint32_t)a & bits))
 			return -ESTALE;
-	} while (!__atomic_compare_exchange_n(&d->aux, &a, a & ~(uint64_t)bit,
+	} while (!__atomic_compare_exchange_n(&d->aux, &a, a & ~(uint64_t)bits,
 					      0, __ATOMIC_ACQ_REL,
 					      __ATOMIC_ACQUIRE));
-	if ((uint32_t)a & ~bit)
-		return 0;	/* others still read it */
-	/*
-	 * We were the last (acquire: every reader's reads are done). The
-	 * buffer becomes ours to free, unless a repair, finding the mask
-	 * empty, freed it first: then it is gone already, and so is ours.
-	 */
+	*left = (uint32_t)a & ~bits;
+	return 0;
+}
+
+/*
+ * The readers' mask of a SHARED buffer became empty by our hand (acquire:
+ * every reader's reads are done): the buffer becomes ours to free, unless
+ * the module or a repair, finding the mask empty, freed it first; then it
+ * is gone already, and so is our part. 0, or baton_pool_free()'s error.
+ */
+static int free_emptied(struct baton_pool *p, struct baton_pool_desc *d,
+			uint64_t handle)
+{
+	uint32_t gen = BATON_POOL_H_GEN(handle);
+	uint64_t s = BATON_POOL_STATE(gen, BATON_POOL_SHARED, 0);
+
 	if (!__atomic_compare_exchange_n(
 		    &d->state, &s,
 		    BATON_POOL_STATE(gen, BATON_POOL_OWNED, p->f.holder + 1), 0,
@@ -1412,24 +1413,85 @@ int baton_pool_put(struct baton_pool *p, uint64_t handle)
 	return baton_pool_free(p, handle);
 }
 
+int baton_pool_put(struct baton_pool *p, uint64_t handle)
+{
+	struct baton_pool_cls *c = handle_class(p, handle);
+	uint32_t gen = BATON_POOL_H_GEN(handle), left;
+	struct baton_pool_desc *d;
+
+	if (p && p->forked)
+		return -EBADF;
+	if (!c)
+		return -EINVAL;
+	if (p->f.holder >= BATON_POOL_SHARE_MAX)
+		return -ESTALE;
+	d = &c->desc[BATON_POOL_H_INDEX(handle)];
+	if (__atomic_load_n(&d->state, __ATOMIC_ACQUIRE) !=
+	    BATON_POOL_STATE(gen, BATON_POOL_SHARED, 0))
+		return -ESTALE;
+	if (clear_readers(d, gen, 1U << p->f.holder, &left))
+		return -ESTALE;
+	return left ? 0 : free_emptied(p, d, handle);
+}
+
+/* Index @k's life word (uapi: BATON_POOL_CLAIM_LIFE). */
+static const uint64_t *life_word(const struct baton_pool *p, uint32_t k)
+{
+	return (const uint64_t *)(p->ctl + p->geo.claim_off +
+				  (uint64_t)k * 4096 + BATON_POOL_CLAIM_LIFE);
+}
+
+/*
+ * After a share: a reader whose index was released (or taken by another
+ * holder) since @life0 was read may have been walked before the share,
+ * and then nobody gives up its part. Y8: the share, a full barrier, then
+ * the loads of the life words, against the release's store, full
+ * barrier, walk: one of the two sees the other. Clearing is idempotent,
+ * so both may. Then, if the mask is empty, the buffer is ours to free.
+ */
+static void settle_released(struct baton_pool *p, struct baton_pool_desc *d,
+			    uint64_t handle,
+			    const struct baton_pool_reader *readers,
+			    uint32_t got, const uint64_t *life0)
+{
+	uint32_t i, gone = 0, left;
+
+	baton__full_fence();
+	for (i = 0; i < BATON_POOL_SHARE_MAX; i++) {
+		uint64_t v;
+
+		if (!(got >> i & 1))
+			continue;
+		v = __atomic_load_n(life_word(p, readers[i].holder),
+				    __ATOMIC_ACQUIRE);
+		if (v != life0[i] || !(v & 1))
+			gone |= 1U << readers[i].holder;
+	}
+	if (gone && !clear_readers(d, BATON_POOL_H_GEN(handle), gone, &left) &&
+	    !left)
+		free_emptied(p, d, handle);
+}
+
 int baton_pool_send_shared(struct baton_pool *p, uint64_t handle, uint64_t len,
 			   const struct baton_pool_reader *readers, uint32_t n,
-			   int64_t timeout_ns, uint32_t *sent)
+			   int64_t timeout_ns, uint32_t *got)
 {
+	uint64_t life0[BATON_POOL_SHARE_MAX];
 	struct pool_msg m = { handle, len };
 	const struct baton_pool_desc *d;
-	uint32_t i, mask = 0;
-	int ret;
+	uint32_t i, mask = 0, ok = 0;
+	int ret, first = 0;
 
-	if (sent)
-		*sent = 0;
-	if (!readers || !n || n > BATON_POOL_SHARE_MAX)
+	if (got)
+		*got = 0;
+	if (!p || !readers || !n || n > BATON_POOL_SHARE_MAX)
 		return -EINVAL;
 	for (i = 0; i < n; i++) {
 		/* A ring for each, slots for a message, distinct holders. */
 		if (!readers[i].ring || readers[i].ring->slot_size < sizeof(m) ||
 		    readers[i].reserved ||
 		    readers[i].holder >= BATON_POOL_SHARE_MAX ||
+		    readers[i].holder >= p->geo.max_holders ||
 		    mask >> readers[i].holder & 1)
 			return -EINVAL;
 		mask |= 1U << readers[i].holder;
@@ -1437,6 +1499,10 @@ int baton_pool_send_shared(struct baton_pool *p, uint64_t handle, uint64_t len,
 	ret = share_check(p, handle, &d);
 	if (ret)
 		return ret;
+	/* Whose index is whose now, before any of them can learn of it. */
+	for (i = 0; i < n; i++)
+		life0[i] = __atomic_load_n(life_word(p, readers[i].holder),
+					   __ATOMIC_ACQUIRE);
 	/* The messages first, the share after: see baton_pool_send(). */
 	mask = 0;
 	for (i = 0; i < n; i++) {
@@ -1447,15 +1513,21 @@ int baton_pool_send_shared(struct baton_pool *p, uint64_t handle, uint64_t len,
 						      timeout_ns);
 		else
 			ret = baton_spsc_push(r, &m, sizeof(m), timeout_ns);
-		if (ret < 0)
-			break;
+		if (ret < 0) {
+			first = first ? first : ret;
+			continue;	/* one slow or dead reader: not the rest */
+		}
+		ok |= 1U << i;
 		mask |= 1U << readers[i].holder;
 	}
-	if (sent)
-		*sent = i;
-	if (mask)
-		share_commit((struct baton_pool_desc *)d, handle, mask);
-	return i == n ? 0 : ret;
+	if (got)
+		*got = ok;
+	if (!mask)
+		return first;	/* nobody got it: still ours */
+	share_commit((struct baton_pool_desc *)d, handle, mask);
+	settle_released(p, (struct baton_pool_desc *)d, handle, readers, ok,
+			life0);
+	return first;
 }
 
 int baton_pool_recv_shared(struct baton_ring *r, struct baton_pool *p,

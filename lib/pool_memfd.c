@@ -437,6 +437,33 @@ static uint32_t *attached_word(const struct baton_pool *p, uint32_t k)
 	return (uint32_t *)((uint8_t *)claim_of(p, k) + MEMFD_ATTACHED);
 }
 
+/*
+ * Index @k's life word (uapi: BATON_POOL_CLAIM_LIFE; kmod:
+ * baton_pool_life_begin/_end()). Under the repair lock. The end is
+ * followed by a full barrier, before the walk of the descriptors (Y8).
+ */
+static uint64_t *life_word(const struct baton_pool *p, uint32_t k)
+{
+	return (uint64_t *)((uint8_t *)claim_of(p, k) + BATON_POOL_CLAIM_LIFE);
+}
+
+static void life_begin(const struct baton_pool *p, uint32_t k)
+{
+	uint64_t *w = life_word(p, k);
+
+	__atomic_store_n(w, (__atomic_load_n(w, __ATOMIC_RELAXED) | 1) + 2,
+			 __ATOMIC_RELEASE);
+}
+
+static void life_end(const struct baton_pool *p, uint32_t k)
+{
+	uint64_t *w = life_word(p, k), v = __atomic_load_n(w, __ATOMIC_RELAXED);
+
+	if (v & 1)
+		__atomic_store_n(w, v + 1, __ATOMIC_RELAXED);
+	baton__full_fence();
+}
+
 static void claim_reset(const struct baton_pool *p, uint32_t k)
 {
 	struct baton_pool_claim *cl = claim_of(p, k);
@@ -771,6 +798,9 @@ static uint64_t repair_dead(struct baton_pool *p, int self)
 	}
 	if (!found)
 		return 0;
+	for (k = 0; k < p->geo.max_holders; k++)
+		if (dead[k / 64] >> (k % 64) & 1)
+			life_end(p, k);
 	/*
 	 * With @self our own index is in @dead, and the walk would take
 	 * again what finishing the claims just made ours (OWNED by our
@@ -832,6 +862,7 @@ void baton__pool_memfd_attach(struct baton_pool *p)
 	/* Whatever a dead holder of our index left is repaired first. */
 	repair_dead(p, 1);
 	claim_reset(p, p->f.holder);
+	life_begin(p, p->f.holder);
 	/* A dead holder of our index was counted: it is released now. */
 	if (__atomic_exchange_n(attached_word(p, p->f.holder), 1,
 				__ATOMIC_ACQ_REL))
@@ -853,6 +884,7 @@ void baton__pool_memfd_detach(struct baton_pool *p)
 	dead[p->f.holder / 64] = 1ULL << (p->f.holder % 64);
 	if (repair_lock(p))
 		return;
+	life_end(p, p->f.holder);
 	n = reclaim_walk(p, dead);
 	count(&p->hdr->reclaimed, n);
 	unlock(p->fd, LOCK_REPAIR);

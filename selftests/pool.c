@@ -255,7 +255,18 @@ TEST(shared_buffer_returns_after_the_last_put)
 
 	BT_REQUIRE_DEV();
 	bt_make_name(pname, sizeof(pname), "share");
-	EXPECT_EQ(0, pc_share_and_put(pname));
+	EXPECT_EQ(0, pc_share_and_put(pname, BATON_BACKEND_KMOD));
+}
+
+/* Fan-out: a reader released while the sender pushes (pool_cases.h). */
+TEST(reader_released_while_sending_shared_gives_up_its_part)
+{
+	char pname[64], rbase[64];
+
+	BT_REQUIRE_DEV();
+	bt_make_name(pname, sizeof(pname), "shsend");
+	bt_make_name(rbase, sizeof(rbase), "shsendr");
+	EXPECT_EQ(0, pc_share_while_sending(pname, rbase, BATON_BACKEND_KMOD));
 }
 
 /*

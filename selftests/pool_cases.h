@@ -935,19 +935,90 @@ static inline int ph_run(struct baton_pool *pool, const char *pname,
 
 /* ---- fan-out: one buffer, several readers ---- */
 
+/* Ring @i of a fan-out test: the base name and a digit. */
+static inline void pf_ring_name(char *buf, size_t len, const char *base, int i)
+{
+	snprintf(buf, len, "%.56s%c", base, (char)('0' + i));
+}
+
 /*
- * A reader process that holds a shared buffer and is killed: its part is
- * given up, so the other reader's put frees the buffer (on memfd once a
- * repair has run: a fresh open runs one). 0 or the failing step.
+ * Wait until @h is no longer allocated (the release or repair freed it),
+ * on memfd opening a fresh handle now and then: an open repairs the dead.
+ * Not on kmod: a fresh handle would take the dead reader's index, and its
+ * close would give up that index's part, hiding a part nobody gave up.
+ * 0, or -1 after 5 s.
+ */
+static inline int pc_wait_freed(const char *pname, struct baton_pool *s,
+				uint64_t h, int backend)
+{
+	uint64_t end = ph_now_ns() + 5000000000ULL;
+	struct baton_pool *fresh;
+
+	do {
+		if (backend == BATON_BACKEND_MEMFD &&
+		    !baton_pool_open(pname, &fresh))
+			baton_pool_close(fresh);
+		if (baton_pool_check(s, h) == -ESTALE)
+			return 0;
+		usleep(1000);
+	} while (ph_now_ns() < end);
+	return -1;
+}
+
+/*
+ * Child of pc_share_reader_dies(): open the pool, post our holder index in
+ * sh[1] and sh[0] = 1; with @clear, once sh[2] says the buffer sh[3]..[4]
+ * is shared, clear our bit in its readers' mask as a last put's first
+ * step does, and post sh[0] = 2. Then wait to be killed.
+ */
+static inline void pc_share_child(const char *pname, volatile uint32_t *sh,
+				  int clear)
+{
+	struct baton_pool *child;
+	struct baton_pool_info ic;
+
+	if (baton_pool_open(pname, &child) || baton_pool_info(child, &ic))
+		_exit(1);
+	sh[1] = ic.holder;
+	__atomic_store_n(&sh[0], 1, __ATOMIC_RELEASE);
+	if (clear) {
+		uint64_t h, a;
+		struct baton_pool_desc *d;
+
+		while (!__atomic_load_n(&sh[2], __ATOMIC_ACQUIRE))
+			usleep(100);
+		h = (uint64_t)sh[4] << 32 | sh[3];
+		d = &baton__pool_fast(child)->cls[0].desc[BATON_POOL_H_INDEX(h)];
+		a = __atomic_load_n(&d->aux, __ATOMIC_ACQUIRE);
+		if (!__atomic_compare_exchange_n(&d->aux, &a,
+						 a & ~(1ULL << ic.holder), 0,
+						 __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			_exit(2);
+		__atomic_store_n(&sh[0], 2, __ATOMIC_RELEASE);
+	}
+	for (;;)
+		pause();
+}
+
+/*
+ * A reader process killed while it holds its part of a shared buffer: the
+ * buffer stays the other reader's (@r1) until r1's put, then goes back.
+ * With @clear the child is the only reader and is killed after clearing
+ * its bit but before taking the buffer (between a last put's two
+ * compare-and-swaps): the release, or the repair, must free it. 0 or the
+ * failing step.
  */
 static inline int pc_share_reader_dies(const char *pname, struct baton_pool *s,
-				       struct baton_pool *r1)
+				       struct baton_pool *r1, int clear,
+				       int backend)
 {
 	volatile uint32_t *sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 				     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	uint32_t want = clear ? 2 : 1;
 	struct baton_pool_info i1;
 	struct baton_pool *fresh;
-	uint64_t h, end;
+	uint64_t h = 0, end, mask;
 	int step = 0;
 	pid_t pid;
 
@@ -956,37 +1027,135 @@ static inline int pc_share_reader_dies(const char *pname, struct baton_pool *s,
 	pid = fork();
 	if (pid < 0)
 		return 21;
-	if (!pid) {
-		struct baton_pool *child;
-		struct baton_pool_info ic;
-
-		if (baton_pool_open(pname, &child) ||
-		    baton_pool_info(child, &ic))
-			_exit(1);
-		sh[1] = ic.holder;
-		__atomic_store_n(&sh[0], 1, __ATOMIC_RELEASE);
-		for (;;)
-			pause();
-	}
+	if (!pid)
+		pc_share_child(pname, sh, clear);
 	end = ph_now_ns() + 10000000000ULL;
 	while (!__atomic_load_n(&sh[0], __ATOMIC_ACQUIRE) && ph_now_ns() < end)
 		usleep(100);
+	mask = 1ULL << sh[1] | (clear ? 0 : 1ULL << i1.holder);
 	if (!sh[0] || baton_pool_alloc(s, 4096, &h))
 		step = 22;
-	else if (baton_pool_share(s, h, 1ULL << sh[1] | 1ULL << i1.holder))
+	else if (baton_pool_share(s, h, mask))
 		step = 23;
+	sh[3] = (uint32_t)h;
+	sh[4] = (uint32_t)(h >> 32);
+	__atomic_store_n(&sh[2], 1, __ATOMIC_RELEASE);
+	while (!step && __atomic_load_n(&sh[0], __ATOMIC_ACQUIRE) != want &&
+	       ph_now_ns() < end)
+		usleep(100);
+	if (!step && sh[0] != want)
+		step = 24;
 	kill(pid, SIGKILL);
 	if (ph_wait(pid) != 128 + SIGKILL && !step)
-		step = 24;
-	if (!step && baton_pool_put(r1, h))
 		step = 25;
-	if (!step && baton_pool_open(pname, &fresh))
-		step = 26;
-	else if (!step)
-		baton_pool_close(fresh);
-	if (!step && baton_pool_check(s, h) != -ESTALE)
-		step = 27;	/* the dead reader's part was not given up */
+	if (!step && !clear) {
+		/* The repair (memfd) first: r1's part must survive it. */
+		if (backend == BATON_BACKEND_MEMFD &&
+		    baton_pool_open(pname, &fresh))
+			step = 26;
+		else if (backend == BATON_BACKEND_MEMFD)
+			baton_pool_close(fresh);
+		if (!step && baton_pool_check(s, h))
+			step = 27;	/* freed while r1 reads it */
+		if (!step && baton_pool_put(r1, h))
+			step = 28;
+	}
+	if (!step && pc_wait_freed(pname, s, h, backend))
+		step = clear ? 29 : 30;	/* the dead reader's part kept it */
 	munmap((void *)sh, 4096);
+	return step;
+}
+
+/*
+ * A reader killed while baton_pool_send_shared() waits on another
+ * reader's full ring: its release (memfd: a repair) may run before the
+ * share names it, and then the sender must give up its part itself.
+ * Ring A is the child's, ring B (full, PH_SLOTS dummy messages) r1's.
+ * 0 or the failing step.
+ */
+static inline int pc_reader_dies_while_sending(const char *pname,
+					       const char *rbase, int backend,
+					       struct baton_pool *s,
+					       struct baton_pool *r1)
+{
+	volatile uint32_t *sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct baton_ring_params rp = pc_ring_params(backend);
+	struct baton_ring *ra, *rb, *rbc;
+	struct baton_pool_reader rd[2];
+	struct baton_pool_info i1;
+	char an[64], bn[64];
+	uint64_t h = 0, dummy[2] = { 0, 0 }, end;
+	uint32_t got = 0;
+	pid_t pid, killer;
+	int step = 0, i;
+
+	pf_ring_name(an, sizeof(an), rbase, 7);
+	pf_ring_name(bn, sizeof(bn), rbase, 8);
+	if (sh == MAP_FAILED || baton_pool_info(r1, &i1) ||
+	    baton_ring_create(an, &rp, BATON_ROLE_PRODUCER, &ra) ||
+	    baton_ring_create(bn, &rp, BATON_ROLE_PRODUCER, &rb) ||
+	    baton_ring_open(bn, BATON_ROLE_CONSUMER, backend, &rbc))
+		return 40;
+	for (i = 0; i < PH_SLOTS; i++)
+		if (baton_spsc_try_push(rb, dummy, sizeof(dummy)))
+			return 41;
+	pid = fork();
+	if (pid < 0)
+		return 42;
+	if (!pid)
+		pc_share_child(pname, sh, 0);
+	end = ph_now_ns() + 10000000000ULL;
+	while (!__atomic_load_n(&sh[0], __ATOMIC_ACQUIRE) && ph_now_ns() < end)
+		usleep(100);
+	killer = fork();
+	if (!killer) {
+		usleep(200000);
+		kill(pid, SIGKILL);
+		_exit(0);
+	}
+	rd[0].ring = ra;
+	rd[0].holder = sh[1];
+	rd[0].reserved = 0;
+	rd[1].ring = rb;
+	rd[1].holder = i1.holder;
+	rd[1].reserved = 0;
+	if (!sh[0] || baton_pool_alloc(s, 4096, &h))
+		step = 43;
+	else if (baton_pool_send_shared(s, h, 4096, rd, 2, 2000000000LL,
+					&got) != -ETIMEDOUT || got != 1)
+		step = 44;	/* A got it, B's ring was full */
+	ph_wait(killer);
+	kill(pid, SIGKILL);
+	if (ph_wait(pid) != 128 + SIGKILL && !step)
+		step = 45;
+	if (!step && pc_wait_freed(pname, s, h, backend))
+		step = 46;	/* shared with a reader released before the share */
+	baton_ring_close(rbc);
+	baton_ring_close(rb);
+	baton_ring_close(ra);
+	baton_ring_unlink(an, backend);
+	baton_ring_unlink(bn, backend);
+	munmap((void *)sh, 4096);
+	return step;
+}
+
+/* pc_reader_dies_while_sending() on a pool of its own. */
+static inline int pc_share_while_sending(const char *pname, const char *rbase,
+					 int backend)
+{
+	struct baton_pool_params p = pc_params(16, 0);
+	struct baton_pool *s, *r1;
+	int step;
+
+	if (baton_pool_create(pname, &p, &s))
+		return 1;
+	if (baton_pool_open(pname, &r1))
+		return 2;
+	step = pc_reader_dies_while_sending(pname, rbase, backend, s, r1);
+	baton_pool_close(r1);
+	baton_pool_close(s);
+	baton_pool_unlink(pname);
 	return step;
 }
 
@@ -996,7 +1165,7 @@ static inline int pc_share_reader_dies(const char *pname, struct baton_pool *s,
  * put by a non-reader, a free by the sharer and bad masks are refused;
  * then every buffer is back, once. 0 or the failing step.
  */
-static inline int pc_share_and_put(const char *pname)
+static inline int pc_share_and_put(const char *pname, int backend)
 {
 	struct baton_pool_params p = pc_params(16, 0);
 	struct baton_pool *s, *r1, *r2;
@@ -1021,9 +1190,9 @@ static inline int pc_share_and_put(const char *pname)
 	if (baton_pool_share(s, h, 0) != -EINVAL)
 		step = 5;
 	else if (baton_pool_send_shared(s, h, 1, &rd, 0, 0, NULL) != -EINVAL)
-		step = 28;	/* no reader */
+		step = 31;	/* no reader */
 	else if (baton_pool_send_shared(s, h, 1, &rd, 1, 0, NULL) != -EINVAL)
-		step = 29;	/* no ring */
+		step = 32;	/* no ring */
 	else if (baton_pool_share(s, h, 1ULL << 32) != -EINVAL)
 		step = 6;
 	else if (baton_pool_share(s, h + (1ULL << 32), mask) != -ESTALE)
@@ -1051,7 +1220,9 @@ static inline int pc_share_and_put(const char *pname)
 	else if (baton_pool_put(r2, h) != -ESTALE)
 		step = 18;
 	if (!step)
-		step = pc_share_reader_dies(pname, s, r1);
+		step = pc_share_reader_dies(pname, s, r1, 0, backend);
+	if (!step)
+		step = pc_share_reader_dies(pname, s, r1, 1, backend);
 	baton_pool_close(r1);
 	baton_pool_close(r2);
 	if (!step && (pc_alloc_all(s, hs, 24, &dups) != 16 || dups))
@@ -1072,11 +1243,6 @@ struct pf_shared {
 	uint64_t received;
 	uint64_t stale;
 };
-
-static inline void pf_ring_name(char *buf, size_t len, const char *base, int i)
-{
-	snprintf(buf, len, "%.56s%c", base, (char)('0' + i));
-}
 
 /* Reader @i: receive from ring i, check, put, until stopped and empty. */
 static inline void pf_reader(const char *pname, const char *rbase, int i,
@@ -1131,6 +1297,11 @@ static inline pid_t pf_start(const char *pname, const char *rbase, int i,
 	while (pid > 0 && __atomic_load_n(&sh->ready, __ATOMIC_ACQUIRE) ==
 				  before && ph_now_ns() < end)
 		usleep(100);
+	if (pid > 0 && __atomic_load_n(&sh->ready, __ATOMIC_ACQUIRE) == before) {
+		kill(pid, SIGKILL);	/* not ready in 10 s: a failed round */
+		ph_wait(pid);
+		return -1;
+	}
 	return pid;
 }
 
@@ -1155,8 +1326,13 @@ static inline int pf_round(struct baton_pool *pool, const char *pname,
 	sh->stop = 0;
 	for (i = 0; i < PF_READERS; i++) {
 		pid[i] = pf_start(pname, rbase, i, backend, sh);
-		if (pid[i] < 0)
-			return 30;
+		if (pid[i] < 0) {
+			while (i--) {
+				kill(pid[i], SIGKILL);
+				ph_wait(pid[i]);
+			}
+			return 30;	/* a reader not started in 10 s */
+		}
 		rd[i].ring = rings[i];
 		rd[i].holder = __atomic_load_n(&sh->holder[i], __ATOMIC_ACQUIRE);
 		rd[i].reserved = 0;
@@ -1237,16 +1413,25 @@ static inline int pf_run(const char *pname, const char *rbase, int backend,
 			continue;
 		/* Drain what the rings hold, then every buffer back once. */
 		sh->stop = 1;
-		for (i = 0; i < PF_READERS && !rc; i++)
-			if ((n = ph_wait(pf_start(pname, rbase, i, backend,
-						  sh))) != 0) {
+		for (i = 0; i < PF_READERS && !rc; i++) {
+			pid_t pid = pf_start(pname, rbase, i, backend, sh);
+
+			if ((n = pid < 0 ? -1 : ph_wait(pid)) != 0) {
 				rep->code = n;
 				rep->what = "drainer";
 				rc = -1;
 			}
-		if (rc || baton_pool_open(pname, &fresh))
+		}
+		if (rc)
 			break;
-		baton_pool_close(fresh);
+		/* memfd: an open repairs the dead (not on kmod: pc_wait_freed). */
+		if (backend == BATON_BACKEND_MEMFD) {
+			if (baton_pool_open(pname, &fresh)) {
+				rc = -1;
+				break;
+			}
+			baton_pool_close(fresh);
+		}
 		n = ph_count_all(pool, &dups);
 		rep->buffers = n;
 		if (n != PH_BUFFERS || dups) {

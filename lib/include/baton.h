@@ -2108,19 +2108,22 @@ int baton_pool_recv(struct baton_ring *ring, struct baton_pool *pool,
  * baton_pool_share() - give an owned buffer to the readers in a mask
  * @pool: the handle that owns it
  * @handle: the buffer's handle
- * @readers: bit k: the holder with index k reads it (k < 32), non-zero
+ * @readers: bit k: the holder with index k reads it (k < 32 and below the
+ *           pool's max_holders), non-zero
  *
  * The caller no longer owns the buffer; each reader gives its part back
- * with baton_pool_put(), and the module (memfd: the next repair) clears
- * the bit of a reader whose pool handle is closed or whose process dies.
+ * with baton_pool_put(), and the module (memfd: the next repair) gives up
+ * the part of a reader whose pool handle is closed or whose process dies.
  * For a transport of your own: share after every message that carries
  * the handle is published, so that a death before the share leaves the
- * buffer to be taken back; a reader named here that never learns of the
- * buffer keeps it until that reader's handle closes.
+ * buffer to be taken back. A bit naming an index nobody holds, or whose
+ * holder never learns of the buffer, keeps it until that index's next
+ * holder closes; baton_pool_send_shared() guards against readers that die
+ * while it sends.
  *
  * Return: 0, or -ESTALE (not owned by this handle), -EINVAL (a bad
- * handle, an empty mask or a bit at 32 or above), -EOPNOTSUPP (the module
- * lacks BATON_FEAT_POOL_SHARE).
+ * handle, an empty mask or a bit out of range), -EOPNOTSUPP (the module
+ * lacks BATON_FEAT_POOL_SHARE), -EBADF (a handle inherited across fork()).
  */
 int baton_pool_share(struct baton_pool *pool, uint64_t handle,
 		     uint64_t readers);
@@ -2130,12 +2133,14 @@ int baton_pool_share(struct baton_pool *pool, uint64_t handle,
  * @pool: the reader's pool handle (its holder index is its bit)
  * @handle: the buffer's handle
  *
- * The last reader's put frees the buffer, through its own magazine. No
- * system call; a compare-and-swap that retries only when another reader's
- * put landed first.
+ * Clears the reader's bit: no system call, a compare-and-swap that
+ * retries only when another reader's put landed first. The last reader's
+ * put frees the buffer as baton_pool_free() does (its magazine; when that
+ * is full, the library's slow path).
  *
  * Return: 0, or -ESTALE (not shared with this holder under this
- * generation: put already, or never a reader), -EINVAL.
+ * generation: put already, or never a reader), -EINVAL, -EBADF, or an
+ * error of the last put's free.
  */
 int baton_pool_put(struct baton_pool *pool, uint64_t handle);
 
@@ -2159,23 +2164,26 @@ struct baton_pool_reader {
  * @len: the bytes of it that matter, for the readers
  * @readers: @n readers, each with its own ring and a distinct holder
  * @n: 1..32
- * @timeout_ns: for each push, as for baton_spsc_push(); < 0 waits forever
- * @sent: may be NULL; set to how many readers got the message
+ * @timeout_ns: for each push, as for baton_spsc_push() (so the whole call
+ *              may wait n times as long); < 0 waits forever
+ * @got: may be NULL; bit i set when readers[i] got the message
  *
- * The pushes in order, then baton_pool_share() with the readers that got
- * it: a sender killed before the share leaves a buffer that goes back to
- * the pool, and its readers get -ESTALE.
+ * Pushes to every reader (a push that fails skips that reader, not the
+ * rest), then shares the buffer with those that got it: a sender killed
+ * before the share leaves a buffer that goes back to the pool, and its
+ * readers get -ESTALE. A reader whose handle was released while the
+ * pushes ran has its part given up here (Documentation/pool.rst,
+ * "Fan-out").
  *
- * Return: 0; or a push's error: with *@sent 0 the buffer is still the
- * caller's, otherwise it is shared with the first *@sent readers;
- * -EINVAL (a NULL ring, slots under 16 bytes, a holder at 32 or above or
- * named twice, reserved not 0), -ESTALE, -EOPNOTSUPP as
- * baton_pool_share().
+ * Return: 0, or the first push's error (the buffer is shared with the
+ * readers in *@got; if none, it is still the caller's); -EINVAL (a NULL
+ * ring, slots under 16 bytes, a holder out of range or named twice,
+ * reserved not 0), -ESTALE, -EOPNOTSUPP, -EBADF as baton_pool_share().
  */
 int baton_pool_send_shared(struct baton_pool *pool, uint64_t handle,
 			   uint64_t len,
 			   const struct baton_pool_reader *readers, uint32_t n,
-			   int64_t timeout_ns, uint32_t *sent);
+			   int64_t timeout_ns, uint32_t *got);
 
 /**
  * baton_pool_recv_shared() - the shared buffer a ring's next message names
@@ -2185,12 +2193,17 @@ int baton_pool_send_shared(struct baton_pool *pool, uint64_t handle,
  * @len: where its length goes
  * @timeout_ns: as for baton_spsc_pop(); < 0 waits forever
  *
- * Waits while the sender is between its push and its share, then
- * releases the slot. On 0 the buffer is readable (baton_pool_ptr()) until
- * this reader's baton_pool_put(); the caller must not write it.
+ * Waits (spinning, then yielding) while the sender is between its push
+ * and its share, then releases the slot. On 0 the buffer is readable
+ * (baton_pool_ptr()) until this reader's baton_pool_put(); the caller
+ * must not write it. A ring carries messages of one kind: a message of
+ * baton_pool_send() read here is consumed as -ESTALE and its buffer stays
+ * in flight for good, as a shared one read by baton_pool_recv() keeps
+ * this reader's part until its handle closes.
  *
- * Return: 0, or the ring's error, or -ESTALE when the message named a
- * buffer not shared with this holder (the message is consumed).
+ * Return: 0, or the ring's error, -ETIMEDOUT (nothing consumed: the
+ * ring's wait or the wait for the share), or -ESTALE when the message
+ * named a buffer not shared with this holder (the message is consumed).
  */
 int baton_pool_recv_shared(struct baton_ring *ring, struct baton_pool *pool,
 			   uint64_t *handle, uint64_t *len,

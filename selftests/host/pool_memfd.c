@@ -265,7 +265,20 @@ TEST(shared_buffer_returns_after_the_last_put)
 		SKIP(return, "fork and kill: not under TSan");
 	force_memfd();
 	ring_name(pname, sizeof(pname), "share");
-	EXPECT_EQ(0, pc_share_and_put(pname));
+	EXPECT_EQ(0, pc_share_and_put(pname, BATON_BACKEND_MEMFD));
+}
+
+/* Fan-out: a reader released while the sender pushes (pool_cases.h). */
+TEST(reader_released_while_sending_shared_gives_up_its_part)
+{
+	char pname[64], rbase[64];
+
+	if (UNDER_TSAN)
+		SKIP(return, "fork and kill: not under TSan");
+	force_memfd();
+	ring_name(pname, sizeof(pname), "shsend");
+	ring_name(rbase, sizeof(rbase), "shsendr");
+	EXPECT_EQ(0, pc_share_while_sending(pname, rbase, BATON_BACKEND_MEMFD));
 }
 
 /*

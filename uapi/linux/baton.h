@@ -1126,6 +1126,19 @@ struct baton_pool_claim {
 	__aligned_u64 entry[BATON_POOL_CLAIM_MAX];
 };
 
+/*
+ * At byte BATON_POOL_CLAIM_LIFE of a holder's claim page, a __u64: the
+ * index's life word. Odd while a holder has the index; made even when its
+ * release (memfd: the repair of a dead holder, or a close) begins, then a
+ * full barrier, then the walk of the descriptors; each new holder of the
+ * index takes the next odd value. A sharer reads it before it hands a
+ * buffer to that index and again after its share (a full barrier
+ * between), and gives up the reader's part itself if it moved or is even:
+ * a release whose walk ran before the share cannot have seen it
+ * (Documentation/pool.rst, "Fan-out").
+ */
+#define BATON_POOL_CLAIM_LIFE	2048
+
 /**
  * struct baton_pool_unstick - BATON_POOL_IOC_UNSTICK on a pool fd
  * @size: sizeof(struct baton_pool_unstick)
