@@ -314,30 +314,40 @@ TEST(alloc_waits_for_a_free_and_for_a_death)
 		       ms[0] - 50, ms[1] - 50);
 }
 
+/* A raw pool fd of pool @pname (BATON_IOC_POOL_OPEN): fd, or -errno. */
+static int raw_pool_fd(const char *pname)
+{
+	struct baton_pool_open op;
+	int dev = bt_dev_open(), rc;
+
+	if (dev < 0)
+		return dev;
+	memset(&op, 0, sizeof(op));
+	op.size = sizeof(op);
+	snprintf(op.name, sizeof(op.name), "%s", pname);
+	rc = bt_ioctl(dev, BATON_IOC_POOL_OPEN, &op);
+	close(dev);
+	return rc ? rc : (int)op.out_fd;
+}
+
 /* BATON_POOL_IOC_WAIT and _WAKE: sizes, flags, reserved words, classes. */
 TEST(wait_and_wake_reject_bad_fields)
 {
 	struct baton_pool_params p = pc_params(8, 0);
 	struct baton_pool_wait k;
-	struct baton_pool_open op;
 	struct {
 		struct baton_pool_wait w;
 		uint64_t tail;
 	} big;
 	struct baton_pool *pool;
 	char pname[64];
-	int dev, fd;
+	int fd;
 
 	BT_REQUIRE_DEV();
 	bt_make_name(pname, sizeof(pname), "pwio");
 	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
-	dev = bt_dev_open();
-	ASSERT_LE(0, dev);
-	memset(&op, 0, sizeof(op));
-	op.size = sizeof(op);
-	snprintf(op.name, sizeof(op.name), "%s", pname);
-	ASSERT_EQ(0, bt_ioctl(dev, BATON_IOC_POOL_OPEN, &op));
-	fd = op.out_fd;
+	fd = raw_pool_fd(pname);
+	ASSERT_LE(0, fd);
 #define WAIT_EINVAL(cmd, field, val) do {				\
 		memset(&k, 0, sizeof(k));				\
 		k.size = sizeof(k);					\
@@ -375,7 +385,6 @@ TEST(wait_and_wake_reject_bad_fields)
 	EXPECT_EQ(-1, ioctl(fd, BATON_POOL_IOC_WAIT, &k));
 	EXPECT_EQ(ETIMEDOUT, errno);
 	close(fd);
-	close(dev);
 	baton_pool_close(pool);
 	baton_pool_unlink(pname);
 }
@@ -392,23 +401,17 @@ TEST(unstick_that_repairs_nothing_wakes_nobody)
 	volatile struct baton_pool_waiting *w;
 	struct baton_pool_unstick u;
 	const struct baton_pool_hdr *h;
-	struct baton_pool_open op;
 	struct baton_pool *pool;
 	uint32_t before;
 	char pname[64];
 	uint8_t *ctl;
-	int dev, fd;
+	int fd;
 
 	BT_REQUIRE_DEV();
 	bt_make_name(pname, sizeof(pname), "punw");
 	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
-	dev = bt_dev_open();
-	ASSERT_LE(0, dev);
-	memset(&op, 0, sizeof(op));
-	op.size = sizeof(op);
-	snprintf(op.name, sizeof(op.name), "%s", pname);
-	ASSERT_EQ(0, bt_ioctl(dev, BATON_IOC_POOL_OPEN, &op));
-	fd = op.out_fd;
+	fd = raw_pool_fd(pname);
+	ASSERT_LE(0, fd);
 	h = mmap(NULL, BT_PAGE, PROT_READ, MAP_SHARED, fd, BATON_POOL_HDR_MMAP);
 	ASSERT_NE(MAP_FAILED, h);
 	ctl = mmap(NULL, h->ctl_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
@@ -428,7 +431,6 @@ TEST(unstick_that_repairs_nothing_wakes_nobody)
 	munmap(ctl, h->ctl_size);
 	munmap((void *)h, BT_PAGE);
 	close(fd);
-	close(dev);
 	baton_pool_close(pool);
 	baton_pool_unlink(pname);
 }

@@ -732,6 +732,7 @@ struct ph_shared {
 	uint32_t ready;
 	uint64_t received;
 	uint64_t stale;
+	uint32_t holder[4];	/* fan-out: the readers' holder indices */
 };
 
 enum { PH_OK = 0, PH_SETUP = 40, PH_FOREIGN = 41, PH_FREE = 42,
@@ -786,25 +787,26 @@ static inline void ph_sender(const char *pname, const char *rname, int backend,
 	_exit(PH_OK);
 }
 
-/* Receives until stopped and the ring stays empty for a step. */
-static inline void ph_receiver(const char *pname, const char *rname,
-			       int backend, struct ph_shared *sh)
+/*
+ * Receive from @r until stopped and the ring stays empty for a step; check
+ * each buffer, then free it, or with @shared put it (fan-out). Exits.
+ */
+static inline void ph_receive_loop(struct baton_pool *pool,
+				   struct baton_ring *r, struct ph_shared *sh,
+				   int shared)
 {
-	struct baton_pool *pool;
-	struct baton_ring *r;
 	uint64_t h, len;
 
-	if (baton_pool_open(pname, &pool) ||
-	    baton_ring_open(rname, BATON_ROLE_CONSUMER, backend, &r))
-		_exit(PH_SETUP);
-	__atomic_fetch_add(&sh->ready, 1, __ATOMIC_RELEASE);
 	for (;;) {
-		int rc = baton_pool_recv(r, pool, &h, &len, PH_STEP_NS);
+		int rc = shared ?
+			baton_pool_recv_shared(r, pool, &h, &len, PH_STEP_NS) :
+			baton_pool_recv(r, pool, &h, &len, PH_STEP_NS);
 
 		if (rc == 0) {
 			if (!ph_intact(pool, h))
 				_exit(PH_FOREIGN);
-			if (baton_pool_free(pool, h))
+			if (shared ? baton_pool_put(pool, h) :
+				     baton_pool_free(pool, h))
 				_exit(PH_FREE);
 			__atomic_fetch_add(&sh->received, 1, __ATOMIC_RELAXED);
 		} else if (rc == -ESTALE) {
@@ -821,6 +823,19 @@ static inline void ph_receiver(const char *pname, const char *rname,
 	baton_ring_close(r);
 	baton_pool_close(pool);
 	_exit(PH_OK);
+}
+
+static inline void ph_receiver(const char *pname, const char *rname,
+			       int backend, struct ph_shared *sh)
+{
+	struct baton_pool *pool;
+	struct baton_ring *r;
+
+	if (baton_pool_open(pname, &pool) ||
+	    baton_ring_open(rname, BATON_ROLE_CONSUMER, backend, &r))
+		_exit(PH_SETUP);
+	__atomic_fetch_add(&sh->ready, 1, __ATOMIC_RELEASE);
+	ph_receive_loop(pool, r, sh, 0);
 }
 
 static inline pid_t ph_start(const char *pname, const char *rname, int backend,
@@ -870,6 +885,19 @@ struct ph_report {
 	uint64_t stale;
 };
 
+/* Every buffer allocatable, each once: 0, or -1 with @rep saying which. */
+static inline int ph_all_back(struct baton_pool *pool, struct ph_report *rep)
+{
+	int dups, n = ph_count_all(pool, &dups);
+
+	rep->buffers = n;
+	if (n == PH_BUFFERS && !dups)
+		return 0;
+	rep->code = dups ? -2 : -3;
+	rep->what = dups ? "a buffer twice" : "a buffer lost";
+	return -1;
+}
+
 /*
  * @rounds rounds on pool @pname (PH_BUFFERS buffers of 4 KiB, opened by
  * the caller as @pool) and SPSC ring @rname (PH_SLOTS slots of 16 bytes,
@@ -888,7 +916,7 @@ static inline int ph_run(struct baton_pool *pool, const char *pname,
 		return -1;
 	for (round = 0; round < rounds && !rc; round++) {
 		pid_t s, r, victim, other;
-		int dups, n;
+		int n;
 
 		sh->stop = 0;
 		s = ph_start(pname, rname, backend, sh, 1);
@@ -919,13 +947,8 @@ static inline int ph_run(struct baton_pool *pool, const char *pname,
 			rc = -1;
 			continue;
 		}
-		n = ph_count_all(pool, &dups);
-		rep->buffers = n;
-		if (n != PH_BUFFERS || dups) {
-			rep->code = dups ? -2 : -3;
-			rep->what = dups ? "a buffer twice" : "a buffer lost";
+		if (ph_all_back(pool, rep))
 			rc = -1;
-		}
 	}
 	rep->received = sh->received;
 	rep->stale = sh->stale;
@@ -1233,26 +1256,20 @@ static inline int pc_share_and_put(const char *pname, int backend)
 }
 
 #define PF_READERS	3
+_Static_assert(PF_READERS <= sizeof(((struct ph_shared *)0)->holder) /
+			      sizeof(uint32_t), "ph_shared.holder holds the readers");
 #define PF_ROUNDS	40
 #define PF_MSGS		24
 
-struct pf_shared {
-	uint32_t stop;
-	uint32_t ready;
-	uint32_t holder[PF_READERS];
-	uint64_t received;
-	uint64_t stale;
-};
 
 /* Reader @i: receive from ring i, check, put, until stopped and empty. */
 static inline void pf_reader(const char *pname, const char *rbase, int i,
-			     int backend, struct pf_shared *sh)
+			     int backend, struct ph_shared *sh)
 {
 	struct baton_pool_info info;
 	struct baton_pool *pool;
 	struct baton_ring *r;
 	char rname[64];
-	uint64_t h, len;
 
 	pf_ring_name(rname, sizeof(rname), rbase, i);
 	if (baton_pool_open(pname, &pool) || baton_pool_info(pool, &info) ||
@@ -1260,33 +1277,11 @@ static inline void pf_reader(const char *pname, const char *rbase, int i,
 		_exit(PH_SETUP);
 	__atomic_store_n(&sh->holder[i], info.holder, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&sh->ready, 1, __ATOMIC_RELEASE);
-	for (;;) {
-		int rc = baton_pool_recv_shared(r, pool, &h, &len, PH_STEP_NS);
-
-		if (rc == 0) {
-			if (!ph_intact(pool, h))
-				_exit(PH_FOREIGN);
-			if (baton_pool_put(pool, h))
-				_exit(PH_FREE);
-			__atomic_fetch_add(&sh->received, 1, __ATOMIC_RELAXED);
-		} else if (rc == -ESTALE) {
-			__atomic_fetch_add(&sh->stale, 1, __ATOMIC_RELAXED);
-		} else if (rc == -ETIMEDOUT || rc == -EPIPE) {
-			if (__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE))
-				break;
-			if (rc == -EPIPE)
-				usleep(100);
-		} else {
-			_exit(PH_RECV);
-		}
-	}
-	baton_ring_close(r);
-	baton_pool_close(pool);
-	_exit(PH_OK);
+	ph_receive_loop(pool, r, sh, 1);
 }
 
 static inline pid_t pf_start(const char *pname, const char *rbase, int i,
-			     int backend, struct pf_shared *sh)
+			     int backend, struct ph_shared *sh)
 {
 	uint32_t before = __atomic_load_n(&sh->ready, __ATOMIC_ACQUIRE);
 	uint64_t end = ph_now_ns() + 10000000000ULL;
@@ -1315,7 +1310,7 @@ static inline pid_t pf_start(const char *pname, const char *rbase, int i,
  */
 static inline int pf_round(struct baton_pool *pool, const char *pname,
 			   const char *rbase, struct baton_ring **rings,
-			   int backend, struct pf_shared *sh, int round)
+			   int backend, struct ph_shared *sh, int round)
 {
 	struct baton_pool_reader rd[PF_READERS];
 	int victim = round % PF_READERS, kill_at = (round * 7) % PF_MSGS;
@@ -1385,9 +1380,9 @@ static inline int pf_run(const char *pname, const char *rbase, int backend,
 	struct baton_ring_params rp = pc_ring_params(backend);
 	struct baton_ring *rings[PF_READERS];
 	struct baton_pool *pool, *fresh;
-	struct pf_shared *sh;
+	struct ph_shared *sh;
 	char rname[64];
-	int round, i, n, dups, rc = 0;
+	int round, i, n, rc = 0;
 
 	memset(rep, 0, sizeof(*rep));
 	sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
@@ -1432,13 +1427,8 @@ static inline int pf_run(const char *pname, const char *rbase, int backend,
 			}
 			baton_pool_close(fresh);
 		}
-		n = ph_count_all(pool, &dups);
-		rep->buffers = n;
-		if (n != PH_BUFFERS || dups) {
-			rep->code = dups ? -2 : -3;
-			rep->what = dups ? "a buffer twice" : "a buffer lost";
+		if (ph_all_back(pool, rep))
 			rc = -1;
-		}
 	}
 	rep->received = sh->received;
 	rep->stale = sh->stale;
