@@ -73,6 +73,11 @@ int baton_pool_create(struct baton_pool_create *k, void __user *uarg,
 int baton_pool_open(struct baton_pool_open *k, void __user *uarg, u32 usize);
 int baton_pool_unlink(const struct baton_unlink *k);
 void baton_pool_registry_drain(void);
+/* pool.c, for rings bound to a pool (BATON_RING_IOC_BIND_POOL). */
+struct baton_pool;
+struct baton_pool *baton_pool_fget(int fd);
+void baton_pool_unref(struct baton_pool *pool);
+void baton_pool_return_sent(struct baton_pool *pool, u64 ring_id);
 
 /*
  * barrier.c: the mms that map one ring, for the IPI barrier (G).

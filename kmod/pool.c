@@ -108,6 +108,7 @@ struct baton_pool_file {
 };
 
 static void baton_pool_free(struct kref *ref);
+static const struct file_operations baton_pool_fops;
 
 struct baton_names baton_pools = {
 	.lock = __MUTEX_INITIALIZER(baton_pools.lock),
@@ -731,6 +732,80 @@ static void baton_pool_holder_release(struct baton_pool *pool, u32 holder)
 		baton_pool_event(pool, BATON_EVENT_POOL_RECLAIMED, pid, holder,
 				 n);
 	put_pid(pid);
+}
+
+/* ---- rings bound to a pool (ring.c) ---- */
+
+/*
+ * Ring @ring_id is being freed: nobody can receive from it any more.
+ * Every buffer SENT through it (its aux says so: the sender stored it
+ * before the SENT store, with release, so the smp_rmb() after our read
+ * of SENT shows it) goes back, counted and reported as one
+ * POOL_RECLAIMED event. Only a consumer of that ring could take such a
+ * buffer, and none is left, so the state we read stays until our
+ * cmpxchg; the cmpxchg from the exact value read keeps a scribbler that
+ * moves it meanwhile and us from both having it (Y4). Process context.
+ */
+void baton_pool_return_sent(struct baton_pool *pool, u64 ring_id)
+{
+	u64 now = baton_pool_now_ms(), n = 0;
+	u32 i, j;
+
+	mutex_lock(&pool->lock);
+	for (i = 0; i < pool->nr_classes; i++) {
+		struct baton_pool_cls *c = &pool->cls[i];
+
+		for (j = 0; j < c->lay.count; j++) {
+			struct baton_pool_desc *d = &c->desc[j];
+			u64 s = READ_ONCE(d->state);
+			u32 gen = BATON_POOL_S_GEN(s);
+
+			if (!(j & 255))
+				cond_resched();
+			if (BATON_POOL_S_KIND(s) != BATON_POOL_SENT)
+				continue;
+			/* Y9: SENT read, then the ring id stored before it. */
+			smp_rmb();
+			if (READ_ONCE(d->aux) != ring_id ||
+			    cmpxchg(&d->state, s,
+				    BATON_POOL_STATE(gen, BATON_POOL_KERNEL,
+						     0)) != s)
+				continue;
+			baton_pool_push(pool, c, j, baton_pool_next_gen(gen),
+					now);
+			n++;
+		}
+	}
+	baton_pool_count(&pool->hdr->reclaimed, n);
+	mutex_unlock(&pool->lock);
+	if (!n)
+		return;
+	baton_pool_kick(pool);
+	baton_pool_event(pool, BATON_EVENT_POOL_RECLAIMED, NULL, -1, n);
+}
+
+/* The pool of pool fd @fd, with a reference, or ERR_PTR(-EBADF). */
+struct baton_pool *baton_pool_fget(int fd)
+{
+	struct file *file = fget(fd);
+	struct baton_pool *pool = ERR_PTR(-EBADF);
+
+	if (!file)
+		return pool;
+	if (file->f_op == &baton_pool_fops) {
+		struct baton_pool_file *pf = file->private_data;
+
+		pool = pf->pool;
+		kref_get(&pool->named.ref);
+	}
+	fput(file);
+	return pool;
+}
+
+/* Drop baton_pool_fget()'s reference. */
+void baton_pool_unref(struct baton_pool *pool)
+{
+	baton_pool_put(pool);
 }
 
 /* ---- BATON_POOL_IOC_UNSTICK ---- */

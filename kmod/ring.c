@@ -11,6 +11,10 @@
  * the pages outlive close() of the fd until the last munmap(). The ring
  * fops pin the module while any ring file or mapping exists.
  *
+ * A ring bound to a pool (BATON_RING_IOC_BIND_POOL) holds a reference on
+ * it, and its free gives back the buffers in flight in it (pool.c:
+ * baton_pool_return_sent()): nobody can receive them any more.
+ *
  * MPSC rings (BATON_RING_MPSC) add a sequence region and one claim page
  * per producer index after the slots; mpsc.c owns what those words mean
  * (producer indices, dead producers, tombstones), this file where they
@@ -127,6 +131,8 @@ struct baton_ring {
 	struct baton_waiters prod_w;	/* producers parked or polling */
 	struct baton_waiters cons_w;	/* consumers parked or polling */
 	struct baton_mm_set mms;	/* mms mapping the ring, for (G) */
+	struct baton_pool *pool;	/* bound pool (ring->lock), or NULL */
+	u64 id;				/* for the bound pool's SENT aux */
 };
 
 /* One ring fd: a reference on the ring and a role. */
@@ -169,6 +175,9 @@ static void baton_ring_event(struct baton_ring *ring, u32 type)
 
 /* ---- memory and lifetime ---- */
 
+/* Ring ids for bound pools (struct baton_ring_bind): never 0. */
+static atomic64_t baton_ring_ids = ATOMIC64_INIT(0);
+
 static void baton_ring_free(struct kref *ref)
 {
 	struct baton_ring *ring = container_of(ref, struct baton_ring, named.ref);
@@ -177,6 +186,11 @@ static void baton_ring_free(struct kref *ref)
 	/* A ring that never had a name was never announced either. */
 	if (ring->named.published)
 		baton_ring_event(ring, BATON_EVENT_RING_DESTROYED);
+	/* Nobody can receive from the ring now: what it carried goes back. */
+	if (ring->pool) {
+		baton_pool_return_sent(ring->pool, ring->id);
+		baton_pool_unref(ring->pool);
+	}
 	baton_mpsc_free(ring->mpsc);
 	baton_pages_free(&ring->mem);
 	baton_mm_set_destroy(&ring->mms);
@@ -292,6 +306,7 @@ static struct baton_ring *baton_ring_alloc(const struct baton_ring_create *k)
 	ring = kzalloc(sizeof(*ring), GFP_KERNEL_ACCOUNT);
 	if (!ring)
 		return ERR_PTR(-ENOMEM);
+	ring->id = atomic64_inc_return(&baton_ring_ids);
 	/* Charged before the pages exist: over a cap, none are allocated. */
 	ret = baton_named_init(&ring->named, k->name, k->mode, bytes);
 	if (ret)
@@ -971,6 +986,48 @@ static long baton_ring_info(struct baton_ring_file *rf, void __user *uarg)
 	return baton_copy_out(uarg, usize, &k, sizeof(k));
 }
 
+/*
+ * BATON_RING_IOC_BIND_POOL: buffers of the pool behind @k.pool_fd are
+ * sent through the ring, marked with its id. Set once for the ring's
+ * life, under ring->lock; the reference taken here is dropped when the
+ * ring is freed.
+ */
+static long baton_ring_bind_pool(struct baton_ring_file *rf,
+				 void __user *uarg)
+{
+	struct baton_ring *ring = rf->ring;
+	struct baton_pool *pool, *drop;
+	struct baton_ring_bind k;
+	u32 usize;
+	long ret;
+
+	ret = baton_copy_in(&k, sizeof(k), BATON_RING_BIND_SIZE_VER0, uarg,
+			    &usize);
+	if (ret)
+		return ret;
+	if (k.flags || k.reserved)
+		return -EINVAL;
+	pool = baton_pool_fget(k.pool_fd);
+	if (IS_ERR(pool))
+		return PTR_ERR(pool);
+	drop = pool;
+	spin_lock(&ring->lock);
+	if (!ring->pool) {
+		ring->pool = pool;
+		drop = NULL;
+	} else if (ring->pool != pool) {
+		ret = -EBUSY;
+	}
+	spin_unlock(&ring->lock);
+	/* Outside the spinlock: the last reference's free sleeps. */
+	if (drop)
+		baton_pool_unref(drop);
+	if (ret)
+		return ret;
+	k.out_ring_id = ring->id;
+	return baton_copy_out(uarg, usize, &k, sizeof(k));
+}
+
 static long baton_ring_ioctl(struct file *file, unsigned int cmd,
 			     unsigned long arg)
 {
@@ -983,6 +1040,8 @@ static long baton_ring_ioctl(struct file *file, unsigned int cmd,
 		return baton_ring_wake(rf, arg);
 	case BATON_RING_IOC_INFO:
 		return baton_ring_info(rf, (void __user *)arg);
+	case BATON_RING_IOC_BIND_POOL:
+		return baton_ring_bind_pool(rf, (void __user *)arg);
 	default:
 		return -ENOTTY;
 	}

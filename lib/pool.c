@@ -304,6 +304,9 @@ static void open_remove(struct baton_pool *p)
 		p->next_open->prev_open = p->prev_open;
 }
 
+/* Serials of the pool handles this process opened (bind_ring()). */
+static uint64_t pool_serials;
+
 /* Under open_lock (the fork() comment above). */
 static int pool_attach(int fd, uint32_t holder, int backend,
 		       struct baton_pool **out)
@@ -316,6 +319,7 @@ static int pool_attach(int fd, uint32_t holder, int backend,
 		return -ENOMEM;
 	}
 	p->fd = fd;
+	p->serial = __atomic_add_fetch(&pool_serials, 1, __ATOMIC_RELAXED);
 	p->f.holder = holder;
 	p->f.owned = BATON_POOL_STATE(0, BATON_POOL_OWNED, holder + 1);
 	p->backend = backend;
@@ -1120,6 +1124,32 @@ struct pool_msg {
  * that dies after it has handed the buffer over. Never both, never
  * neither.
  */
+/*
+ * Tell the module, once per ring handle, that buffers of @p are sent
+ * through @r (BATON_RING_IOC_BIND_POOL), and learn the ring's id, which
+ * baton_pool_send() leaves in a SENT buffer's aux word: a ring destroyed
+ * with buffers still in flight in it gives those back. 0, or -EBUSY: the
+ * ring carries another pool's buffers. memfd has no such hook
+ * (Documentation/pool.rst), nor has a module without
+ * BATON_FEAT_RING_BIND (ENOTTY): the id stays 0 there.
+ */
+static int bind_ring(struct baton_ring *r, struct baton_pool *p)
+{
+	struct baton_ring_bind b = { .size = sizeof(b), .pool_fd = p->fd };
+
+	if (r->pool_bound == p->serial)
+		return 0;
+	if (r->backend == BATON_BACKEND_KMOD &&
+	    p->backend == BATON_BACKEND_KMOD) {
+		if (!ioctl(r->fd, BATON_RING_IOC_BIND_POOL, &b))
+			r->pool_ring_id = b.out_ring_id;
+		else if (errno != ENOTTY)
+			return -errno;
+	}
+	r->pool_bound = p->serial;
+	return 0;
+}
+
 int baton_pool_send(struct baton_ring *r, struct baton_pool *p,
 		    uint64_t handle, uint64_t len, int64_t timeout_ns)
 {
@@ -1138,12 +1168,17 @@ int baton_pool_send(struct baton_ring *r, struct baton_pool *p,
 				 p->f.holder + 1);
 	if (__atomic_load_n(&d->state, __ATOMIC_ACQUIRE) != owned)
 		return -ESTALE;
+	ret = bind_ring(r, p);
+	if (ret)
+		return ret;
 	if (r->kind == BATON_RING_MPSC)
 		ret = baton_mpsc_push_timeout(r, &m, sizeof(m), timeout_ns);
 	else
 		ret = baton_spsc_push(r, &m, sizeof(m), timeout_ns);
 	if (ret < 0)
 		return ret;	/* not published: still ours */
+	/* Which ring it is in flight in, ordered before SENT by its release. */
+	__atomic_store_n(&d->aux, r->pool_ring_id, __ATOMIC_RELAXED);
 	__atomic_store_n(&d->state,
 			 BATON_POOL_STATE(BATON_POOL_H_GEN(handle),
 					  BATON_POOL_SENT, p->f.holder + 1),

@@ -36,6 +36,7 @@ struct baton_pool {
 	uint32_t adopt_cap;
 	/* Inherited across fork(): usable for nothing but close (pool.c). */
 	int forked;
+	uint64_t serial;		/* this handle, in this process (never 0) */
 	struct baton_pool *next_open;	/* the open handles, for fork() */
 	struct baton_pool *prev_open;
 };

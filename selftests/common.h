@@ -213,6 +213,22 @@ static inline int _test_epoch_unlink(int dev, const char *name)
 	return bt_ioctl(dev, BATON_IOC_EPOCH_UNLINK, &u);
 }
 
+/* A raw fd (a holder) of pool @name, or a positive errno. */
+static inline int bt_pool_fd(const char *name)
+{
+	struct baton_pool_open op;
+	int dev = bt_dev_open(), rc;
+
+	if (dev < 0)
+		return dev;
+	memset(&op, 0, sizeof(op));
+	op.size = sizeof(op);
+	snprintf(op.name, sizeof(op.name), "%s", name);
+	rc = bt_ioctl(dev, BATON_IOC_POOL_OPEN, &op);
+	close(dev);
+	return rc ? rc : (int)op.out_fd;
+}
+
 /* Best effort, for teardowns: the ring may already be gone. */
 static inline void bt_unlink_quiet(const char *name)
 {

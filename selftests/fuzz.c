@@ -205,6 +205,7 @@ static const int E_UNSTICK[] = { EINVAL, E2BIG, EFAULT, EAGAIN, 0 };
 static const int E_POOL_WAIT[] = { EINVAL, E2BIG, EFAULT, ETIMEDOUT, EINTR,
 				   0 };
 static const int E_POOL_WAKE[] = { EINVAL, E2BIG, EFAULT, 0 };
+static const int E_BIND[] = { EINVAL, E2BIG, EFAULT, EBADF, EBUSY, 0 };
 
 /* ---- what a worker holds ---- */
 
@@ -426,6 +427,11 @@ static void fz_fill(unsigned int cmd, void *k)
 		w->deadline_ns = (uint64_t)bt_now_ns() + rnd(3) * BT_MSEC;
 		break;
 	}
+	case BATON_RING_IOC_BIND_POOL:
+		/* One of the fds held (a pool one, or not), or any number. */
+		((struct baton_ring_bind *)k)->pool_fd =
+			nfds && chance(80) ? fds[rnd(nfds)].fd : (int)rnd64();
+		break;
 	case BATON_RING_IOC_PARK: {
 		struct baton_park *p = k;
 
@@ -473,6 +479,7 @@ static uint32_t fz_ksize(unsigned int cmd)
 	case BATON_POOL_IOC_WAKE:	return sizeof(struct baton_pool_wait);
 	case BATON_RING_IOC_PARK:	return sizeof(struct baton_park);
 	case BATON_RING_IOC_INFO:	return sizeof(struct baton_ring_info);
+	case BATON_RING_IOC_BIND_POOL:	return sizeof(struct baton_ring_bind);
 	case BATON_EPOCH_IOC_REGISTER:
 		return sizeof(struct baton_epoch_register);
 	case BATON_EPOCH_IOC_COLLECT:	return sizeof(struct baton_epoch_collect);
@@ -547,6 +554,7 @@ static const unsigned int dev_cmds[] = {
 };
 static const unsigned int ring_cmds[] = {
 	BATON_RING_IOC_PARK, BATON_RING_IOC_WAKE, BATON_RING_IOC_INFO,
+	BATON_RING_IOC_BIND_POOL,
 };
 static const unsigned int pool_cmds[] = {
 	BATON_POOL_IOC_UNSTICK, BATON_POOL_IOC_WAIT, BATON_POOL_IOC_WAKE,
@@ -627,6 +635,7 @@ static const int *fz_allowed(uint32_t kind, unsigned int cmd)
 		case BATON_RING_IOC_PARK:	return E_PARK;
 		case BATON_RING_IOC_WAKE:	return E_ARG0;
 		case BATON_RING_IOC_INFO:	return E_STRUCT;
+		case BATON_RING_IOC_BIND_POOL:	return E_BIND;
 		default:			return E_NOTTY;
 		}
 	}
@@ -1152,6 +1161,7 @@ static const char *fz_cmd_name(uint32_t cmd)
 		{ BATON_RING_IOC_PARK, "PARK" },
 		{ BATON_RING_IOC_WAKE, "WAKE" },
 		{ BATON_RING_IOC_INFO, "INFO" },
+		{ BATON_RING_IOC_BIND_POOL, "BIND_POOL" },
 		{ BATON_EPOCH_IOC_REGISTER, "REGISTER" },
 		{ BATON_EPOCH_IOC_COLLECT, "COLLECT" },
 		{ BATON_EPOCH_IOC_SYNCHRONIZE, "SYNCHRONIZE" },
@@ -1177,6 +1187,7 @@ static void fz_report_known(void)
 		BATON_IOC_UNLINK, BATON_IOC_EPOCH_CREATE, BATON_IOC_EPOCH_OPEN,
 		BATON_IOC_EPOCH_UNLINK, BATON_RING_IOC_PARK,
 		BATON_RING_IOC_WAKE, BATON_RING_IOC_INFO,
+		BATON_RING_IOC_BIND_POOL,
 		BATON_EPOCH_IOC_REGISTER, BATON_EPOCH_IOC_COLLECT,
 		BATON_EPOCH_IOC_SYNCHRONIZE, BATON_EPOCH_IOC_POLL,
 		BATON_EPOCH_IOC_KICK, BATON_IOC_POOL_CREATE, BATON_IOC_POOL_OPEN,

@@ -22,6 +22,7 @@ _Static_assert(sizeof(struct baton_unlink) == BATON_UNLINK_SIZE_VER0, "");
 _Static_assert(sizeof(struct baton_park) == BATON_PARK_SIZE_VER0, "");
 _Static_assert(sizeof(struct baton_ring_info) == BATON_RING_INFO_SIZE_VER0, "");
 _Static_assert(sizeof(struct baton_name_wait) == BATON_NAME_WAIT_SIZE_VER0, "");
+_Static_assert(sizeof(struct baton_ring_bind) == BATON_RING_BIND_SIZE_VER0, "");
 
 #define ABI_SLOTS	4
 #define ABI_SLOT_SIZE	64
@@ -31,6 +32,8 @@ FIXTURE(ioctl_abi) {
 	int prod;			/* producer fd of @name */
 	char name[BATON_NAME_MAX];
 	char victim[BATON_NAME_MAX];	/* what the unlink variant removes */
+	char pool[BATON_NAME_MAX];	/* ring_bind_pool: the one pool */
+	int pool_fd;
 	uint8_t buf[8192] __attribute__((aligned(8)));
 };
 
@@ -136,6 +139,17 @@ FIXTURE_VARIANT_ADD(ioctl_abi, ring_info) {
 	.ver0 = BATON_RING_INFO_SIZE_VER0,
 };
 
+/* Every call binds the fixture's ring to the same pool: 0 each time. */
+FIXTURE_VARIANT_ADD(ioctl_abi, ring_bind_pool) {
+	.cmd = BATON_RING_IOC_BIND_POOL,
+	.on_ring = true,
+	.size = sizeof(struct baton_ring_bind),
+	.ver0 = BATON_RING_BIND_SIZE_VER0,
+	.nr_resv = 1,
+	.resv = { offsetof(struct baton_ring_bind, reserved) },
+	.resv_len = { 4 },
+};
+
 FIXTURE_SETUP(ioctl_abi)
 {
 	BT_REQUIRE_DEV();
@@ -153,6 +167,10 @@ FIXTURE_TEARDOWN(ioctl_abi)
 		close(self->prod);
 	if (self->victim[0])
 		bt_unlink_quiet(self->victim);
+	if (self->pool[0]) {
+		close(self->pool_fd);
+		baton_pool_unlink(self->pool);
+	}
 	if (self->dev > 0) {
 		_test_unlink(self->dev, self->name);
 		close(self->dev);
@@ -206,6 +224,23 @@ static void abi_prep(struct __test_metadata *_metadata,
 
 		w->kind = BATON_NAME_RING;
 		strcpy(w->name, self->name);
+		break;
+	}
+	case BATON_RING_IOC_BIND_POOL: {
+		struct baton_pool_params pp = {
+			.nr_classes = 1,
+			.classes = { { .buf_shift = 12, .count = 4 } },
+		};
+		struct baton_pool *pool;
+
+		if (!self->pool[0]) {
+			bt_make_name(self->pool, sizeof(self->pool), "abib");
+			ASSERT_EQ(0, baton_pool_create(self->pool, &pp, &pool));
+			baton_pool_close(pool);
+			self->pool_fd = bt_pool_fd(self->pool);
+			ASSERT_LE(0, self->pool_fd);
+		}
+		((struct baton_ring_bind *)self->buf)->pool_fd = self->pool_fd;
 		break;
 	}
 	case BATON_RING_IOC_PARK: {
@@ -503,7 +538,8 @@ TEST(version_reports_abi_and_features)
 		     ~((uint64_t)(BATON_FEAT_ROLE_MMAP * 2 - 1) |
 		       BATON_FEAT_RING_MPSC | BATON_FEAT_EPOCH |
 		       BATON_FEAT_NAME_WAIT | BATON_FEAT_POOL |
-		       BATON_FEAT_POOL_WAIT | BATON_FEAT_POOL_SHARE));
+		       BATON_FEAT_POOL_WAIT | BATON_FEAT_POOL_SHARE |
+		       BATON_FEAT_RING_BIND));
 	close(dev);
 }
 
@@ -539,6 +575,7 @@ TEST(unknown_cmd_on_dev_enotty)
 		BATON_RING_IOC_PARK,
 		BATON_RING_IOC_WAKE,
 		BATON_RING_IOC_INFO,
+		BATON_RING_IOC_BIND_POOL,
 	};
 	size_t i;
 	int dev;
@@ -559,7 +596,7 @@ TEST(unknown_cmd_on_ring_enotty)
 {
 	uint8_t buf[512] = { 0 };
 	const unsigned long cmds[] = {
-		_IO(BATON_IOC_MAGIC, 0x43),
+		_IO(BATON_IOC_MAGIC, 0x44),	/* 0x43: _BIND_POOL */
 		_IO(BATON_IOC_MAGIC, 0x3f),
 		_IOWR(BATON_IOC_MAGIC, 0x40, struct baton_park),
 		_IO(0xBB, 0x40),

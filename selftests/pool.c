@@ -11,7 +11,11 @@
  * of a sender or a receiver in the middle of hand-offs, 200 times each;
  * every 25 every buffer must be allocatable exactly once. Fan-out: the
  * last reader's put frees a shared buffer, and a killed reader's part is
- * given up at its release. Decay: idle
+ * given up at its release. A ring nobody reads again (bound to the pool
+ * by its first send) gives its unread SENT buffers back when destroyed,
+ * and only those: not while a consumer may still attach, not a held or
+ * elsewhere-sent buffer a scribbled slot names; the bind's refusals.
+ * Decay: idle
  * buffers' pages go back (the data region's resident size falls) while a
  * live buffer's contents stay, keep is kept, and large frames a live
  * holder freed are not hoarded in its magazine. The cases both backends
@@ -114,6 +118,7 @@ TEST(names_holders_and_feature_bit)
 	ASSERT_GE(dev, 0);
 	ASSERT_EQ(0, ioctl(dev, BATON_IOC_VERSION, &v));
 	EXPECT_TRUE(v.out_features & BATON_FEAT_POOL);
+	EXPECT_TRUE(v.out_features & BATON_FEAT_RING_BIND);
 	close(dev);
 
 	bt_make_name(name, sizeof(name), "names");
@@ -248,6 +253,277 @@ TEST(sent_buffer_survives_its_senders_death)
 	EXPECT_EQ(0, pc_sent_survives(pname, rname, BATON_BACKEND_KMOD));
 }
 
+/*
+ * Class 0 allocatable, counted as pc_alloc_all() does, then freed again;
+ * asked until it says @want or 1 s passes (a returned buffer the kernel
+ * could not queue at once is queued by the repair work, 5 ms later).
+ */
+static int class0_free_count(struct baton_pool *pool, int want)
+{
+	uint64_t hs[24];
+	int n = 0, dups, tries;
+
+	for (tries = 0; tries < 100; tries++) {
+		n = pc_alloc_all(pool, hs, 24, &dups);
+		pc_free_all(pool, hs, n);
+		if (dups)
+			return -1;
+		if (n == want)
+			break;
+		usleep(10000);
+	}
+	return n;
+}
+
+/* A child that receives @n buffers (checked, freed), then dies. */
+static void receive_then_die(const char *pname, const char *rname, int n)
+{
+	struct baton_pool *cp;
+	struct baton_ring *cr;
+	uint64_t h, len;
+
+	if (baton_pool_open(pname, &cp) ||
+	    baton_ring_open(rname, BATON_ROLE_CONSUMER, BATON_BACKEND_KMOD,
+			    &cr))
+		_exit(40);
+	while (n--) {
+		if (baton_pool_recv(cr, cp, &h, &len, PC_OP_NS) || len != 4096)
+			_exit(41);
+		if (baton_pool_free(cp, h))
+			_exit(42);
+	}
+	raise(SIGKILL);
+	_exit(43);
+}
+
+/*
+ * A ring nobody reads again (BATON_RING_IOC_BIND_POOL, which the first
+ * baton_pool_send() through a ring makes): six buffers sent into a ring
+ * of @kind, a receiver takes two and is killed. The four left stay SENT
+ * while the ring can still be read (a consumer attaching later gets the
+ * next one, intact; the ring's name alone keeps the rest); once the ring
+ * is unlinked too they come back, each once. 0 or the failing step.
+ */
+static int unread_ring_returns(const char *pname, const char *rname,
+			       uint32_t kind)
+{
+	struct baton_ring_params rp = pc_ring_params(BATON_BACKEND_KMOD);
+	struct baton_pool_params p = pc_params(16, 0);
+	struct baton_ring *prod, *cons;
+	struct baton_pool *pool;
+	uint64_t h[6], got, len;
+	int i, step = 0;
+	pid_t pid;
+
+	rp.kind = kind;
+	rp.max_producers = kind == BATON_RING_MPSC ? 2 : 0;
+	if (baton_pool_create(pname, &p, &pool) ||
+	    baton_ring_create(rname, &rp, BATON_ROLE_PRODUCER, &prod))
+		return 1;
+	for (i = 0; i < 6 && !step; i++) {
+		if (baton_pool_alloc(pool, 4096, &h[i]))
+			step = 2;
+		else
+			memset(baton_pool_ptr(pool, h[i]), 0x40 + i, 4096);
+		if (!step && baton_pool_send(prod, pool, h[i], 4096, PC_OP_NS))
+			step = 3;
+	}
+	pid = step ? -1 : fork();
+	if (!pid)
+		receive_then_die(pname, rname, 2);
+	if (!step && ph_wait(pid) != 128 + SIGKILL)
+		step = 4;
+	else if (!step && class0_free_count(pool, 12) != 12)
+		step = 5;	/* the receiver's death took none of the four */
+	else if (!step && baton_ring_open(rname, BATON_ROLE_CONSUMER,
+					  BATON_BACKEND_KMOD, &cons))
+		step = 6;
+	if (!step) {
+		if (baton_pool_recv(cons, pool, &got, &len, PC_OP_NS) ||
+		    got != h[2] ||
+		    ((uint8_t *)baton_pool_ptr(pool, got))[4095] != 0x42 ||
+		    baton_pool_free(pool, got))
+			step = 7;
+		baton_ring_close(cons);
+	}
+	baton_ring_close(prod);
+	if (!step && class0_free_count(pool, 13) != 13)
+		step = 8;	/* no fd, but a name: three still SENT */
+	baton_ring_unlink(rname, BATON_BACKEND_KMOD);
+	if (!step && class0_free_count(pool, 16) != 16)
+		step = 9;
+	else if (!step && baton_pool_check(pool, h[5]) != -ESTALE)
+		step = 10;
+	baton_pool_close(pool);
+	baton_pool_unlink(pname);
+	return step;
+}
+
+TEST(unread_spsc_ring_returns_its_buffers_when_destroyed)
+{
+	char pname[64], rname[64];
+
+	BT_REQUIRE_DEV();
+	bt_make_name(pname, sizeof(pname), "unread");
+	bt_make_name(rname, sizeof(rname), "unreadr");
+	EXPECT_EQ(0, unread_ring_returns(pname, rname, BATON_RING_SPSC));
+}
+
+TEST(unread_mpsc_ring_returns_its_buffers_when_destroyed)
+{
+	char pname[64], rname[64];
+
+	BT_REQUIRE_DEV();
+	bt_make_name(pname, sizeof(pname), "unreadm");
+	bt_make_name(rname, sizeof(rname), "unreadmr");
+	EXPECT_EQ(0, unread_ring_returns(pname, rname, BATON_RING_MPSC));
+}
+
+/* One raw (handle, len) message, as a scribbling producer writes it. */
+static int push_raw(struct baton_ring *r, uint64_t handle)
+{
+	uint64_t m[2] = { handle, 4096 };
+
+	return baton_spsc_push(r, m, sizeof(m), PC_OP_NS);
+}
+
+/*
+ * A bound ring's slots and indices are its producer's to scribble; the
+ * kernel reads neither. When the ring goes, it takes back exactly the
+ * buffers SENT through that ring: not one its holder owns or one in
+ * flight in another ring, though a slot names them, and it finds one
+ * whose ring's tail was scribbled a lap past the head all the same.
+ */
+TEST(scribbled_bound_ring_returns_only_its_sent_buffers)
+{
+	struct baton_ring_params rp = pc_ring_params(BATON_BACKEND_KMOD);
+	struct baton_pool_params p = pc_params(16, 0);
+	char pname[64], ra[64], rb[64], rc[64];
+	uint64_t own, flying, hidden, mine, got, len;
+	struct baton_ring *a, *b, *c, *bc;
+	struct baton_pool *pool;
+
+	BT_REQUIRE_DEV();
+	bt_make_name(pname, sizeof(pname), "scrib");
+	bt_make_name(ra, sizeof(ra), "scriba");
+	bt_make_name(rb, sizeof(rb), "scribb");
+	bt_make_name(rc, sizeof(rc), "scribc");
+	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
+	ASSERT_EQ(0, baton_ring_create(ra, &rp, BATON_ROLE_PRODUCER, &a));
+	ASSERT_EQ(0, baton_ring_create(rb, &rp, BATON_ROLE_PRODUCER, &b));
+	ASSERT_EQ(0, baton_ring_create(rc, &rp, BATON_ROLE_PRODUCER, &c));
+	ASSERT_EQ(0, baton_pool_alloc(pool, 4096, &own));
+	ASSERT_EQ(0, baton_pool_alloc(pool, 4096, &flying));
+	ASSERT_EQ(0, baton_pool_alloc(pool, 4096, &hidden));
+	ASSERT_EQ(0, baton_pool_alloc(pool, 4096, &mine));
+	memset(baton_pool_ptr(pool, flying), 0x5f, 4096);
+	ASSERT_EQ(0, baton_pool_send(b, pool, flying, 4096, PC_OP_NS));
+	ASSERT_EQ(0, baton_pool_send(a, pool, mine, 4096, PC_OP_NS));
+	ASSERT_EQ(0, push_raw(a, own));
+	ASSERT_EQ(0, push_raw(a, flying));
+	ASSERT_EQ(0, push_raw(a, own | BATON_POOL_H_RESERVED));
+	ASSERT_EQ(0, push_raw(a, BATON_POOL_HANDLE(7, 0, 1)));
+	ASSERT_EQ(0, push_raw(a, ~0ULL));
+	/* C: one sent, then its tail a lap and more past its head. */
+	ASSERT_EQ(0, baton_pool_send(c, pool, hidden, 4096, PC_OP_NS));
+	__atomic_store_n(c->tail, *c->tail + 1000, __ATOMIC_RELEASE);
+
+	baton_ring_close(a);
+	baton_ring_unlink(ra, BATON_BACKEND_KMOD);
+	baton_ring_close(c);
+	baton_ring_unlink(rc, BATON_BACKEND_KMOD);
+	/* mine and hidden came back; own and flying did not. */
+	EXPECT_EQ(14, class0_free_count(pool, 14));
+	EXPECT_EQ(-ESTALE, baton_pool_check(pool, mine));
+	EXPECT_EQ(-ESTALE, baton_pool_check(pool, hidden));
+	EXPECT_EQ(0, baton_pool_check(pool, own));
+	EXPECT_EQ(0, baton_pool_free(pool, own));
+	ASSERT_EQ(0, baton_ring_open(rb, BATON_ROLE_CONSUMER,
+				     BATON_BACKEND_KMOD, &bc));
+	ASSERT_EQ(0, baton_pool_recv(bc, pool, &got, &len, PC_OP_NS));
+	EXPECT_EQ(flying, got);
+	EXPECT_EQ(0x5f, ((uint8_t *)baton_pool_ptr(pool, got))[4095]);
+	EXPECT_EQ(0, baton_pool_free(pool, got));
+	EXPECT_EQ(16, class0_free_count(pool, 16));
+	baton_ring_close(bc);
+	baton_ring_close(b);
+	baton_ring_unlink(rb, BATON_BACKEND_KMOD);
+	baton_pool_close(pool);
+	baton_pool_unlink(pname);
+}
+
+/* BIND_POOL on @fd: 0 or a positive errno; the ring's id in *@id. */
+static int bind_pool(int fd, int pool_fd, uint64_t *id)
+{
+	struct baton_ring_bind k;
+	int rc;
+
+	memset(&k, 0, sizeof(k));
+	k.size = sizeof(k);
+	k.pool_fd = pool_fd;
+	rc = bt_ioctl(fd, BATON_RING_IOC_BIND_POOL, &k);
+	*id = k.out_ring_id;
+	return rc;
+}
+
+/*
+ * BATON_RING_IOC_BIND_POOL: an fd that is not a pool's (EBADF), a
+ * second pool (EBUSY, also through baton_pool_send(), which leaves the
+ * buffer its sender's); the same pool again is fine, and says the same
+ * id, which no other ring has.
+ */
+TEST(bind_pool_refuses_other_fds_and_a_second_pool)
+{
+	struct baton_ring_params rp = pc_ring_params(BATON_BACKEND_KMOD);
+	struct baton_pool_params p = pc_params(8, 0);
+	char pa[64], pb[64], rn[64], rn2[64];
+	struct baton_pool *a, *b;
+	struct baton_ring *r, *r2;
+	uint64_t h, id, id_again, id2;
+	int fa, fb;
+
+	BT_REQUIRE_DEV();
+	bt_make_name(pa, sizeof(pa), "binda");
+	bt_make_name(pb, sizeof(pb), "bindb");
+	bt_make_name(rn, sizeof(rn), "bindr");
+	bt_make_name(rn2, sizeof(rn2), "bindr2");
+	ASSERT_EQ(0, baton_pool_create(pa, &p, &a));
+	ASSERT_EQ(0, baton_pool_create(pb, &p, &b));
+	fa = bt_pool_fd(pa);
+	fb = bt_pool_fd(pb);
+	ASSERT_LE(0, fa);
+	ASSERT_LE(0, fb);
+	ASSERT_EQ(0, baton_ring_create(rn, &rp, BATON_ROLE_PRODUCER, &r));
+	ASSERT_EQ(0, baton_ring_create(rn2, &rp, BATON_ROLE_CONSUMER, &r2));
+
+	EXPECT_EQ(EBADF, bind_pool(baton_ring_fd(r), baton_ring_fd(r2), &id));
+	EXPECT_EQ(EBADF, bind_pool(baton_ring_fd(r), -1, &id));
+	EXPECT_EQ(0, bind_pool(baton_ring_fd(r), fa, &id));
+	EXPECT_NE(0, id);
+	EXPECT_EQ(0, bind_pool(baton_ring_fd(r), fa, &id_again));
+	EXPECT_EQ(id, id_again);
+	EXPECT_EQ(EBUSY, bind_pool(baton_ring_fd(r), fb, &id_again));
+	EXPECT_EQ(0, bind_pool(baton_ring_fd(r2), fb, &id2));
+	EXPECT_NE(id, id2);
+
+	ASSERT_EQ(0, baton_pool_alloc(b, 4096, &h));
+	EXPECT_EQ(-EBUSY, baton_pool_send(r, b, h, 4096, PC_OP_NS));
+	EXPECT_EQ(0, baton_pool_free(b, h));
+	EXPECT_EQ(0, baton_pool_alloc(a, 4096, &h));
+	EXPECT_EQ(0, baton_pool_send(r, a, h, 4096, PC_OP_NS));
+
+	close(fa);
+	close(fb);
+	baton_ring_close(r2);
+	baton_ring_unlink(rn2, BATON_BACKEND_KMOD);
+	baton_ring_close(r);
+	baton_ring_unlink(rn, BATON_BACKEND_KMOD);
+	baton_pool_close(a);
+	baton_pool_close(b);
+	baton_pool_unlink(pa);
+	baton_pool_unlink(pb);
+}
+
 /* Fan-out: share, put, the last put frees (pool_cases.h). */
 TEST(shared_buffer_returns_after_the_last_put)
 {
@@ -315,21 +591,6 @@ TEST(alloc_waits_for_a_free_and_for_a_death)
 }
 
 /* A raw pool fd of pool @pname (BATON_IOC_POOL_OPEN): fd, or -errno. */
-static int raw_pool_fd(const char *pname)
-{
-	struct baton_pool_open op;
-	int dev = bt_dev_open(), rc;
-
-	if (dev < 0)
-		return dev;
-	memset(&op, 0, sizeof(op));
-	op.size = sizeof(op);
-	snprintf(op.name, sizeof(op.name), "%s", pname);
-	rc = bt_ioctl(dev, BATON_IOC_POOL_OPEN, &op);
-	close(dev);
-	return rc ? rc : (int)op.out_fd;
-}
-
 /* BATON_POOL_IOC_WAIT and _WAKE: sizes, flags, reserved words, classes. */
 TEST(wait_and_wake_reject_bad_fields)
 {
@@ -346,7 +607,7 @@ TEST(wait_and_wake_reject_bad_fields)
 	BT_REQUIRE_DEV();
 	bt_make_name(pname, sizeof(pname), "pwio");
 	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
-	fd = raw_pool_fd(pname);
+	fd = bt_pool_fd(pname);
 	ASSERT_LE(0, fd);
 #define WAIT_EINVAL(cmd, field, val) do {				\
 		memset(&k, 0, sizeof(k));				\
@@ -410,7 +671,7 @@ TEST(unstick_that_repairs_nothing_wakes_nobody)
 	BT_REQUIRE_DEV();
 	bt_make_name(pname, sizeof(pname), "punw");
 	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
-	fd = raw_pool_fd(pname);
+	fd = bt_pool_fd(pname);
 	ASSERT_LE(0, fd);
 	h = mmap(NULL, BT_PAGE, PROT_READ, MAP_SHARED, fd, BATON_POOL_HDR_MMAP);
 	ASSERT_NE(MAP_FAILED, h);

@@ -121,6 +121,10 @@ struct baton_ring {
 		void *addr;
 		size_t len;
 	} mpsc_map[2];			/* seq, claim */
+
+	/* baton_pool_send(): the pool this handle bound the ring to */
+	uint64_t pool_bound;		/* its serial (lib/pool.c); 0: none */
+	uint64_t pool_ring_id;		/* the ring's id for SENT aux; 0: none */
 };
 
 /**
@@ -2069,10 +2073,15 @@ int baton_pool_take(struct baton_pool *pool, uint64_t handle);
  *
  * One message per buffer, so variable-size messages need no framing. The
  * give comes after the push: a sender killed in between leaves a buffer
- * that goes back to the pool, and its receiver gets -ESTALE.
+ * that goes back to the pool, and its receiver gets -ESTALE. On the
+ * kernel-module backend the first send through a ring handle binds the
+ * ring to the pool (one system call), so that buffers still in flight
+ * when the ring is destroyed go back to the pool (Documentation/pool.rst,
+ * "A ring nobody reads again").
  *
  * Return: 0, or the ring's error with the buffer still the caller's,
- * or -ESTALE, -EINVAL.
+ * or -ESTALE, -EINVAL, -EBUSY (the ring carries another pool's buffers;
+ * the buffer is still the caller's).
  */
 int baton_pool_send(struct baton_ring *ring, struct baton_pool *pool,
 		    uint64_t handle, uint64_t len, int64_t timeout_ns);

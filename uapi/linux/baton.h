@@ -1018,8 +1018,9 @@ struct baton_name_wait {
  * A buffer descriptor's state word: generation (bits 32-63), kind (28-31),
  * holder (16-27: the owning holder index + 1; 0 for none), 0-15 zero.
  * aux: for FREE, the CLOCK_MONOTONIC millisecond it was freed (0: its
- * pages were given back, or it was never used); for SHARED, the
- * generation (bits 32-63) and the mask of the holder indices still
+ * pages were given back, or it was never used); for SENT, the id of the
+ * ring it was sent through (struct baton_ring_bind; 0: none known); for
+ * SHARED, the generation (bits 32-63) and the mask of the holder indices still
  * reading it (bit k: holder k, k < BATON_POOL_SHARE_MAX); the buffer goes
  * back when the mask is empty (Documentation/pool.rst, "Fan-out").
  */
@@ -1334,5 +1335,48 @@ struct baton_pool_open {
 #define BATON_IOC_POOL_CREATE	_IO(BATON_IOC_MAGIC, 0x30)
 #define BATON_IOC_POOL_OPEN	_IO(BATON_IOC_MAGIC, 0x31)
 #define BATON_IOC_POOL_UNLINK	_IO(BATON_IOC_MAGIC, 0x32)
+
+/*
+ * A ring bound to a pool (BATON_FEAT_RING_BIND): the kernel gives back
+ * the buffers in flight in a ring nobody can read any more
+ * (Documentation/pool.rst, "A ring nobody reads again").
+ */
+#define BATON_FEAT_RING_BIND	(1ULL << 13)	/* BATON_RING_IOC_BIND_POOL */
+
+/**
+ * struct baton_ring_bind - BATON_RING_IOC_BIND_POOL on a ring fd
+ * @size: sizeof(struct baton_ring_bind)
+ * @flags: must be 0
+ * @pool_fd: a pool fd whose buffers are sent through the ring
+ * @reserved: 0
+ * @out_ring_id: the ring's id, never 0, unique while the module is
+ *               loaded. A sender stores it in the aux word of a buffer's
+ *               descriptor before making it SENT (baton_pool_send()).
+ *
+ * When the ring is destroyed (its last fd and mapping gone, its name
+ * unlinked), every buffer of the bound pool that is SENT with aux equal
+ * to the ring's id goes back to the pool's free queue under a new
+ * generation, counted in the pool's reclaimed word and reported as
+ * BATON_EVENT_POOL_RECLAIMED. The ring's slots and indices are not read:
+ * a scribbled ring can neither hide its buffers nor name another's.
+ * Nothing a live process can reach is taken: while a consumer may attach
+ * again (the ring has a name or an fd), the ring lives. A ring is bound
+ * to one pool for its life; binding it again to the same pool does
+ * nothing. Either role may bind.
+ *
+ * Returns 0, EINVAL (size, flags, reserved), EBADF (@pool_fd is not an
+ * open pool fd), EBUSY (bound to another pool).
+ */
+struct baton_ring_bind {
+	__u32 size;
+	__u32 flags;
+	__s32 pool_fd;
+	__u32 reserved;
+	__aligned_u64 out_ring_id;
+};
+#define BATON_RING_BIND_SIZE_VER0	24
+
+/* on a ring fd */
+#define BATON_RING_IOC_BIND_POOL	_IO(BATON_IOC_MAGIC, 0x43)
 
 #endif /* _UAPI_LINUX_BATON_H */
