@@ -1188,6 +1188,53 @@ static inline int pc_share_while_sending(const char *pname, const char *rbase,
  * put by a non-reader, a free by the sharer and bad masks are refused;
  * then every buffer is back, once. 0 or the failing step.
  */
+/*
+ * baton_pool_send_shared() refuses, before it pushes anything, a reader
+ * with a non-zero reserved word, a holder index past
+ * BATON_POOL_SHARE_MAX, and the same holder twice: -EINVAL, the ring
+ * still empty and buffer @h still @s's. 0 or the failing step (33..37).
+ */
+static inline int pc_send_shared_refusals(const char *pname,
+					  struct baton_pool *s, uint64_t h,
+					  uint32_t holder, int backend)
+{
+	struct baton_ring_params rp = pc_ring_params(backend);
+	struct baton_pool_reader rd[2];
+	struct baton_ring *prod, *cons;
+	char rname[BATON_NAME_MAX];
+	uint64_t m[2];
+	int step = 0;
+
+	snprintf(rname, sizeof(rname), "%.50s.rd", pname);
+	baton_ring_unlink(rname, backend);
+	if (baton_ring_create(rname, &rp, BATON_ROLE_PRODUCER, &prod))
+		return 33;
+	rd[0].ring = prod;
+	rd[0].holder = holder;
+	rd[0].reserved = 1;
+	rd[1] = rd[0];
+	rd[1].reserved = 0;
+	if (baton_pool_send_shared(s, h, 1, rd, 1, 0, NULL) != -EINVAL)
+		step = 34;	/* reserved */
+	rd[0].reserved = 0;
+	rd[0].holder = BATON_POOL_SHARE_MAX;
+	if (!step && baton_pool_send_shared(s, h, 1, rd, 1, 0, NULL) != -EINVAL)
+		step = 35;	/* an index a mask cannot name */
+	rd[0].holder = holder;
+	if (!step && baton_pool_send_shared(s, h, 1, rd, 2, 0, NULL) != -EINVAL)
+		step = 36;	/* the same reader twice */
+	if (!step && (baton_ring_open(rname, BATON_ROLE_CONSUMER, backend,
+				      &cons) ||
+		      baton_spsc_try_pop(cons, m, sizeof(m)) != -EAGAIN ||
+		      baton_pool_check(s, h)))
+		step = 37;	/* something was pushed, or the buffer moved */
+	else if (!step)
+		baton_ring_close(cons);
+	baton_ring_close(prod);
+	baton_ring_unlink(rname, backend);
+	return step;
+}
+
 static inline int pc_share_and_put(const char *pname, int backend)
 {
 	struct baton_pool_params p = pc_params(16, 0);
@@ -1216,6 +1263,9 @@ static inline int pc_share_and_put(const char *pname, int backend)
 		step = 31;	/* no reader */
 	else if (baton_pool_send_shared(s, h, 1, &rd, 1, 0, NULL) != -EINVAL)
 		step = 32;	/* no ring */
+	else if ((step = pc_send_shared_refusals(pname, s, h, i1.holder,
+						 backend)))
+		;	/* 33..37: its step */
 	else if (baton_pool_share(s, h, 1ULL << 32) != -EINVAL)
 		step = 6;
 	else if (baton_pool_share(s, h + (1ULL << 32), mask) != -ESTALE)
