@@ -230,6 +230,7 @@ static int nmaps;
 static pid_t kids[MAX_KIDS];
 static bool in_child;		/* a forked burst: no grandchildren */
 static int dev = -1;
+static int bind_pool = -1;	/* a pool fd fds[] never drops: BIND_POOL's */
 static uint8_t *argbuf;		/* ARGBUF bytes, last page unmapped */
 
 /* ---- building arguments ---- */
@@ -427,11 +428,17 @@ static void fz_fill(unsigned int cmd, void *k)
 		w->deadline_ns = (uint64_t)bt_now_ns() + rnd(3) * BT_MSEC;
 		break;
 	}
-	case BATON_RING_IOC_BIND_POOL:
-		/* One of the fds held (a pool one, or not), or any number. */
-		((struct baton_ring_bind *)k)->pool_fd =
-			nfds && chance(80) ? fds[rnd(nfds)].fd : (int)rnd64();
+	case BATON_RING_IOC_BIND_POOL: {
+		struct baton_ring_bind *b = k;
+
+		/* The worker's own pool, one of the fds held, or any number. */
+		if (bind_pool >= 0 && chance(50))
+			b->pool_fd = bind_pool;
+		else
+			b->pool_fd = nfds && chance(70) ? fds[rnd(nfds)].fd :
+							  (int)rnd64();
 		break;
+	}
 	case BATON_RING_IOC_PARK: {
 		struct baton_park *p = k;
 
@@ -1035,6 +1042,33 @@ static void fz_alarm(void)
 	setitimer(ITIMER_REAL, &it, NULL);
 }
 
+/*
+ * A small pool of the worker's own, its name unlinked at once: the pool a
+ * BIND_POOL names half the time (the worker rarely holds a pool fd and a
+ * ring fd together), so binds succeed and destroyed rings walk a pool.
+ */
+static int fz_bind_pool(void)
+{
+	struct baton_pool_create c;
+	struct baton_unlink u;
+
+	memset(&c, 0, sizeof(c));
+	c.size = sizeof(c);
+	c.nr_classes = 1;
+	c.max_holders = 4;
+	c.classes[0].buf_shift = 12;
+	c.classes[0].count = 8;
+	c.mode = 0600;
+	snprintf(c.name, sizeof(c.name), "fzbind.%d", (int)getpid());
+	if (bt_ioctl(dev, BATON_IOC_POOL_CREATE, &c))
+		return -1;
+	memset(&u, 0, sizeof(u));
+	u.size = sizeof(u);
+	memcpy(u.name, c.name, sizeof(u.name));
+	bt_ioctl(dev, BATON_IOC_POOL_UNLINK, &u);
+	return c.out_fd;
+}
+
 static int fz_worker(uint64_t seed, int64_t end)
 {
 	int i;
@@ -1048,6 +1082,7 @@ static int fz_worker(uint64_t seed, int64_t end)
 	if (argbuf == MAP_FAILED)
 		return 1;
 	munmap(argbuf + 2 * BT_PAGE, ARGBUF - 2 * BT_PAGE);
+	bind_pool = fz_bind_pool();
 	fz_alarm();
 	while (bt_now_ns() < end && !__atomic_load_n(&sh->unloaded,
 						     __ATOMIC_ACQUIRE))
