@@ -11,8 +11,8 @@
  * the pages outlive close() of the fd until the last munmap(). The ring
  * fops pin the module while any ring file or mapping exists.
  *
- * A ring bound to a pool (BATON_RING_IOC_BIND_POOL) holds a reference on
- * it, and its free gives back the buffers in flight in it (pool.c:
+ * A ring bound to pools (BATON_RING_IOC_BIND_POOL) holds a reference on
+ * each, and its free gives back the buffers in flight in it (pool.c:
  * baton_pool_return_sent()): nobody can receive them any more.
  *
  * MPSC rings (BATON_RING_MPSC) add a sequence region and one claim page
@@ -131,8 +131,9 @@ struct baton_ring {
 	struct baton_waiters prod_w;	/* producers parked or polling */
 	struct baton_waiters cons_w;	/* consumers parked or polling */
 	struct baton_mm_set mms;	/* mms mapping the ring, for (G) */
-	struct baton_pool *pool;	/* bound pool (ring->lock), or NULL */
-	u64 id;				/* for the bound pool's SENT aux */
+	/* bound pools (ring->lock; set once each), their SENT aux: @id */
+	struct baton_pool *pools[BATON_RING_POOLS_MAX];
+	u64 id;
 };
 
 /* One ring fd: a reference on the ring and a role. */
@@ -181,15 +182,16 @@ static atomic64_t baton_ring_ids = ATOMIC64_INIT(0);
 static void baton_ring_free(struct kref *ref)
 {
 	struct baton_ring *ring = container_of(ref, struct baton_ring, named.ref);
+	unsigned int i;
 
 	baton_named_forget(&baton_rings, &ring->named);
 	/* A ring that never had a name was never announced either. */
 	if (ring->named.published)
 		baton_ring_event(ring, BATON_EVENT_RING_DESTROYED);
 	/* Nobody can receive from the ring now: what it carried goes back. */
-	if (ring->pool) {
-		baton_pool_return_sent(ring->pool, ring->id);
-		baton_pool_unref(ring->pool);
+	for (i = 0; i < BATON_RING_POOLS_MAX && ring->pools[i]; i++) {
+		baton_pool_return_sent(ring->pools[i], ring->id);
+		baton_pool_unref(ring->pools[i]);
 	}
 	baton_mpsc_free(ring->mpsc);
 	baton_pages_free(&ring->mem);
@@ -987,16 +989,48 @@ static long baton_ring_info(struct baton_ring_file *rf, void __user *uarg)
 }
 
 /*
- * BATON_RING_IOC_BIND_POOL: buffers of the pool behind @k.pool_fd are
- * sent through the ring, marked with its id. Set once for the ring's
- * life, under ring->lock; the reference taken here is dropped when the
- * ring is freed.
+ * Bind @pool (a reference the caller passes on) to @ring: 0 if it is
+ * bound now or was already (the reference is then dropped), -ENOSPC when
+ * BATON_RING_POOLS_MAX others are. Slots fill in order, once each, under
+ * ring->lock; the free reads them without it.
+ */
+static int baton_ring_add_pool(struct baton_ring *ring,
+			       struct baton_pool *pool)
+{
+	struct baton_pool *drop = pool;
+	int ret = -ENOSPC;
+	unsigned int i;
+
+	spin_lock(&ring->lock);
+	for (i = 0; i < BATON_RING_POOLS_MAX; i++) {
+		if (ring->pools[i] == pool) {
+			ret = 0;
+			break;
+		}
+		if (!ring->pools[i]) {
+			ring->pools[i] = pool;
+			drop = NULL;
+			ret = 0;
+			break;
+		}
+	}
+	spin_unlock(&ring->lock);
+	/* Outside the spinlock: the last reference's free sleeps. */
+	if (drop)
+		baton_pool_unref(drop);
+	return ret;
+}
+
+/*
+ * BATON_RING_IOC_BIND_POOL, producers only: buffers of the pool behind
+ * @k.pool_fd are sent through the ring, marked with its id. A consumer
+ * cannot bind, so it cannot fill the slots against its producers.
  */
 static long baton_ring_bind_pool(struct baton_ring_file *rf,
 				 void __user *uarg)
 {
 	struct baton_ring *ring = rf->ring;
-	struct baton_pool *pool, *drop;
+	struct baton_pool *pool;
 	struct baton_ring_bind k;
 	u32 usize;
 	long ret;
@@ -1007,21 +1041,12 @@ static long baton_ring_bind_pool(struct baton_ring_file *rf,
 		return ret;
 	if (k.flags || k.reserved)
 		return -EINVAL;
+	if (rf->role != BATON_ROLE_PRODUCER)
+		return -EACCES;
 	pool = baton_pool_fget(k.pool_fd);
 	if (IS_ERR(pool))
 		return PTR_ERR(pool);
-	drop = pool;
-	spin_lock(&ring->lock);
-	if (!ring->pool) {
-		ring->pool = pool;
-		drop = NULL;
-	} else if (ring->pool != pool) {
-		ret = -EBUSY;
-	}
-	spin_unlock(&ring->lock);
-	/* Outside the spinlock: the last reference's free sleeps. */
-	if (drop)
-		baton_pool_unref(drop);
+	ret = baton_ring_add_pool(ring, pool);
 	if (ret)
 		return ret;
 	k.out_ring_id = ring->id;

@@ -1061,6 +1061,23 @@ int baton_pool_info(const struct baton_pool *p, struct baton_pool_info *info)
 
 /* ---- handing buffers over ---- */
 
+/*
+ * OWNED -> SENT by its owner, in flight in ring @ring_id (0: none known).
+ * aux first: a buffer that came through a bound ring still carries that
+ * ring's id, or a FREE time, and a stale id would let the module take a
+ * buffer given on elsewhere when that ring goes (Y9). The release orders
+ * the buffer's contents and aux before the state, and the state before
+ * the publication that carries the handle.
+ */
+static void mark_sent(struct baton_pool *p, struct baton_pool_desc *d,
+		      uint32_t gen, uint64_t ring_id)
+{
+	__atomic_store_n(&d->aux, ring_id, __ATOMIC_RELAXED);
+	__atomic_store_n(&d->state,
+			 BATON_POOL_STATE(gen, BATON_POOL_SENT, p->f.holder + 1),
+			 __ATOMIC_RELEASE);
+}
+
 int baton_pool_give(struct baton_pool *p, uint64_t handle)
 {
 	struct baton_pool_cls *c = handle_class(p, handle);
@@ -1075,13 +1092,7 @@ int baton_pool_give(struct baton_pool *p, uint64_t handle)
 	if (__atomic_load_n(&d->state, __ATOMIC_ACQUIRE) !=
 	    BATON_POOL_STATE(gen, BATON_POOL_OWNED, p->f.holder + 1))
 		return -ESTALE;
-	/*
-	 * Release: the buffer's contents before the state, and the state
-	 * before the ring's publication that carries the handle.
-	 */
-	__atomic_store_n(&d->state,
-			 BATON_POOL_STATE(gen, BATON_POOL_SENT, p->f.holder + 1),
-			 __ATOMIC_RELEASE);
+	mark_sent(p, d, gen, 0);
 	return 0;
 }
 
@@ -1128,25 +1139,27 @@ struct pool_msg {
  * Tell the module, once per ring handle, that buffers of @p are sent
  * through @r (BATON_RING_IOC_BIND_POOL), and learn the ring's id, which
  * baton_pool_send() leaves in a SENT buffer's aux word: a ring destroyed
- * with buffers still in flight in it gives those back. 0, or -EBUSY: the
- * ring carries another pool's buffers. memfd has no such hook
+ * with buffers still in flight in it gives those back. 0, or -ENOSPC: the
+ * ring is bound to BATON_RING_POOLS_MAX other pools. memfd has no such hook
  * (Documentation/pool.rst), nor has a module without
  * BATON_FEAT_RING_BIND (ENOTTY): the id stays 0 there.
  */
 static int bind_ring(struct baton_ring *r, struct baton_pool *p)
 {
 	struct baton_ring_bind b = { .size = sizeof(b), .pool_fd = p->fd };
+	uint64_t id = 0;
 
 	if (r->pool_bound == p->serial)
 		return 0;
 	if (r->backend == BATON_BACKEND_KMOD &&
 	    p->backend == BATON_BACKEND_KMOD) {
 		if (!ioctl(r->fd, BATON_RING_IOC_BIND_POOL, &b))
-			r->pool_ring_id = b.out_ring_id;
+			id = b.out_ring_id;
 		else if (errno != ENOTTY)
 			return -errno;
 	}
 	r->pool_bound = p->serial;
+	r->pool_ring_id = id;
 	return 0;
 }
 
@@ -1177,12 +1190,7 @@ int baton_pool_send(struct baton_ring *r, struct baton_pool *p,
 		ret = baton_spsc_push(r, &m, sizeof(m), timeout_ns);
 	if (ret < 0)
 		return ret;	/* not published: still ours */
-	/* Which ring it is in flight in, ordered before SENT by its release. */
-	__atomic_store_n(&d->aux, r->pool_ring_id, __ATOMIC_RELAXED);
-	__atomic_store_n(&d->state,
-			 BATON_POOL_STATE(BATON_POOL_H_GEN(handle),
-					  BATON_POOL_SENT, p->f.holder + 1),
-			 __ATOMIC_RELEASE);
+	mark_sent(p, d, BATON_POOL_H_GEN(handle), r->pool_ring_id);
 	return 0;
 }
 

@@ -205,7 +205,8 @@ static const int E_UNSTICK[] = { EINVAL, E2BIG, EFAULT, EAGAIN, 0 };
 static const int E_POOL_WAIT[] = { EINVAL, E2BIG, EFAULT, ETIMEDOUT, EINTR,
 				   0 };
 static const int E_POOL_WAKE[] = { EINVAL, E2BIG, EFAULT, 0 };
-static const int E_BIND[] = { EINVAL, E2BIG, EFAULT, EBADF, EBUSY, 0 };
+static const int E_BIND[] = { EINVAL, E2BIG, EFAULT, EACCES, EBADF, ENOSPC,
+			       0 };
 
 /* ---- what a worker holds ---- */
 

@@ -302,7 +302,9 @@ static void receive_then_die(const char *pname, const char *rname, int n)
  * of @kind, a receiver takes two and is killed. The four left stay SENT
  * while the ring can still be read (a consumer attaching later gets the
  * next one, intact; the ring's name alone keeps the rest); once the ring
- * is unlinked too they come back, each once. 0 or the failing step.
+ * is unlinked too they come back, each once, but not the one the later
+ * consumer gave on (baton_pool_give(), as for a transport of its own):
+ * that one is in flight elsewhere. 0 or the failing step.
  */
 static int unread_ring_returns(const char *pname, const char *rname,
 			       uint32_t kind)
@@ -342,18 +344,23 @@ static int unread_ring_returns(const char *pname, const char *rname,
 		if (baton_pool_recv(cons, pool, &got, &len, PC_OP_NS) ||
 		    got != h[2] ||
 		    ((uint8_t *)baton_pool_ptr(pool, got))[4095] != 0x42 ||
-		    baton_pool_free(pool, got))
+		    baton_pool_give(pool, got))
 			step = 7;
 		baton_ring_close(cons);
 	}
 	baton_ring_close(prod);
-	if (!step && class0_free_count(pool, 13) != 13)
+	if (!step && class0_free_count(pool, 12) != 12)
 		step = 8;	/* no fd, but a name: three still SENT */
 	baton_ring_unlink(rname, BATON_BACKEND_KMOD);
-	if (!step && class0_free_count(pool, 16) != 16)
+	if (!step && class0_free_count(pool, 15) != 15)
 		step = 9;
 	else if (!step && baton_pool_check(pool, h[5]) != -ESTALE)
 		step = 10;
+	else if (!step && (baton_pool_take(pool, got) ||
+			   baton_pool_free(pool, got)))
+		step = 11;	/* the given one was not taken */
+	else if (!step && class0_free_count(pool, 16) != 16)
+		step = 12;
 	baton_pool_close(pool);
 	baton_pool_unlink(pname);
 	return step;
@@ -466,62 +473,73 @@ static int bind_pool(int fd, int pool_fd, uint64_t *id)
 	return rc;
 }
 
+#define BIND_POOLS	(BATON_RING_POOLS_MAX + 1)
+
 /*
- * BATON_RING_IOC_BIND_POOL: an fd that is not a pool's (EBADF), a
- * second pool (EBUSY, also through baton_pool_send(), which leaves the
- * buffer its sender's); the same pool again is fine, and says the same
- * id, which no other ring has.
+ * BATON_RING_IOC_BIND_POOL: a consumer fd (EACCES), an fd that is not a
+ * pool's (EBADF); BATON_RING_POOLS_MAX pools bind, each again with the
+ * same id (which no other ring has), one more is ENOSPC, also through
+ * baton_pool_send(), which leaves the buffer its sender's.
  */
-TEST(bind_pool_refuses_other_fds_and_a_second_pool)
+TEST(bind_pool_takes_producers_and_up_to_four_pools)
 {
 	struct baton_ring_params rp = pc_ring_params(BATON_BACKEND_KMOD);
 	struct baton_pool_params p = pc_params(8, 0);
-	char pa[64], pb[64], rn[64], rn2[64];
-	struct baton_pool *a, *b;
-	struct baton_ring *r, *r2;
+	char pn[BIND_POOLS][64], rn[64], rn2[64];
+	struct baton_pool *pool[BIND_POOLS];
+	int fd[BIND_POOLS], i;
+	struct baton_ring *r, *r2, *c;
 	uint64_t h, id, id_again, id2;
-	int fa, fb;
 
 	BT_REQUIRE_DEV();
-	bt_make_name(pa, sizeof(pa), "binda");
-	bt_make_name(pb, sizeof(pb), "bindb");
+	for (i = 0; i < BIND_POOLS; i++) {
+		bt_make_name(pn[i], sizeof(pn[i]), "bindp");
+		ASSERT_EQ(0, baton_pool_create(pn[i], &p, &pool[i]));
+		fd[i] = bt_pool_fd(pn[i]);
+		ASSERT_LE(0, fd[i]);
+	}
 	bt_make_name(rn, sizeof(rn), "bindr");
 	bt_make_name(rn2, sizeof(rn2), "bindr2");
-	ASSERT_EQ(0, baton_pool_create(pa, &p, &a));
-	ASSERT_EQ(0, baton_pool_create(pb, &p, &b));
-	fa = bt_pool_fd(pa);
-	fb = bt_pool_fd(pb);
-	ASSERT_LE(0, fa);
-	ASSERT_LE(0, fb);
 	ASSERT_EQ(0, baton_ring_create(rn, &rp, BATON_ROLE_PRODUCER, &r));
-	ASSERT_EQ(0, baton_ring_create(rn2, &rp, BATON_ROLE_CONSUMER, &r2));
+	ASSERT_EQ(0, baton_ring_create(rn2, &rp, BATON_ROLE_PRODUCER, &r2));
+	ASSERT_EQ(0, baton_ring_open(rn, BATON_ROLE_CONSUMER,
+				     BATON_BACKEND_KMOD, &c));
 
+	EXPECT_EQ(EACCES, bind_pool(baton_ring_fd(c), fd[0], &id));
 	EXPECT_EQ(EBADF, bind_pool(baton_ring_fd(r), baton_ring_fd(r2), &id));
 	EXPECT_EQ(EBADF, bind_pool(baton_ring_fd(r), -1, &id));
-	EXPECT_EQ(0, bind_pool(baton_ring_fd(r), fa, &id));
+	EXPECT_EQ(0, bind_pool(baton_ring_fd(r), fd[0], &id));
 	EXPECT_NE(0, id);
-	EXPECT_EQ(0, bind_pool(baton_ring_fd(r), fa, &id_again));
-	EXPECT_EQ(id, id_again);
-	EXPECT_EQ(EBUSY, bind_pool(baton_ring_fd(r), fb, &id_again));
-	EXPECT_EQ(0, bind_pool(baton_ring_fd(r2), fb, &id2));
+	for (i = 0; i < BATON_RING_POOLS_MAX; i++) {
+		EXPECT_EQ(0, bind_pool(baton_ring_fd(r), fd[i], &id_again));
+		EXPECT_EQ(id, id_again);
+	}
+	EXPECT_EQ(0, bind_pool(baton_ring_fd(r), fd[0], &id_again));
+	EXPECT_EQ(ENOSPC, bind_pool(baton_ring_fd(r), fd[BIND_POOLS - 1],
+				    &id_again));
+	EXPECT_EQ(0, bind_pool(baton_ring_fd(r2), fd[BIND_POOLS - 1], &id2));
+	EXPECT_NE(0, id2);
 	EXPECT_NE(id, id2);
 
-	ASSERT_EQ(0, baton_pool_alloc(b, 4096, &h));
-	EXPECT_EQ(-EBUSY, baton_pool_send(r, b, h, 4096, PC_OP_NS));
-	EXPECT_EQ(0, baton_pool_free(b, h));
-	EXPECT_EQ(0, baton_pool_alloc(a, 4096, &h));
-	EXPECT_EQ(0, baton_pool_send(r, a, h, 4096, PC_OP_NS));
+	ASSERT_EQ(0, baton_pool_alloc(pool[BIND_POOLS - 1], 4096, &h));
+	EXPECT_EQ(-ENOSPC, baton_pool_send(r, pool[BIND_POOLS - 1], h, 4096,
+					   PC_OP_NS));
+	EXPECT_EQ(0, baton_pool_free(pool[BIND_POOLS - 1], h));
+	EXPECT_EQ(0, baton_pool_alloc(pool[1], 4096, &h));
+	EXPECT_EQ(0, baton_pool_send(r, pool[1], h, 4096, PC_OP_NS));
 
-	close(fa);
-	close(fb);
+	baton_ring_close(c);
 	baton_ring_close(r2);
 	baton_ring_unlink(rn2, BATON_BACKEND_KMOD);
 	baton_ring_close(r);
 	baton_ring_unlink(rn, BATON_BACKEND_KMOD);
-	baton_pool_close(a);
-	baton_pool_close(b);
-	baton_pool_unlink(pa);
-	baton_pool_unlink(pb);
+	/* The ring went with pool 1's buffer in it: back, a new generation. */
+	EXPECT_EQ(-ESTALE, baton_pool_check(pool[1], h));
+	for (i = 0; i < BIND_POOLS; i++) {
+		close(fd[i]);
+		baton_pool_close(pool[i]);
+		baton_pool_unlink(pn[i]);
+	}
 }
 
 /* Fan-out: share, put, the last put frees (pool_cases.h). */

@@ -1183,16 +1183,11 @@ static inline int pc_share_while_sending(const char *pname, const char *rbase,
 }
 
 /*
- * Share and put between three handles of this process (holders 0, 1, 2):
- * the buffer stays allocated until the last reader's put; a second put, a
- * put by a non-reader, a free by the sharer and bad masks are refused;
- * then every buffer is back, once. 0 or the failing step.
- */
-/*
  * baton_pool_send_shared() refuses, before it pushes anything, a reader
- * with a non-zero reserved word, a holder index past
- * BATON_POOL_SHARE_MAX, and the same holder twice: -EINVAL, the ring
- * still empty and buffer @h still @s's. 0 or the failing step (33..37).
+ * with a non-zero reserved word, a holder index a mask cannot name
+ * (BATON_POOL_SHARE_MAX, below the pool's max_holders: pc_share_and_put()
+ * makes 40), and the same holder twice: -EINVAL, the ring still empty
+ * and buffer @h still @s's. 0 or the failing step (33..37).
  */
 static inline int pc_send_shared_refusals(const char *pname,
 					  struct baton_pool *s, uint64_t h,
@@ -1223,18 +1218,27 @@ static inline int pc_send_shared_refusals(const char *pname,
 	rd[0].holder = holder;
 	if (!step && baton_pool_send_shared(s, h, 1, rd, 2, 0, NULL) != -EINVAL)
 		step = 36;	/* the same reader twice */
-	if (!step && (baton_ring_open(rname, BATON_ROLE_CONSUMER, backend,
-				      &cons) ||
-		      baton_spsc_try_pop(cons, m, sizeof(m)) != -EAGAIN ||
-		      baton_pool_check(s, h)))
-		step = 37;	/* something was pushed, or the buffer moved */
-	else if (!step)
+	if (!step && baton_ring_open(rname, BATON_ROLE_CONSUMER, backend,
+				     &cons))
+		step = 37;
+	if (!step) {
+		/* Nothing was pushed, and the buffer did not move. */
+		if (baton_spsc_try_pop(cons, m, sizeof(m)) != -EAGAIN ||
+		    baton_pool_check(s, h))
+			step = 37;
 		baton_ring_close(cons);
+	}
 	baton_ring_close(prod);
 	baton_ring_unlink(rname, backend);
 	return step;
 }
 
+/*
+ * Share and put between three handles of this process (holders 0, 1, 2):
+ * the buffer stays allocated until the last reader's put; a second put, a
+ * put by a non-reader, a free by the sharer and bad masks are refused;
+ * then every buffer is back, once. 0 or the failing step.
+ */
 static inline int pc_share_and_put(const char *pname, int backend)
 {
 	struct baton_pool_params p = pc_params(16, 0);
@@ -1244,6 +1248,7 @@ static inline int pc_share_and_put(const char *pname, int backend)
 	uint64_t h, hs[24], mask;
 	int step = 0, dups;
 
+	p.max_holders = 40;	/* past BATON_POOL_SHARE_MAX: step 35 */
 	if (baton_pool_create(pname, &p, &s))
 		return 1;
 	if (baton_pool_open(pname, &r1) || baton_pool_open(pname, &r2))

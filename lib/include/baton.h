@@ -2074,14 +2074,14 @@ int baton_pool_take(struct baton_pool *pool, uint64_t handle);
  * One message per buffer, so variable-size messages need no framing. The
  * give comes after the push: a sender killed in between leaves a buffer
  * that goes back to the pool, and its receiver gets -ESTALE. On the
- * kernel-module backend the first send through a ring handle binds the
- * ring to the pool (one system call), so that buffers still in flight
- * when the ring is destroyed go back to the pool (Documentation/pool.rst,
- * "A ring nobody reads again").
+ * kernel-module backend the first send of a pool's buffer through a ring
+ * handle binds the ring to the pool (one system call), so that buffers
+ * still in flight when the ring is destroyed go back to the pool
+ * (Documentation/pool.rst, "A ring nobody reads again").
  *
  * Return: 0, or the ring's error with the buffer still the caller's,
- * or -ESTALE, -EINVAL, -EBUSY (the ring carries another pool's buffers;
- * the buffer is still the caller's).
+ * or -ESTALE, -EINVAL, -ENOSPC (the ring keeps BATON_RING_POOLS_MAX other
+ * pools; the buffer is still the caller's).
  */
 int baton_pool_send(struct baton_ring *ring, struct baton_pool *pool,
 		    uint64_t handle, uint64_t len, int64_t timeout_ns);

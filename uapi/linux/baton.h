@@ -1344,28 +1344,30 @@ struct baton_pool_open {
 #define BATON_FEAT_RING_BIND	(1ULL << 13)	/* BATON_RING_IOC_BIND_POOL */
 
 /**
- * struct baton_ring_bind - BATON_RING_IOC_BIND_POOL on a ring fd
+ * struct baton_ring_bind - BATON_RING_IOC_BIND_POOL on a producer ring fd
  * @size: sizeof(struct baton_ring_bind)
  * @flags: must be 0
  * @pool_fd: a pool fd whose buffers are sent through the ring
  * @reserved: 0
  * @out_ring_id: the ring's id, never 0, unique while the module is
  *               loaded. A sender stores it in the aux word of a buffer's
- *               descriptor before making it SENT (baton_pool_send()).
+ *               descriptor before making it SENT (baton_pool_send()); a
+ *               give stores 0 there.
  *
  * When the ring is destroyed (its last fd and mapping gone, its name
- * unlinked), every buffer of the bound pool that is SENT with aux equal
- * to the ring's id goes back to the pool's free queue under a new
+ * unlinked), every buffer of a bound pool that is SENT with aux equal to
+ * the ring's id goes back to the pool's free queue under a new
  * generation, counted in the pool's reclaimed word and reported as
  * BATON_EVENT_POOL_RECLAIMED. The ring's slots and indices are not read:
  * a scribbled ring can neither hide its buffers nor name another's.
- * Nothing a live process can reach is taken: while a consumer may attach
- * again (the ring has a name or an fd), the ring lives. A ring is bound
- * to one pool for its life; binding it again to the same pool does
- * nothing. Either role may bind.
+ * While a consumer may attach again (the ring has a name or an fd), the
+ * ring lives and nothing is taken. A ring keeps up to
+ * BATON_RING_POOLS_MAX pools for its life (and a reference on each);
+ * binding one again does nothing.
  *
- * Returns 0, EINVAL (size, flags, reserved), EBADF (@pool_fd is not an
- * open pool fd), EBUSY (bound to another pool).
+ * Returns 0, EINVAL (size, flags, reserved), E2BIG and EFAULT (as every
+ * ioctl), EACCES (a consumer fd), EBADF (@pool_fd is not an open pool
+ * fd), ENOSPC (BATON_RING_POOLS_MAX other pools are bound).
  */
 struct baton_ring_bind {
 	__u32 size;
@@ -1375,6 +1377,7 @@ struct baton_ring_bind {
 	__aligned_u64 out_ring_id;
 };
 #define BATON_RING_BIND_SIZE_VER0	24
+#define BATON_RING_POOLS_MAX		4	/* pools one ring keeps */
 
 /* on a ring fd */
 #define BATON_RING_IOC_BIND_POOL	_IO(BATON_IOC_MAGIC, 0x43)
