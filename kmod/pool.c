@@ -598,10 +598,16 @@ static bool baton_pool_unshare(struct baton_pool *pool,
 }
 
 /*
- * Every buffer @holder owned (its magazines included) back to FREE, and
- * its part of every SHARED one given up.
+ * Every buffer of @pool whose state @wants (read once, with @arg) goes
+ * to KERNEL by a cmpxchg from that very value, so nobody else frees it
+ * (Y4), and back on its free queue under the next generation. pool->lock
+ * held. How many went.
  */
-static u64 baton_pool_reclaim(struct baton_pool *pool, u32 holder)
+static u64 baton_pool_take_back(struct baton_pool *pool,
+				bool (*wants)(struct baton_pool *pool,
+					      struct baton_pool_desc *d, u64 s,
+					      u64 arg),
+				u64 arg)
 {
 	u64 now = baton_pool_now_ms(), n = 0;
 	u32 i, j;
@@ -616,15 +622,8 @@ static u64 baton_pool_reclaim(struct baton_pool *pool, u32 holder)
 
 			if (!(j & 255))
 				cond_resched();
-			if (BATON_POOL_S_KIND(s) == BATON_POOL_SHARED) {
-				if (!baton_pool_unshare(pool, d, s, holder))
-					continue;
-			} else if (BATON_POOL_S_KIND(s) != BATON_POOL_OWNED ||
-				   BATON_POOL_S_HOLDER(s) != holder + 1) {
-				continue;
-			}
-			/* From the exact value read: nobody else frees it. */
-			if (cmpxchg(&d->state, s,
+			if (!wants(pool, d, s, arg) ||
+			    cmpxchg(&d->state, s,
 				    BATON_POOL_STATE(gen, BATON_POOL_KERNEL,
 						     0)) != s)
 				continue;
@@ -635,6 +634,28 @@ static u64 baton_pool_reclaim(struct baton_pool *pool, u32 holder)
 		}
 	}
 	return n;
+}
+
+/*
+ * A released holder's: OWNED by it (its magazines included), or SHARED
+ * with it as the last reader (its part is given up here either way).
+ */
+static bool baton_pool_holder_had(struct baton_pool *pool,
+				  struct baton_pool_desc *d, u64 s, u64 holder)
+{
+	if (BATON_POOL_S_KIND(s) == BATON_POOL_SHARED)
+		return baton_pool_unshare(pool, d, s, (u32)holder);
+	return BATON_POOL_S_KIND(s) == BATON_POOL_OWNED &&
+	       BATON_POOL_S_HOLDER(s) == holder + 1;
+}
+
+/*
+ * Every buffer @holder owned (its magazines included) back to FREE, and
+ * its part of every SHARED one given up.
+ */
+static u64 baton_pool_reclaim(struct baton_pool *pool, u32 holder)
+{
+	return baton_pool_take_back(pool, baton_pool_holder_had, holder);
 }
 
 static bool baton_pool_resolve(struct baton_pool *pool);
@@ -736,46 +757,34 @@ static void baton_pool_holder_release(struct baton_pool *pool, u32 holder)
 
 /* ---- rings bound to a pool (ring.c) ---- */
 
+/* SENT through ring @ring_id: its id is in aux. */
+static bool baton_pool_sent_through(struct baton_pool *pool,
+				    struct baton_pool_desc *d, u64 s,
+				    u64 ring_id)
+{
+	if (BATON_POOL_S_KIND(s) != BATON_POOL_SENT)
+		return false;
+	/* Y9: SENT read, then the ring id stored before it. */
+	smp_rmb();
+	return READ_ONCE(d->aux) == ring_id;
+}
+
 /*
  * Ring @ring_id is being freed: nobody can receive from it any more.
  * Every buffer SENT through it (its aux says so: the sender stored it
  * before the SENT store, with release, so the smp_rmb() after our read
  * of SENT shows it) goes back, counted and reported as one
- * POOL_RECLAIMED event. Only a consumer of that ring could take such a
- * buffer, and none is left, so the state we read stays until our
- * cmpxchg; the cmpxchg from the exact value read keeps a scribbler that
- * moves it meanwhile and us from both having it (Y4). Process context.
+ * POOL_RECLAIMED event. Only a take moves such a buffer: by that ring's
+ * consumer (none is left), or by a holder that takes it without its
+ * message, a misuse the cmpxchg from the value read (Y4) keeps from
+ * giving the buffer to both of us. Process context.
  */
 void baton_pool_return_sent(struct baton_pool *pool, u64 ring_id)
 {
-	u64 now = baton_pool_now_ms(), n = 0;
-	u32 i, j;
+	u64 n;
 
 	mutex_lock(&pool->lock);
-	for (i = 0; i < pool->nr_classes; i++) {
-		struct baton_pool_cls *c = &pool->cls[i];
-
-		for (j = 0; j < c->lay.count; j++) {
-			struct baton_pool_desc *d = &c->desc[j];
-			u64 s = READ_ONCE(d->state);
-			u32 gen = BATON_POOL_S_GEN(s);
-
-			if (!(j & 255))
-				cond_resched();
-			if (BATON_POOL_S_KIND(s) != BATON_POOL_SENT)
-				continue;
-			/* Y9: SENT read, then the ring id stored before it. */
-			smp_rmb();
-			if (READ_ONCE(d->aux) != ring_id ||
-			    cmpxchg(&d->state, s,
-				    BATON_POOL_STATE(gen, BATON_POOL_KERNEL,
-						     0)) != s)
-				continue;
-			baton_pool_push(pool, c, j, baton_pool_next_gen(gen),
-					now);
-			n++;
-		}
-	}
+	n = baton_pool_take_back(pool, baton_pool_sent_through, ring_id);
 	baton_pool_count(&pool->hdr->reclaimed, n);
 	mutex_unlock(&pool->lock);
 	if (!n)
