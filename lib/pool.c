@@ -1127,16 +1127,8 @@ struct pool_msg {
 };
 
 /*
- * Send: the message first, the buffer SENT after (release: its contents,
- * then the state), so that the commit point of a hand-off is a word the
- * kernel sees. A sender that dies before the give leaves the buffer OWNED
- * by it: the module (memfd: the next repair) takes it back under a new
- * generation, and the receiver, which waits for SENT, gets -ESTALE. One
- * that dies after it has handed the buffer over. Never both, never
- * neither.
- */
-/*
- * Tell the module, once per ring handle, that buffers of @p are sent
+ * Tell the module, once per ring handle and pool (again when a handle
+ * alternates pools), that buffers of @p are sent
  * through @r (BATON_RING_IOC_BIND_POOL), and learn the ring's id, which
  * baton_pool_send() leaves in a SENT buffer's aux word: a ring destroyed
  * with buffers still in flight in it gives those back. 0, or -ENOSPC: the
@@ -1163,6 +1155,15 @@ static int bind_ring(struct baton_ring *r, struct baton_pool *p)
 	return 0;
 }
 
+/*
+ * Send: the message first, the buffer SENT after (release: its contents,
+ * then the state), so that the commit point of a hand-off is a word the
+ * kernel sees. A sender that dies before the give leaves the buffer OWNED
+ * by it: the module (memfd: the next repair) takes it back under a new
+ * generation, and the receiver, which waits for SENT, gets -ESTALE. One
+ * that dies after it has handed the buffer over. Never both, never
+ * neither.
+ */
 int baton_pool_send(struct baton_ring *r, struct baton_pool *p,
 		    uint64_t handle, uint64_t len, int64_t timeout_ns)
 {
