@@ -328,6 +328,7 @@ struct baton_pool_class_stat {
 	u32 buf_shift;
 	u32 count;
 	u32 free;			/* tail - head, sampled, clamped */
+	u32 cold;			/* COLD descriptors */
 };
 
 struct baton_pool_stats {

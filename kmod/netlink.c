@@ -497,7 +497,8 @@ static int baton_nl_put_classes(struct sk_buff *skb,
 		    nla_put_u32(skb, BATON_A_CLASS_BUF_SIZE,
 				1U << c->buf_shift) ||
 		    nla_put_u32(skb, BATON_A_CLASS_COUNT, c->count) ||
-		    nla_put_u32(skb, BATON_A_CLASS_FREE, c->free)) {
+		    nla_put_u32(skb, BATON_A_CLASS_FREE, c->free) ||
+		    nla_put_u32(skb, BATON_A_CLASS_COLD, c->cold)) {
 			nla_nest_cancel(skb, nest);
 			return -EMSGSIZE;
 		}

@@ -70,6 +70,7 @@ struct baton_pool_cls {
 	u64 *head;
 	u64 *tail;
 	struct baton_pool_waiting *waiting;
+	struct baton_pool_cold *cold;		/* the decay's hints */
 	struct baton_pool_qent *q;
 	struct baton_pool_desc *desc;
 	u32 min_free[BATON_POOL_WINDOW];	/* free counts, last ticks */
@@ -293,6 +294,8 @@ static void baton_pool_init_layout(struct baton_pool *pool)
 		c->tail = (u64 *)(blk + BATON_POOL_Q_TAIL);
 		c->waiting = (struct baton_pool_waiting *)
 			     (blk + BATON_POOL_Q_WAIT);
+		c->cold = (struct baton_pool_cold *)(blk + BATON_POOL_Q_COLD);
+		c->cold->low_water = c->lay.count;
 		c->q = (struct baton_pool_qent *)(blk + BATON_POOL_Q_ENTRIES);
 		c->desc = (struct baton_pool_desc *)(c->q + c->lay.qcap);
 		for (j = 0; j < c->lay.qcap; j++)
@@ -1074,16 +1077,21 @@ static int baton_pool_cand_cmp(const void *a, const void *b)
 }
 
 /*
- * The reserve: the fewest free buffers the class had at any tick of the
- * window (about decay_ms), so what a burst used lately stays resident.
+ * The reserve: the fewest free buffers the class had over the window
+ * (about decay_ms), at the ticks (@free, counted in the descriptors) and
+ * between them as takers left the queue (low_water), so what a burst used
+ * lately, even between two ticks, stays.
  */
-static u32 baton_pool_reserve(struct baton_pool *pool, struct baton_pool_cls *c)
+static u32 baton_pool_reserve(struct baton_pool *pool, struct baton_pool_cls *c,
+			      u32 free)
 {
 	u64 queued = READ_ONCE(*c->tail) - READ_ONCE(*c->head);
-	u32 free = min_t(u64, queued, c->lay.count);
+	u32 low = READ_ONCE(c->cold->low_water);
 	u32 i, reserve = free;
 
-	c->min_free[pool->ticks % BATON_POOL_WINDOW] = free;
+	c->min_free[pool->ticks % BATON_POOL_WINDOW] = min(free, low);
+	/* The next watch starts from what the queue holds now. */
+	WRITE_ONCE(c->cold->low_water, (u32)min_t(u64, queued, c->lay.count));
 	for (i = 0; i < BATON_POOL_WINDOW; i++)
 		reserve = min(reserve, c->min_free[i]);
 	return reserve;
@@ -1092,7 +1100,7 @@ static u32 baton_pool_reserve(struct baton_pool *pool, struct baton_pool_cls *c)
 /*
  * Take buffer @cand for the decay (FREE to KERNEL, under pool->lock);
  * false if it is not the free episode the scan saw. Its generation is
- * unchanged, so an allocator that popped it waits for FREE again.
+ * unchanged, so an allocator that popped it waits, then finds it COLD.
  */
 static bool baton_pool_decay_take(struct baton_pool_cls *c,
 				  struct baton_pool_cand *cand)
@@ -1112,89 +1120,99 @@ static bool baton_pool_decay_take(struct baton_pool_cls *c,
 }
 
 /*
- * Give back the pages of a taken buffer and make it FREE again, with no
- * lock held: KERNEL keeps every user and every other kernel path off it,
- * and shmem_truncate_range() unmaps the range from every holder.
+ * Give back the pages of a taken buffer (if it ever had any: aux is its
+ * free time) and make it COLD, with no lock held: KERNEL keeps every user
+ * and every other kernel path off it, and shmem_truncate_range() unmaps
+ * the range from every holder. Its queue entry is stale now (a taker
+ * drops it); aux gets the tail, past that entry, so that a taker takes
+ * the buffer only once the queue's head has passed it too (Y10). True if
+ * pages went.
  */
-static void baton_pool_decay_give(struct baton_pool *pool,
+static bool baton_pool_decay_give(struct baton_pool *pool,
 				  struct baton_pool_cls *c,
 				  const struct baton_pool_cand *cand)
 {
 	struct baton_pool_desc *d = &c->desc[cand->index];
 	loff_t start;
 
-	start = c->lay.data_off + ((loff_t)cand->index << c->lay.buf_shift);
-	shmem_truncate_range(file_inode(pool->shm), start,
-			     start + (1LL << c->lay.buf_shift) - 1);
-	WRITE_ONCE(d->aux, 0);
-	/* Y4: the pages are gone and aux is 0 before a taker may have it. */
-	smp_store_release(&d->state, cand->state);
+	if (cand->aux) {
+		start = c->lay.data_off +
+			((loff_t)cand->index << c->lay.buf_shift);
+		shmem_truncate_range(file_inode(pool->shm), start,
+				     start + (1LL << c->lay.buf_shift) - 1);
+	}
+	WRITE_ONCE(d->aux, atomic64_read((atomic64_t *)c->tail));
+	/* Y10: the pages are gone and aux is the tail before it is COLD. */
+	smp_store_release(&d->state,
+			  BATON_POOL_STATE(BATON_POOL_S_GEN(cand->state),
+					   BATON_POOL_COLD, 0));
+	return cand->aux;
 }
 
 /*
- * Fill @cand with the class's buffers free for decay_ms or more, oldest
- * first, and take as many as the budget allows; returns how many it took
- * (moved to the front of @cand). The budget: leave @keep free buffers
- * with their pages (resident), and decay no more than were free all
- * window long (@reserve) and still have pages.
+ * Fill @cand with the class's FREE buffers, never used first (aux 0),
+ * then oldest first, and take as many as were free all window long
+ * (@reserve) beyond @keep, which stay on the queue: the most recently
+ * freed. Returns how many it took (moved to the front of @cand); *@cold
+ * gets how many the scan found COLD already.
  */
 static u32 baton_pool_decay_pick(struct baton_pool *pool,
-				 struct baton_pool_cls *c, u32 reserve,
-				 u64 now, struct baton_pool_cand *cand)
+				 struct baton_pool_cls *c, u64 now,
+				 struct baton_pool_cand *cand, u32 *cold)
 {
-	u32 j, n = 0, taken = 0, free = 0, resident = 0, budget;
+	u32 j, n = 0, taken = 0, free = 0, reserve;
 
+	*cold = 0;
 	for (j = 0; j < c->lay.count; j++) {
 		u64 s = READ_ONCE(c->desc[j].state);
 		u64 aux = READ_ONCE(c->desc[j].aux);
 
+		if (BATON_POOL_S_KIND(s) == BATON_POOL_COLD)
+			(*cold)++;
 		if (BATON_POOL_S_KIND(s) != BATON_POOL_FREE)
 			continue;
 		free++;
-		/* aux 0: never used or decayed already: no pages. */
-		if (!aux)
-			continue;
-		resident++;
 		/* A time in the future is scribbled: left alone. */
-		if (aux > now || now - aux < pool->decay_ms)
+		if (aux > now)
 			continue;
 		cand[n].aux = aux;
 		cand[n++].index = j;
 	}
-	if (resident <= pool->keep)
+	reserve = baton_pool_reserve(pool, c, free);
+	if (reserve <= pool->keep)
 		return 0;
-	budget = resident - pool->keep;
-	/* Free all window long and still resident: reserve - decayed. */
-	if (reserve < free - resident)
-		return 0;
-	budget = min(budget, reserve - (free - resident));
 	sort(cand, n, sizeof(*cand), baton_pool_cand_cmp, NULL);
-	for (j = 0; j < n && taken < budget; j++)
+	for (j = 0; j < n && taken < reserve - pool->keep; j++)
 		if (baton_pool_decay_take(c, &cand[j]))
 			cand[taken++] = cand[j];
 	return taken;
 }
 
-/* One class: pick and take under the lock, give the pages back outside. */
+/*
+ * One class: pick and take under the lock, give the pages back outside;
+ * then the takers' hint of COLD buffers. Returns the buffers whose pages
+ * went.
+ */
 static u64 baton_pool_decay_class(struct baton_pool *pool,
 				  struct baton_pool_cls *c, u64 now)
 {
 	struct baton_pool_cand *cand;
-	u32 reserve, j, n = 0;
+	u32 j, n, cold;
+	u64 paged = 0;
 
 	cand = kvmalloc_array(c->lay.count, sizeof(*cand), GFP_KERNEL);
 	if (!cand)
 		return 0;
 	mutex_lock(&pool->lock);
-	reserve = baton_pool_reserve(pool, c);
-	n = baton_pool_decay_pick(pool, c, reserve, now, cand);
+	n = baton_pool_decay_pick(pool, c, now, cand, &cold);
 	mutex_unlock(&pool->lock);
 	for (j = 0; j < n; j++) {
-		baton_pool_decay_give(pool, c, &cand[j]);
+		paged += baton_pool_decay_give(pool, c, &cand[j]);
 		cond_resched();
 	}
+	WRITE_ONCE(c->cold->cold, cold + n);
 	kvfree(cand);
-	return n;
+	return paged;
 }
 
 static void baton_pool_decay_work(struct work_struct *work)
@@ -1613,6 +1631,17 @@ static u32 baton_pool_sample_free(struct baton_pool *pool,
 	return min_t(u64, tail - head, c->lay.count);
 }
 
+/* The class's COLD buffers, counted in the descriptors (a stats read). */
+static u32 baton_pool_count_cold(const struct baton_pool_cls *c)
+{
+	u32 j, n = 0;
+
+	for (j = 0; j < c->lay.count; j++)
+		n += BATON_POOL_S_KIND(READ_ONCE(c->desc[j].state)) ==
+		     BATON_POOL_COLD;
+	return n;
+}
+
 int baton_pool_stats(const struct baton_named *n, struct baton_pool_stats *st)
 {
 	struct baton_pool *pool = container_of(n, struct baton_pool, named);
@@ -1635,6 +1664,7 @@ int baton_pool_stats(const struct baton_named *n, struct baton_pool_stats *st)
 		st->cls[i].buf_shift = pool->cls[i].lay.buf_shift;
 		st->cls[i].count = pool->cls[i].lay.count;
 		st->cls[i].free = baton_pool_sample_free(pool, &pool->cls[i]);
+		st->cls[i].cold = baton_pool_count_cold(&pool->cls[i]);
 	}
 	/* The kernel's counters (a read-only header): written under lock. */
 	st->holders = hdr->holders;

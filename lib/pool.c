@@ -578,6 +578,22 @@ static int take_entry(struct baton_pool *p, struct baton_pool_cls *c,
 	}
 }
 
+/*
+ * Tell the decay how few entries we left on the queue (struct
+ * baton_pool_cold): a burst between two of its ticks then counts in its
+ * reserve. A plain store when lower: two takers racing lose a sample,
+ * never a buffer.
+ */
+static void note_low_water(struct baton_pool_cls *c, uint64_t head)
+{
+	struct baton_pool_cold *w = baton__pool_cold_of(c);
+	uint64_t left = __atomic_load_n(c->tail, __ATOMIC_RELAXED) - head;
+
+	if (left < __atomic_load_n(&w->low_water, __ATOMIC_RELAXED))
+		__atomic_store_n(&w->low_water, (uint32_t)left,
+				 __ATOMIC_RELAXED);
+}
+
 static void claim_idle(struct baton_pool_claim *cl)
 {
 	__atomic_store_n(&cl->op, 0, __ATOMIC_RELEASE);
@@ -649,8 +665,10 @@ again:
 			wait_head(p, cls, h);
 			continue;
 		}
-		if (!k)
+		if (!k) {
+			note_low_water(c, h);
 			break;
+		}
 		__atomic_store_n(&cl->n, k, __ATOMIC_RELAXED);
 		for (i = 0; i < k; i++)
 			__atomic_store_n(&cl->entry[i], BATON_POOL_NO_INDEX,
@@ -667,6 +685,7 @@ again:
 	}
 	if (k) {
 		__atomic_store_n(&cl->ticket, h, __ATOMIC_RELEASE);
+		note_low_water(c, h + k);
 		for (i = 0; i < k; i++) {
 			struct baton_pool_qent *e = &c->q[(h + i) & (c->qcap - 1)];
 			uint64_t v = __atomic_load_n(&e->value, __ATOMIC_RELAXED);
@@ -692,6 +711,62 @@ again:
 		}
 	}
 	claim_idle(cl);
+}
+
+/*
+ * The queue is empty: take up to @want COLD buffers (the decay gave their
+ * pages back and took them off the queue) into the magazine, each by a
+ * compare-and-swap from the exact value read (Y4), searching from the
+ * class's cursor, if the decay's hint says there are any. Only a buffer
+ * whose aux (the tail when it went COLD) is at or below the head we saw
+ * empty: its stale entry is behind that head, so no queue ever holds two
+ * entries of one buffer (Y10). Its pages come back zeroed on first touch.
+ */
+static void take_cold(struct baton_pool *p, uint32_t cls, uint32_t want)
+{
+	struct baton_pool_cls *c = &p->f.cls[cls];
+	struct baton_pool_cold *w = baton__pool_cold_of(c);
+	uint64_t h = __atomic_load_n(c->head, __ATOMIC_ACQUIRE);
+	uint32_t j, seen, took = 0;
+
+	if (!__atomic_load_n(&w->cold, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(c->tail, __ATOMIC_ACQUIRE) != h)
+		return;
+	j = __atomic_load_n(&w->cursor, __ATOMIC_RELAXED);
+	for (seen = 0; seen < c->count && c->mag.n < want; seen++, j++) {
+		struct baton_pool_desc *d;
+		uint64_t s;
+		uint32_t gen;
+
+		if (j >= c->count)
+			j = 0;
+		d = &c->desc[j];
+		s = __atomic_load_n(&d->state, __ATOMIC_ACQUIRE);
+		gen = BATON_POOL_S_GEN(s);
+		/* Y10: aux is read after the COLD it came with. */
+		if (!gen || s != BATON_POOL_STATE(gen, BATON_POOL_COLD, 0) ||
+		    __atomic_load_n(&d->aux, __ATOMIC_RELAXED) > h)
+			continue;
+		if (!__atomic_compare_exchange_n(
+			    &d->state, &s,
+			    BATON_POOL_STATE(gen, BATON_POOL_OWNED,
+					     p->f.holder + 1),
+			    0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			continue;
+		c->mag.handle[c->mag.n++] = BATON_POOL_HANDLE(cls, j, gen);
+		took++;
+	}
+	__atomic_store_n(&w->cursor, j, __ATOMIC_RELAXED);
+	if (took)
+		__atomic_fetch_sub(&w->cold, took, __ATOMIC_RELAXED);
+}
+
+/* The queue first, then the buffers the decay took off it. */
+static void refill_or_cold(struct baton_pool *p, uint32_t cls, uint32_t want)
+{
+	refill(p, cls, want);
+	if (!p->f.cls[cls].mag.n)
+		take_cold(p, cls, want);
 }
 
 /* ---- parking on an empty class (uapi: struct baton_pool_waiting) ---- */
@@ -836,12 +911,12 @@ static void magazine_fill(struct baton_pool *p, uint32_t cls)
 	if (p->adopt_n)
 		baton__pool_drain(p);
 	if (!c->mag.n)
-		refill(p, cls, want);
+		refill_or_cold(p, cls, want);
 	if (!c->mag.n && p->backend == BATON_BACKEND_MEMFD &&
 	    baton__pool_memfd_repair(p) > 0) {
 		baton__pool_drain(p);
 		if (!c->mag.n)
-			refill(p, cls, want);
+			refill_or_cold(p, cls, want);
 	}
 	if (p->adopt_n)
 		baton__pool_drain(p);

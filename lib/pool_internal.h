@@ -44,6 +44,14 @@ struct baton_pool {
 /* The memfd backend's words in the header page, after the header. */
 #define BATON__POOL_MEMFD_WORDS	2048
 
+/* A class's decay hints, after its waiting words (uapi: baton_pool_cold). */
+static inline struct baton_pool_cold *
+baton__pool_cold_of(const struct baton_pool_cls *c)
+{
+	return (struct baton_pool_cold *)((uint8_t *)c->head +
+					  BATON_POOL_Q_COLD);
+}
+
 /* pool.c, for pool_memfd.c */
 BATON_HIDDEN uint64_t baton__pool_now_ms(void);
 BATON_HIDDEN void baton__pool_relax(unsigned int *spins);

@@ -249,6 +249,8 @@ static void init_control(uint8_t *map, const struct baton_pool_hdr *h)
 			d[j].state = BATON_POOL_STATE(1, BATON_POOL_FREE, 0);
 		}
 		*(uint64_t *)(blk + BATON_POOL_Q_TAIL) = l->count;
+		((struct baton_pool_cold *)(blk + BATON_POOL_Q_COLD))->low_water =
+			l->count;
 		for (j = 0; j < WINDOW; j++)
 			w->min_free[i][j] = l->count;
 	}
@@ -982,61 +984,75 @@ static int cand_cmp(const void *a, const void *b)
 	return x->aux < y->aux ? -1 : x->aux > y->aux;
 }
 
-/* The fewest free buffers of the class over the window. */
-static uint32_t reserve_of(struct baton_pool *p, uint32_t cls, uint64_t tick)
+/*
+ * The fewest free buffers of the class over the window: at the ticks
+ * (@free) and between them as takers left the queue (kmod's rule).
+ */
+static uint32_t reserve_of(struct baton_pool *p, uint32_t cls, uint64_t tick,
+			   uint32_t free)
 {
 	struct baton_pool_cls *c = &p->f.cls[cls];
+	struct baton_pool_cold *w = baton__pool_cold_of(c);
 	uint64_t q = __atomic_load_n(c->tail, __ATOMIC_RELAXED) -
 		     __atomic_load_n(c->head, __ATOMIC_RELAXED);
-	uint32_t *mf = words(p)->min_free[cls], free, reserve, i;
+	uint32_t *mf = words(p)->min_free[cls], low, reserve = free, i;
 
-	free = q > c->count ? c->count : (uint32_t)q;
-	mf[tick % WINDOW] = free;
-	reserve = free;
+	low = __atomic_load_n(&w->low_water, __ATOMIC_RELAXED);
+	mf[tick % WINDOW] = low < free ? low : free;
+	__atomic_store_n(&w->low_water, q > c->count ? c->count : (uint32_t)q,
+			 __ATOMIC_RELAXED);
 	for (i = 0; i < WINDOW; i++)
 		if (mf[i] < reserve)
 			reserve = mf[i];
 	return reserve;
 }
 
-/* Candidates oldest first, within the budget (kmod's rule). */
-static uint32_t decay_pick(struct baton_pool *p, uint32_t cls, uint32_t reserve,
-			   uint64_t now, struct cand *cand)
+/*
+ * The FREE buffers, never used first, then oldest first, as many as were
+ * free all window long beyond keep (kmod's rule); *@cold gets how many
+ * the scan found COLD.
+ */
+static uint32_t decay_pick(struct baton_pool *p, uint32_t cls, uint64_t tick,
+			   uint64_t now, struct cand *cand, uint32_t *cold)
 {
 	struct baton_pool_cls *c = &p->f.cls[cls];
-	uint32_t j, n = 0, free = 0, resident = 0, budget;
+	uint32_t j, n = 0, free = 0, reserve;
 
+	*cold = 0;
 	for (j = 0; j < c->count; j++) {
 		uint64_t s = __atomic_load_n(&c->desc[j].state, __ATOMIC_RELAXED);
 		uint64_t aux = __atomic_load_n(&c->desc[j].aux, __ATOMIC_RELAXED);
 
+		if (BATON_POOL_S_KIND(s) == BATON_POOL_COLD)
+			(*cold)++;
 		if (BATON_POOL_S_KIND(s) != BATON_POOL_FREE)
 			continue;
 		free++;
-		if (!aux)
-			continue;
-		resident++;
-		if (aux > now || now - aux < p->geo.decay_ms)
+		if (aux > now)
 			continue;
 		cand[n].aux = aux;
 		cand[n++].index = j;
 	}
-	if (resident <= p->geo.keep || reserve < free - resident)
+	reserve = reserve_of(p, cls, tick, free);
+	if (reserve <= p->geo.keep)
 		return 0;
-	budget = resident - p->geo.keep;
-	if (budget > reserve - (free - resident))
-		budget = reserve - (free - resident);
 	qsort(cand, n, sizeof(*cand), cand_cmp);
-	return n < budget ? n : budget;
+	return n < reserve - p->geo.keep ? n : reserve - p->geo.keep;
 }
 
-/* Take, punch out and free again one buffer; 1 if its pages went. */
-static int decay_one(struct baton_pool *p, uint32_t cls, const struct cand *cd)
+/*
+ * Take one buffer, punch its pages out if it has any, and make it COLD
+ * (kmod: baton_pool_decay_give()); 1 if it was taken, with *@paged 1 if
+ * pages went.
+ */
+static int decay_one(struct baton_pool *p, uint32_t cls, const struct cand *cd,
+		     int *paged)
 {
 	struct baton_pool_cls *c = &p->f.cls[cls];
 	struct baton_pool_desc *d = &c->desc[cd->index];
 	uint64_t s = __atomic_load_n(&d->state, __ATOMIC_ACQUIRE), len, off;
 
+	*paged = 0;
 	if (BATON_POOL_S_KIND(s) != BATON_POOL_FREE ||
 	    __atomic_load_n(&d->aux, __ATOMIC_RELAXED) != cd->aux)
 		return 0;
@@ -1047,35 +1063,47 @@ static int decay_one(struct baton_pool *p, uint32_t cls, const struct cand *cd)
 				     p->f.holder + 1),
 		    0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return 0;
-	len = 1ULL << c->shift;
-	off = p->geo.data_mmap + p->geo.classes[cls].data_off +
-	      ((uint64_t)cd->index << c->shift);
-	/* Unmaps the range from every holder and frees its pages. */
-	fallocate(p->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-		  (off_t)off, (off_t)len);
-	__atomic_store_n(&d->aux, 0, __ATOMIC_RELAXED);
-	/* Y4: pages gone and aux 0 before a taker may have it. */
-	__atomic_store_n(&d->state, s, __ATOMIC_RELEASE);
+	if (cd->aux) {
+		len = 1ULL << c->shift;
+		off = p->geo.data_mmap + p->geo.classes[cls].data_off +
+		      ((uint64_t)cd->index << c->shift);
+		/* Unmaps the range from every holder and frees its pages. */
+		fallocate(p->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			  (off_t)off, (off_t)len);
+		*paged = 1;
+	}
+	/* Past the buffer's own entry, now stale (Y10). */
+	__atomic_store_n(&d->aux, __atomic_load_n(c->tail, __ATOMIC_ACQUIRE),
+			 __ATOMIC_RELAXED);
+	/* Y10: pages gone and aux the tail before it is COLD. */
+	__atomic_store_n(&d->state,
+			 BATON_POOL_STATE(BATON_POOL_S_GEN(s), BATON_POOL_COLD,
+					  0),
+			 __ATOMIC_RELEASE);
 	return 1;
 }
 
 static void decay(struct baton_pool *p, uint64_t now)
 {
 	uint64_t tick = words(p)->ticks++, bufs = 0, bytes = 0;
-	uint32_t i, j, n;
+	uint32_t i, j, n, cold, made;
+	int paged;
 
 	for (i = 0; i < p->geo.nr_classes; i++) {
 		struct cand *cand = malloc(p->f.cls[i].count * sizeof(*cand));
-		uint32_t reserve = reserve_of(p, i, tick);
 
 		if (!cand)
 			continue;
-		n = decay_pick(p, i, reserve, now, cand);
-		for (j = 0; j < n; j++)
-			if (decay_one(p, i, &cand[j])) {
+		n = decay_pick(p, i, tick, now, cand, &cold);
+		for (j = 0, made = 0; j < n; j++) {
+			made += (uint32_t)decay_one(p, i, &cand[j], &paged);
+			if (paged) {
 				bufs++;
 				bytes += 1ULL << p->f.cls[i].shift;
 			}
+		}
+		__atomic_store_n(&baton__pool_cold_of(&p->f.cls[i])->cold,
+				 cold + made, __ATOMIC_RELAXED);
 		free(cand);
 	}
 	count(&p->hdr->decay_ticks, 1);

@@ -539,7 +539,7 @@ TEST(version_reports_abi_and_features)
 		       BATON_FEAT_RING_MPSC | BATON_FEAT_EPOCH |
 		       BATON_FEAT_NAME_WAIT | BATON_FEAT_POOL |
 		       BATON_FEAT_POOL_WAIT | BATON_FEAT_POOL_SHARE |
-		       BATON_FEAT_RING_BIND));
+		       BATON_FEAT_RING_BIND | BATON_FEAT_POOL_COLD));
 	close(dev);
 }
 

@@ -1153,6 +1153,9 @@ static void njp_check_pool(struct __test_metadata *_metadata,
 	EXPECT_EQ(self->info.classes[0].free, jv_u64(c, "free"));
 	EXPECT_EQ(NJP_SMALL - NJP_TAKEN - self->info.classes[0].cached,
 		  jv_u64(c, "free"));
+	/* No decay: nothing is ever COLD, and the count is there to say so. */
+	ASSERT_NE(NULL, jv_get(c, "cold"));
+	EXPECT_EQ(0, jv_u64(c, "cold"));
 	c = njp_class(p, 1);
 	ASSERT_NE(NULL, c);
 	EXPECT_EQ(16384, jv_u64(c, "buf_size"));

@@ -119,6 +119,7 @@ TEST(names_holders_and_feature_bit)
 	ASSERT_EQ(0, ioctl(dev, BATON_IOC_VERSION, &v));
 	EXPECT_TRUE(v.out_features & BATON_FEAT_POOL);
 	EXPECT_TRUE(v.out_features & BATON_FEAT_RING_BIND);
+	EXPECT_TRUE(v.out_features & BATON_FEAT_POOL_COLD);
 	close(dev);
 
 	bt_make_name(name, sizeof(name), "names");
@@ -606,6 +607,21 @@ TEST(alloc_waits_for_a_free_and_for_a_death)
 	EXPECT_EQ(0, pc_alloc_waits(pname, ms));
 	ksft_print_msg("parked allocators got a buffer %d ms after the free, %d ms after the death\n",
 		       ms[0] - 50, ms[1] - 50);
+}
+
+/* Decay under steady traffic (pool_cases.h). */
+TEST(decay_under_steady_traffic_keeps_only_the_working_set)
+{
+	long rounds = 0, resident = 0;
+	char pname[64];
+
+	BT_REQUIRE_DEV();
+	bt_make_name(pname, sizeof(pname), "traffic");
+	EXPECT_EQ(0, pc_decay_under_traffic(pname, &rounds, &resident));
+	ksft_print_msg("%ld rounds of traffic, %ld pages of 4096 resident\n",
+		       rounds, resident);
+	fflush(stdout);
+	baton_pool_unlink(pname);
 }
 
 /* A raw pool fd of pool @pname (BATON_IOC_POOL_OPEN): fd, or -errno. */

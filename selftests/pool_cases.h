@@ -1498,4 +1498,102 @@ static inline int pf_run(const char *pname, const char *rbase, int backend,
 	return rc;
 }
 
+/* ---- decay under steady traffic ---- */
+
+#define PC_TRAFFIC_BUFS		256	/* of 64 KiB: a magazine holds 16 */
+#define PC_TRAFFIC_STEP		32	/* buffers in use per round */
+#define PC_TRAFFIC_DECAY_MS	1000
+#define PC_TRAFFIC_NS		(15LL * 1000000000)
+
+/* Resident pages of [addr, addr + len): the pool's shared file pages. */
+static inline long pc_resident_pages(void *addr, size_t len)
+{
+	static unsigned char vec[PC_TRAFFIC_BUFS * 16];
+	size_t pages = len / 4096, i;
+	long n = 0;
+
+	if (pages > sizeof(vec) || mincore(addr, len, vec))
+		return -1;
+	for (i = 0; i < pages; i++)
+		n += vec[i] & 1;
+	return n;
+}
+
+/* One round of traffic: allocate, fill and free PC_TRAFFIC_STEP buffers. */
+static inline int pc_traffic_round(struct baton_pool *pool, int round)
+{
+	uint64_t h[PC_TRAFFIC_STEP];
+	int i;
+
+	for (i = 0; i < PC_TRAFFIC_STEP; i++) {
+		if (baton_pool_alloc(pool, 65536, &h[i]))
+			return -1;
+		memset(baton_pool_ptr(pool, h[i]), round, 65536);
+	}
+	for (i = 0; i < PC_TRAFFIC_STEP; i++)
+		if (baton_pool_free(pool, h[i]))
+			return -1;
+	return 0;
+}
+
+/*
+ * Decay under steady traffic: after a burst of all 256 buffers, a holder
+ * keeps allocating, filling and freeing 32 of them every 5 ms, through
+ * the free queue. With a FIFO queue that alone reuses every buffer well
+ * within decay_ms, so none is ever idle that long; the buffers the
+ * traffic does not need must still go back (within 15 s: a bound, not a
+ * timing), and then every buffer is allocatable once. On memfd the decay
+ * runs from the traffic's own slow paths. 0 or a step.
+ */
+static inline int pc_decay_under_traffic(const char *name, long *rounds,
+					 long *resident)
+{
+	static uint64_t h[PC_TRAFFIC_BUFS + 1];
+	struct baton_pool_params p;
+	struct baton_pool *pool;
+	uint64_t end;
+	int n, dups, i, step = 0;
+	uint8_t *base;
+
+	memset(&p, 0, sizeof(p));
+	p.nr_classes = 1;
+	p.decay_ms = PC_TRAFFIC_DECAY_MS;
+	p.max_holders = 8;
+	p.classes[0].buf_shift = 16;
+	p.classes[0].count = PC_TRAFFIC_BUFS;
+	if (++step, baton_pool_create(name, &p, &pool))
+		return step;
+	n = pc_alloc_all(pool, h, PC_TRAFFIC_BUFS + 1, &dups);
+	if (++step, n != PC_TRAFFIC_BUFS || dups)
+		return step;
+	for (i = 0; i < n; i++)
+		memset(baton_pool_ptr(pool, h[i]), 0xcd, 65536);
+	pc_free_all(pool, h, n);
+	base = baton_pool_ptr(pool, BATON_POOL_HANDLE(0, 0, 1));
+	*resident = pc_resident_pages(base, (size_t)PC_TRAFFIC_BUFS << 16);
+	if (++step, *resident != PC_TRAFFIC_BUFS * 16)
+		return step;
+	end = ph_now_ns() + PC_TRAFFIC_NS;
+	for (*rounds = 0; ph_now_ns() < end; ++*rounds) {
+		if (pc_traffic_round(pool, (int)*rounds))
+			return step + 1;
+		*resident = pc_resident_pages(base,
+					      (size_t)PC_TRAFFIC_BUFS << 16);
+		/* The round's 32 and a magazine, with room to spare. */
+		if (*resident <= 3 * PC_TRAFFIC_STEP * 16)
+			break;
+		usleep(5000);
+	}
+	step += 2;
+	if (*resident > 3 * PC_TRAFFIC_STEP * 16)
+		return step;
+	n = pc_alloc_all(pool, h, PC_TRAFFIC_BUFS + 1, &dups);
+	if (++step, n != PC_TRAFFIC_BUFS || dups)
+		return step;
+	pc_free_all(pool, h, n);
+	baton_pool_close(pool);
+	baton_pool_unlink(name);
+	return 0;
+}
+
 #endif /* BATON_SELFTEST_POOL_CASES_H */

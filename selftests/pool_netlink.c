@@ -118,6 +118,14 @@ static uint64_t pn_free(const struct nlt_obj *o, uint32_t i)
 	       c->v[BATON_A_CLASS_FREE] : ~0ULL;
 }
 
+static uint64_t pn_cold(const struct nlt_obj *o, uint32_t i)
+{
+	const struct nlt_rec *c = pn_class(o, i);
+
+	return c && nlt_has(c, BATON_A_CLASS_COLD) ?
+	       c->v[BATON_A_CLASS_COLD] : ~0ULL;
+}
+
 /* The peer (holder) of pid @pid in @o, or NULL. */
 static const struct nlt_rec *pn_peer(const struct nlt_obj *o, pid_t pid)
 {
@@ -178,6 +186,7 @@ TEST_F_TIMEOUT(pool_stats, dumped_with_geometry_counters_and_holders, 60)
 	EXPECT_EQ(4096, c->v[BATON_A_CLASS_BUF_SIZE]);
 	EXPECT_EQ(64, c->v[BATON_A_CLASS_COUNT]);
 	EXPECT_EQ(64, c->v[BATON_A_CLASS_FREE]);
+	EXPECT_EQ(0, pn_cold(&objs[0], 0));
 	c = pn_class(&objs[0], 1);
 	ASSERT_NE(NULL, c);
 	EXPECT_EQ(65536, c->v[BATON_A_CLASS_BUF_SIZE]);
@@ -410,7 +419,11 @@ TEST_F_TIMEOUT(pool_stats, decay_counted_and_reported_in_bytes, 90)
 	EXPECT_EQ(64, o.a.v[BATON_A_POOL_DECAYED]);
 	EXPECT_EQ(64 * 4096, o.a.v[BATON_A_POOL_DECAYED_BYTES]);
 	EXPECT_LE(1, o.a.v[BATON_A_POOL_DECAY_TICKS]);
-	/* decayed buffers stay on the free queue, their pages gone */
+	/*
+	 * Decayed buffers are COLD, their pages gone; their entries stay on
+	 * the queue (stale) until a taker passes them.
+	 */
+	EXPECT_EQ(64, pn_cold(&o, 0));
 	EXPECT_EQ(64, pn_free(&o, 0));
 	baton_pool_close(pool);
 	nlt_close(&w);

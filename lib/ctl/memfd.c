@@ -286,6 +286,32 @@ static int memfd_epoch_read(int fd, const struct stat *st, struct rec *r)
 }
 
 /*
+ * The COLD buffers of a class of a pool file, its descriptors read in
+ * chunks (netlink.rst, "Pool attributes"); -1 if they are not all there.
+ */
+static int64_t memfd_pool_cold(int fd, const struct baton_pool_hdr *h,
+			       const struct baton_pool_class_layout *l)
+{
+	struct baton_pool_desc d[256];
+	uint64_t at = h->ctl_mmap + l->ctl_off + BATON_POOL_Q_ENTRIES +
+		      (uint64_t)l->qcap * sizeof(struct baton_pool_qent);
+	uint32_t j, k, n;
+	int64_t cold = 0;
+
+	if (h->ctl_size - l->ctl_off < BATON_POOL_Q_ENTRIES +
+	    ((uint64_t)l->qcap + l->count) * sizeof(d[0]))
+		return -1;
+	for (j = 0; j < l->count; j += n) {
+		n = l->count - j < 256 ? l->count - j : 256;
+		if (!pread_full(fd, d, n * sizeof(d[0]), at + j * sizeof(d[0])))
+			return -1;
+		for (k = 0; k < n; k++)
+			cold += BATON_POOL_S_KIND(d[k].state) == BATON_POOL_COLD;
+	}
+	return cold;
+}
+
+/*
  * One class of a pool file: its layout from the header copy, checked
  * against the control region, and its free depth from the head and tail
  * (read once each, head first, and clamped as the module clamps them:
@@ -298,6 +324,7 @@ static bool memfd_pool_class(int fd, const struct baton_pool_hdr *h,
 	const struct baton_pool_class_layout *l = &h->classes[i];
 	uint64_t head, tail, blk = h->ctl_mmap + l->ctl_off;
 	struct rec *c;
+	int64_t cold;
 
 	if (l->buf_shift < BATON_POOL_SHIFT_MIN ||
 	    l->buf_shift > BATON_POOL_SHIFT_MAX || !l->count ||
@@ -318,6 +345,9 @@ static bool memfd_pool_class(int fd, const struct baton_pool_hdr *h,
 	rec_set(c, BATON_A_CLASS_FREE,
 		tail < head || tail - head > l->qcap ? 0 :
 		tail - head < l->count ? tail - head : l->count);
+	cold = memfd_pool_cold(fd, h, l);
+	if (cold >= 0)
+		rec_set(c, BATON_A_CLASS_COLD, (uint64_t)cold);
 	return true;
 }
 

@@ -191,6 +191,7 @@ static const struct field class_fields[] = {
 	{ BATON_A_CLASS_BUF_SIZE, FT_U32, FS_NUM, "buf_size" },
 	{ BATON_A_CLASS_COUNT, FT_U32, FS_NUM, "count" },
 	{ BATON_A_CLASS_FREE, FT_U32, FS_NUM, "free" },
+	{ BATON_A_CLASS_COLD, FT_U32, FS_NUM, "cold" },
 };
 
 static const struct field peer_fields[] = {

@@ -540,16 +540,24 @@ TEST_F(ctl, pretty_json_parses)
 	json_decref(v);
 }
 
-/* The "free" of class @index in a pool object's "classes", or -1. */
-static json_int_t pool_free(json_t *pool, json_int_t index)
+/* Field @key of class @index in a pool object's "classes", or -1. */
+static json_int_t pool_class_field(json_t *pool, json_int_t index,
+				   const char *key)
 {
-	json_t *c;
+	json_t *c, *f;
 	size_t i;
 
 	json_array_foreach(json_object_get(pool, "classes"), i, c)
-		if (json_integer_value(json_object_get(c, "index")) == index)
-			return json_integer_value(json_object_get(c, "free"));
+		if (json_integer_value(json_object_get(c, "index")) == index) {
+			f = json_object_get(c, key);
+			return f ? json_integer_value(f) : -1;
+		}
 	return -1;
+}
+
+static json_int_t pool_free(json_t *pool, json_int_t index)
+{
+	return pool_class_field(pool, index, "free");
 }
 
 static bool has_string(json_t *arr, const char *s)
@@ -633,6 +641,7 @@ TEST_F(ctl, memfd_pool_shown_then_stale_then_unlinked)
 	EXPECT_EQ(32 - 5 - (json_int_t)info.classes[0].cached,
 		  pool_free(o, 0));
 	EXPECT_EQ(4, pool_free(o, 1));
+	EXPECT_EQ(0, pool_class_field(o, 0, "cold"));
 	EXPECT_EQ(NULL, json_object_get(o, "peers"));
 	EXPECT_TRUE(has_string(json_object_get(o, "unavailable"), "peers"));
 	json_decref(arr);

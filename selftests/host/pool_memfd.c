@@ -717,4 +717,19 @@ TEST(decay_from_the_slow_paths_keeps_live_and_kept_buffers)
 	baton_pool_unlink(name);
 }
 
+/* Decay under steady traffic, from the slow paths (pool_cases.h). */
+TEST(decay_under_steady_traffic_keeps_only_the_working_set)
+{
+	long rounds = 0, resident = 0;
+	char pname[64];
+
+	force_memfd();
+	ring_name(pname, sizeof(pname), "traffic");
+	EXPECT_EQ(0, pc_decay_under_traffic(pname, &rounds, &resident));
+	ksft_print_msg("%ld rounds of traffic, %ld pages of 4096 resident\n",
+		       rounds, resident);
+	fflush(stdout);
+	baton_pool_unlink(pname);
+}
+
 TEST_HARNESS_MAIN

@@ -1017,8 +1017,9 @@ struct baton_name_wait {
 /*
  * A buffer descriptor's state word: generation (bits 32-63), kind (28-31),
  * holder (16-27: the owning holder index + 1; 0 for none), 0-15 zero.
- * aux: for FREE, the CLOCK_MONOTONIC millisecond it was freed (0: its
- * pages were given back, or it was never used); for SENT, the id of the
+ * aux: for FREE, the CLOCK_MONOTONIC millisecond it was freed (0: it
+ * was never used); for COLD, the free queue's tail when it went COLD; for
+ * SENT, the id of the
  * ring it was sent through (struct baton_ring_bind; 0: none known); for
  * SHARED, the generation (bits 32-63) and the mask of the holder indices still
  * reading it (bit k: holder k, k < BATON_POOL_SHARE_MAX); the buffer goes
@@ -1033,6 +1034,10 @@ struct baton_name_wait {
 #define BATON_POOL_SHARED	5U	/* read by the holders in aux's mask;
 					 * holder 0; a reader's death clears
 					 * its bit */
+#define BATON_POOL_COLD		6U	/* free, off the queue, its pages given
+					 * back by the decay: a taker that finds
+					 * the queue empty takes it
+					 * (BATON_FEAT_POOL_COLD) */
 #define BATON_POOL_SHARE_MAX	32	/* holder indices a share can name */
 #define BATON_POOL_SHARE_AUX(gen, mask)					\
 	(((__u64)(gen) << 32) | (__u32)(mask))
@@ -1095,6 +1100,29 @@ struct baton_pool_waiting {
 	__u32 waiters;
 	__u32 wakes;
 };
+
+/*
+ * At BATON_POOL_Q_COLD of a class block, after struct baton_pool_waiting:
+ * hints for the decay and for takers (Documentation/pool.rst, "Decay").
+ * @low_water: the fewest entries a taker left on the queue since the
+ * last decay tick (a taker that leaves fewer stores it; the decay reads
+ * it and starts it again), so a burst between two ticks counts; @cold:
+ * about how many buffers are COLD (the decay adds what it made COLD and
+ * stores the count it finds each tick; a taker subtracts what it takes);
+ * @cursor: where a taker's next search for COLD buffers starts. Any
+ * holder may write them: a wrong value costs a decay or a search, never
+ * a buffer.
+ */
+struct baton_pool_cold {
+	__u32 low_water;
+	__u32 cold;
+	__u32 cursor;
+	__u32 reserved;
+};
+#define BATON_POOL_Q_COLD	136
+#define BATON_FEAT_POOL_COLD	(1ULL << 14)	/* the decay makes buffers
+						 * COLD (pool.rst, "Decay") */
+
 #define BATON_POOL_ENTRY(gen, index)	(((__u64)(gen) << 32) | (index))
 #define BATON_POOL_NO_INDEX	(~0ULL)
 

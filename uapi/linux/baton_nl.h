@@ -195,6 +195,9 @@ enum baton_a_class {
 	BATON_A_CLASS_COUNT,		/* u32, buffers */
 	BATON_A_CLASS_FREE,		/* u32, on the free queue: tail - head
 					 * sampled, clamped to COUNT */
+	BATON_A_CLASS_COLD,		/* u32, COLD buffers: free, off the
+					 * queue, pages given back (the
+					 * descriptors counted) */
 
 	__BATON_A_CLASS_MAX,
 	BATON_A_CLASS_MAX = __BATON_A_CLASS_MAX - 1
