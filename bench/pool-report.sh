@@ -93,6 +93,7 @@ fi
 echo "| alloc+free beside iceoryx's loan+release, pair 4 / 64 KiB | $(ratio "$(med host alloc pool pair 4096 ns_per_op)" "$(med host alloc iox pair 4096 ns_per_op)") / $(ratio "$(med host alloc pool pair 65536 ns_per_op)" "$(med host alloc iox pair 65536 ns_per_op)") |"
 echo "| after a burst, 95% of it given back within 2 × decay_ms, no call from the user: kmod (VM, TCG) | $(rssr vm vm-pool) |"
 echo "| the same, memfd backend, idle process | $(rssr host pool-memfd) |"
+echo "| the same, kmod (VM, TCG), a trickle of allocations | $(rssr vm vm-pool-trickle) |"
 echo "| the same, memfd backend, a trickle of allocations | $(rssr host pool-memfd-trickle) |"
 echo "| the same, jemalloc dirty_decay_ms with its background thread (baseline) | $(rssr host jemalloc-bg) |"
 echo
@@ -210,7 +211,9 @@ echo "${TRICKLE_MS:-10} ms the process allocates, touches and frees 64 buffers (
 echo "backend and jemalloc without its thread decay only from their allocators' slow paths; the"
 echo "trickle's own buffers are part of what it holds). pool-memfd: the memfd backend, whose decay"
 echo "runs from refills and flushes only (Documentation/pool.rst, memfd backend); vm-pool: the"
-echo "kmod backend in the VM, its decay on a kernel timer; idle there ${VM_IDLE_MS:-1500} ms (TCG is slow)."
+echo "kmod backend in the VM, its decay on a kernel timer; idle there ${VM_IDLE_MS:-1500} ms (TCG is slow);"
+echo "vm-pool-trickle: the same with the trickle. Since the decay counts instead of ageing"
+echo "(COLD, Documentation/pool.rst \"Decay\") a trickle no longer keeps the burst resident."
 echo
 echo "| series | decay_ms | baseline | peak | held after idle | settle to 1.05 × baseline, burst 1 / 2 | settle to 95% given back, burst 1 / 2 | 95% settle (burst 1) / (2 × decay_ms) | burst 1 / burst 2 (alloc + touch) | burst 2 / burst 1 |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"

@@ -226,8 +226,8 @@ vm_suite() {
 	[[ -f $out ]] || return 0
 	sed -n 's/^pool://p' "$out" | tr -d '\r' >>"$raw"
 	sed -n 's/^# \(handle\|inline\|pipe\) /vm: \1 /p' "$out" | tr -d '\r' >>"$diag"
-	sed -n 's/^poolrss:\(vm-[a-z]*\) /\1 /p' "$out" | tr -d '\r' >"$res/pool-rss-vm.tmp"
-	for s in pool static; do
+	sed -n 's/^poolrss:\(vm-[a-z-]*\) /\1 /p' "$out" | tr -d '\r' >"$res/pool-rss-vm.tmp"
+	for s in pool static pool-trickle; do
 		awk -v s="vm-$s" '$1 == s { print $2, $3 }' "$res/pool-rss-vm.tmp" >"$res/pool-rss-vm-$s-kmod.1.dat"
 	done
 	rm -f "$res/pool-rss-vm.tmp"

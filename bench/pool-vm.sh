@@ -34,11 +34,15 @@ for s in 4096 65536 1048576; do
 	done
 	one -q pipeline -t handle -R 16 -s "$s" -n $((n / 40 + 16))
 done
-# RSS over time: every run's figures, run 1's samples.
-for series in pool static; do
+# RSS over time: every run's figures, run 1's samples. pool-trickle: 64
+# allocations every 10 ms while idle (traffic: the decay must still work).
+for series in pool static pool-trickle; do
+	p=${series%-trickle} t=
+	[ "$p" != "$series" ] && t="-T 10"
 	r=1
 	while [ "$r" -le "$runs" ]; do
-		line=$("$b" -q rss -p "$series" -d "$decay" -B "$burst" -i "$idle" -l "vm-$series" -o /tmp/rss.dat) ||
+		# shellcheck disable=SC2086 # $t: no option, or -T and its value
+		line=$("$b" -q rss -p "$p" $t -d "$decay" -B "$burst" -i "$idle" -l "vm-$series" -o /tmp/rss.dat) ||
 			{ echo "pool-vm: rss $series run $r failed"; r=$((r + 1)); continue; }
 		echo "pool:vm,$r,$line"
 		[ "$r" -eq 1 ] && grep -v '^#' /tmp/rss.dat | sed "s/^/poolrss:vm-$series /"

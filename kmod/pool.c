@@ -1085,13 +1085,15 @@ static int baton_pool_cand_cmp(const void *a, const void *b)
 static u32 baton_pool_reserve(struct baton_pool *pool, struct baton_pool_cls *c,
 			      u32 free)
 {
-	u64 queued = READ_ONCE(*c->tail) - READ_ONCE(*c->head);
 	u32 low = READ_ONCE(c->cold->low_water);
 	u32 i, reserve = free;
 
 	c->min_free[pool->ticks % BATON_POOL_WINDOW] = min(free, low);
-	/* The next watch starts from what the queue holds now. */
-	WRITE_ONCE(c->cold->low_water, (u32)min_t(u64, queued, c->lay.count));
+	/*
+	 * No dip seen yet in the next interval: its start is this record,
+	 * and without a taker the free count only grows until the next.
+	 */
+	WRITE_ONCE(c->cold->low_water, c->lay.count);
 	for (i = 0; i < BATON_POOL_WINDOW; i++)
 		reserve = min(reserve, c->min_free[i]);
 	return reserve;

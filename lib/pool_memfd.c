@@ -993,14 +993,12 @@ static uint32_t reserve_of(struct baton_pool *p, uint32_t cls, uint64_t tick,
 {
 	struct baton_pool_cls *c = &p->f.cls[cls];
 	struct baton_pool_cold *w = baton__pool_cold_of(c);
-	uint64_t q = __atomic_load_n(c->tail, __ATOMIC_RELAXED) -
-		     __atomic_load_n(c->head, __ATOMIC_RELAXED);
 	uint32_t *mf = words(p)->min_free[cls], low, reserve = free, i;
 
 	low = __atomic_load_n(&w->low_water, __ATOMIC_RELAXED);
 	mf[tick % WINDOW] = low < free ? low : free;
-	__atomic_store_n(&w->low_water, q > c->count ? c->count : (uint32_t)q,
-			 __ATOMIC_RELAXED);
+	/* No dip seen yet in the next interval (kmod's comment). */
+	__atomic_store_n(&w->low_water, c->count, __ATOMIC_RELAXED);
 	for (i = 0; i < WINDOW; i++)
 		if (mf[i] < reserve)
 			reserve = mf[i];

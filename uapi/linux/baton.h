@@ -1106,7 +1106,8 @@ struct baton_pool_waiting {
  * hints for the decay and for takers (Documentation/pool.rst, "Decay").
  * @low_water: the fewest entries a taker left on the queue since the
  * last decay tick (a taker that leaves fewer stores it; the decay reads
- * it and starts it again), so a burst between two ticks counts; @cold:
+ * it and sets it to the class's count), so a burst between two ticks
+ * counts; @cold:
  * about how many buffers are COLD (the decay adds what it made COLD and
  * stores the count it finds each tick; a taker subtracts what it takes);
  * @cursor: where a taker's next search for COLD buffers starts. Any
