@@ -433,7 +433,7 @@ struct rk_gen {
 	int64_t kill_ns;	/* just before the SIGKILL */
 	int64_t reaped_ns;	/* waitpid returned: its file is released */
 	uint32_t killed;
-	uint32_t pad;
+	uint32_t opened;	/* its producer fd is open (attached) */
 };
 
 struct rk_shared {
@@ -455,6 +455,25 @@ static void rk_sleep_us(long us)
 }
 
 /*
+ * A producer whose slot stayed taken past its bound: what the shared
+ * words say, so that a failure tells a lost wake (the slot free, the
+ * word down or up) from a consumer that really stood still.
+ */
+static void rk_stuck(struct mp_raw *r, uint32_t g, uint64_t t, int rc,
+		     int64_t ns)
+{
+	fprintf(stderr,
+		"# producer generation %u: waiting for ticket %llu's slot failed (%d) after %.3f s: seq %#llx, tail %llu, head %llu, waiting words prod page %#x, header %#x\n",
+		g, (unsigned long long)t, rc, ns / 1e9,
+		(unsigned long long)__atomic_load_n(mp_raw_seq(r, t),
+						    __ATOMIC_ACQUIRE),
+		(unsigned long long)*r->tail,
+		(unsigned long long)(r->head ? *r->head : ~0ULL),
+		r->prod_waiting ? *r->prod_waiting : ~0U,
+		r->mh ? r->mh->prod_waiting : ~0U);
+}
+
+/*
  * Generation @g: pushes of one or two messages through the raw protocol
  * until told to stop. The ledger entries are written right after the
  * fetch_add; a kill before them leaves the generation "pending", with the
@@ -470,6 +489,7 @@ static int rk_producer(const char *name, struct rk_shared *sh, uint32_t g,
 	__atomic_store_n(&me->pid, (int32_t)getpid(), __ATOMIC_RELAXED);
 	if (mp_raw_open(name, BATON_ROLE_PRODUCER, &r))
 		return 3;
+	__atomic_store_n(&me->opened, 1, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE)) {
 		n = 1 + (rand_r(&seed) % 4 == 0);
 		__atomic_store_n(&me->pending, 1, __ATOMIC_RELAXED);
@@ -486,8 +506,13 @@ static int rk_producer(const char *name, struct rk_shared *sh, uint32_t g,
 		__atomic_store_n(&me->pending, 0, __ATOMIC_RELAXED);
 		mp_raw_claim(&r, t, n);
 		for (i = 0; i < n; i++) {
-			if (mp_raw_wait_free(&r, t + i, bt_now_ns() + 2 * MA_WAIT))
+			int64_t w0 = bt_now_ns();
+			int rc = mp_raw_wait_free(&r, t + i, w0 + 2 * MA_WAIT);
+
+			if (rc) {
+				rk_stuck(&r, g, t + i, rc, bt_now_ns() - w0);
 				return 4;
+			}
 			mp_msg(m, g, seq++);
 			mp_raw_fill(&r, t + i, m);
 			__atomic_store_n(&me->published, seq, __ATOMIC_RELEASE);
@@ -511,6 +536,30 @@ static pid_t rk_spawn(const char *name, struct rk_shared *sh,
 	if (pid > 0)
 		sh->gen[g].pid = pid;
 	return pid;
+}
+
+/*
+ * Wait (5 s at most) until every live producer has its fd open. A ring
+ * none of whose producers is attached, drained, is at end of stream: the
+ * consumer's pop says EPIPE and it stops reading, so the killer must
+ * never kill the last attached producer while the replacements are
+ * still starting. 0, or 12.
+ */
+static int rk_all_attached(const struct rk_shared *sh, const pid_t *live,
+			   const uint32_t *gen_of)
+{
+	int64_t end = bt_now_ns() + MA_WAIT;
+	uint32_t i;
+
+	for (i = 0; i < RK_PRODS; i++)
+		while (live[i] &&
+		       !__atomic_load_n(&sh->gen[gen_of[i]].opened,
+					__ATOMIC_ACQUIRE)) {
+			if (bt_now_ns() > end)
+				return 12;
+			rk_sleep_us(100);
+		}
+	return 0;
 }
 
 /*
@@ -538,6 +587,8 @@ static int rk_killer(const char *name, struct rk_shared *sh,
 	while (sh->kills < kills && bt_now_ns() < end &&
 	       sh->gens < RK_GENS && !sh->stop) {
 		rk_sleep_us(rand_r(&seed) % 3000);
+		if (rk_all_attached(sh, live, gen_of))
+			return 12;
 		v = rand_r(&seed) % RK_PRODS;
 		sh->gen[gen_of[v]].kill_ns = bt_now_ns();
 		kill(live[v], SIGKILL);
@@ -634,6 +685,24 @@ static void rk_stalls(struct __test_metadata *_metadata,
 	free(last);
 }
 
+/*
+ * A pop that took over a second: which ticket, whose it was by the ledger
+ * (0: nobody's yet), and that generation's fate. Printed, never asserted:
+ * it says what a stall waited on.
+ */
+static void rk_log_stall(struct __test_metadata *_metadata,
+			 const struct rk_shared *sh, uint64_t c, int64_t ns,
+			 int rc, uint64_t tail)
+{
+	uint32_t g = sh->ledger[c];
+	const struct rk_gen *x = g ? &sh->gen[g - 1] : NULL;
+
+	TH_LOG("pop of ticket %llu took %.1f s (rc %d, tail %llu): ledger generation %u, pid %d, killed %u, pending %u, published %llu",
+	       (unsigned long long)c, ns / 1e9, rc, (unsigned long long)tail,
+	       g, x ? x->pid : 0, x ? x->killed : 0, x ? x->pending : 0,
+	       (unsigned long long)(x ? x->published : 0));
+}
+
 TEST_F_TIMEOUT(mpsc_attribution, random_kills_blame_only_holders, 600)
 {
 	const char *env = getenv("BATON_ATTR_KILLS");
@@ -663,8 +732,13 @@ TEST_F_TIMEOUT(mpsc_attribution, random_kills_blame_only_holders, 600)
 
 	for (;;) {
 		uint64_t c = self->c.pos;
+		int64_t popped = bt_now_ns();
 
-		rc = mp_raw_pop(&self->c, bt_now_ns() + 2 * MA_WAIT, w);
+		rc = mp_raw_pop(&self->c, popped + 2 * MA_WAIT, w);
+		popped = bt_now_ns() - popped;
+		if (popped > BT_NSEC && c < RK_TICKETS)
+			rk_log_stall(_metadata, sh, c, popped, rc,
+				     *self->c.tail);
 		if (rc == MP_RAW_TOMB) {
 			tombs[ntombs].ticket = c;
 			tombs[ntombs++].pid = w[0];
