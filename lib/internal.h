@@ -35,9 +35,7 @@
  * instead of freeing it, so a later call reads the poison, not freed
  * memory (best effort: BATON_CLOSED_KEPT handles deep).
  */
-#define BATON__MAGIC_RING_BASE	0xba700000u
-#define BATON__MAGIC_RING(kind, role) \
-	(BATON__MAGIC_RING_BASE | ((uint32_t)(kind) << 4) | (uint32_t)(role))
+/* BATON__MAGIC_RING(kind, role): <baton.h>, the inline forms check it. */
 #define BATON__MAGIC_EPOCH	0xba7e0c01u
 #define BATON__MAGIC_WAITSET	0xba7a5e75u
 #define BATON__MAGIC_DEAD	0xdeadba70u
@@ -50,7 +48,7 @@
 static inline int baton__ring_ok(const struct baton_ring *r, uint32_t kind,
 				 int role)
 {
-	if (__builtin_expect(r && r->magic == BATON__MAGIC_RING(kind, role), 1))
+	if (baton__ring_is(r, kind, role))
 		return 0;
 	return __baton_ring_check(r, kind, role);
 }

@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#define BATON__RING_OUTLINE	/* baton.h: we define the exported forms */
 #include "internal.h"
 
 /*
@@ -466,15 +467,18 @@ int baton__mpsc_peek_wait(struct baton_ring *r, uint64_t *idx,
 	}
 }
 
-int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
-		   int64_t timeout_ns, struct baton_mpsc_loss *loss)
+int __baton_mpsc_pop_slow(struct baton_ring *r, void *msg, size_t len,
+			  int64_t timeout_ns, struct baton_mpsc_loss *loss)
 {
 	uint64_t idx;
 	int ret = baton__ring_ok(r, BATON_RING_MPSC, BATON_ROLE_CONSUMER);
 
 	if (ret)
 		return ret;
-	/* The fast exit: a message (or a tombstone) already there. */
+	/*
+	 * Look once more before waiting: the inline look did not run for a
+	 * length over the slot size, and a message may have come since.
+	 */
 	ret = baton_mpsc_try_pop(r, msg, len, loss);
 	if (ret != -EAGAIN || timeout_ns == 0)
 		return ret == -EAGAIN ? -ETIMEDOUT : ret;
@@ -491,6 +495,13 @@ int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
 	}
 	baton_mpsc_cons_release(r);
 	return ret;
+}
+
+/* The exported form (libbaton 2.0): what the inline one in baton.h does. */
+int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
+		   int64_t timeout_ns, struct baton_mpsc_loss *loss)
+{
+	return baton__mpsc_pop_inline(r, msg, len, timeout_ns, loss);
 }
 
 /*

@@ -45,6 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#define BATON__RING_OUTLINE	/* baton.h: we define the exported forms */
 #include "internal.h"
 
 /*
@@ -311,9 +312,12 @@ int baton_spsc_cons_peek_wait(struct baton_ring *r, uint32_t n, uint64_t *idx,
 	return wait_ring(r, n, idx, timeout_ns);
 }
 
-/* A single operation: 0 (one message pushed) or a negative errno. */
-int baton_spsc_push(struct baton_ring *r, const void *msg, size_t len,
-		    int64_t timeout_ns)
+/*
+ * baton_spsc_push() after its inline look found no room (or a handle or
+ * length to refuse): 0 (one message pushed) or a negative errno.
+ */
+int __baton_spsc_push_slow(struct baton_ring *r, const void *msg, size_t len,
+			   int64_t timeout_ns)
 {
 	uint64_t idx;
 	int ret = baton__ring_ok(r, BATON_RING_SPSC, BATON_ROLE_PRODUCER);
@@ -330,9 +334,9 @@ int baton_spsc_push(struct baton_ring *r, const void *msg, size_t len,
 	return 0;
 }
 
-/* Copies min(len, slot_size) bytes; 0 or a negative errno. */
-int baton_spsc_pop(struct baton_ring *r, void *msg, size_t len,
-		   int64_t timeout_ns)
+/* baton_spsc_pop()'s wait: copies min(len, slot_size) bytes; 0 or -errno. */
+int __baton_spsc_pop_slow(struct baton_ring *r, void *msg, size_t len,
+			  int64_t timeout_ns)
 {
 	uint64_t idx;
 	int ret = baton__ring_ok(r, BATON_RING_SPSC, BATON_ROLE_CONSUMER);
@@ -347,4 +351,17 @@ int baton_spsc_pop(struct baton_ring *r, void *msg, size_t len,
 	memcpy(msg, baton_ring_slot(r, idx), len);
 	baton_spsc_cons_release(r, 1);
 	return 0;
+}
+
+/* The exported forms (libbaton 2.0): what the inline ones in baton.h do. */
+int baton_spsc_push(struct baton_ring *r, const void *msg, size_t len,
+		    int64_t timeout_ns)
+{
+	return baton__spsc_push_inline(r, msg, len, timeout_ns);
+}
+
+int baton_spsc_pop(struct baton_ring *r, void *msg, size_t len,
+		   int64_t timeout_ns)
+{
+	return baton__spsc_pop_inline(r, msg, len, timeout_ns);
 }

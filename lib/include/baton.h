@@ -311,6 +311,23 @@ int baton_abi_version(uint32_t *abi_version, uint64_t *features);
  */
 int __baton_ring_check(const struct baton_ring *r, uint32_t kind, int role);
 
+/*
+ * A live ring handle's magic names its kind and role (struct
+ * baton_ring.magic; lib/internal.h has the others and the poison a closed
+ * handle gets), so the inline blocking forms check the handle with one
+ * compare and leave everything else to the library.
+ */
+#define BATON__MAGIC_RING_BASE	0xba700000u
+#define BATON__MAGIC_RING(kind, role) \
+	(BATON__MAGIC_RING_BASE | ((uint32_t)(kind) << 4) | (uint32_t)(role))
+
+static inline int baton__ring_is(const struct baton_ring *r, uint32_t kind,
+				 int role)
+{
+	return __builtin_expect(r && r->magic == BATON__MAGIC_RING(kind, role),
+				1);
+}
+
 #ifdef BATON_DEBUG
 #define BATON__DEBUG_RING(r, kind, role)				\
 	do {								\
@@ -702,6 +719,60 @@ int baton_spsc_prod_reserve_wait(struct baton_ring *r, uint32_t n,
 int baton_spsc_cons_peek_wait(struct baton_ring *r, uint32_t n, uint64_t *idx,
 			      int64_t timeout_ns);
 
+/*
+ * The library's side of baton_spsc_push()/pop() below (not for direct
+ * use): every check again, the spin, the park, and the copy.
+ */
+int __baton_spsc_push_slow(struct baton_ring *r, const void *msg, size_t len,
+			   int64_t timeout_ns);
+int __baton_spsc_pop_slow(struct baton_ring *r, void *msg, size_t len,
+			  int64_t timeout_ns);
+
+/*
+ * The blocking forms' fast exit, inline: a live handle of the right kind
+ * and role, a length the slot holds (so a constant @len stays a constant
+ * copy), and room or a message at the first look. Anything else, the
+ * wait included, is the library's; it learns nothing from a wait that
+ * did not happen (the adaptive spin, lib/park.c), so the two are one
+ * call as far as it can tell.
+ */
+static inline __attribute__((always_inline)) int
+baton__spsc_push_inline(struct baton_ring *r, const void *msg, size_t len,
+			int64_t timeout_ns)
+{
+	uint64_t idx;
+
+	if (baton__ring_is(r, BATON_RING_SPSC, BATON_ROLE_PRODUCER) &&
+	    len <= r->slot_size && baton_spsc_prod_reserve(r, 1, &idx)) {
+		memcpy(baton_ring_slot(r, idx), msg, len);
+		baton_spsc_prod_submit(r, 1);
+		return 0;
+	}
+	return __baton_spsc_push_slow(r, msg, len, timeout_ns);
+}
+
+static inline __attribute__((always_inline)) int
+baton__spsc_pop_inline(struct baton_ring *r, void *msg, size_t len,
+		       int64_t timeout_ns)
+{
+	uint64_t idx;
+
+	if (baton__ring_is(r, BATON_RING_SPSC, BATON_ROLE_CONSUMER) &&
+	    len <= r->slot_size && baton_spsc_cons_peek(r, 1, &idx)) {
+		memcpy(msg, baton_ring_slot(r, idx), len);
+		baton_spsc_cons_release(r, 1);
+		return 0;
+	}
+	return __baton_spsc_pop_slow(r, msg, len, timeout_ns);
+}
+
+#ifdef BATON__RING_OUTLINE
+/* lib/park.c: the exported forms, for binaries built against 2.3. */
+int baton_spsc_push(struct baton_ring *r, const void *msg, size_t len,
+		    int64_t timeout_ns);
+int baton_spsc_pop(struct baton_ring *r, void *msg, size_t len,
+		   int64_t timeout_ns);
+#else
 /**
  * baton_spsc_push() - copy one message in, waiting for room
  * @r: a producer handle of an SPSC ring
@@ -709,10 +780,15 @@ int baton_spsc_cons_peek_wait(struct baton_ring *r, uint32_t n, uint64_t *idx,
  * @len: its length, at most the slot size
  * @timeout_ns: how long at most; < 0 waits forever
  *
+ * Inline when there is room at the first look; the wait is the library's.
+ *
  * Return: 0, or -EINVAL, or a negative errno as for baton_ring_park().
  */
-int baton_spsc_push(struct baton_ring *r, const void *msg, size_t len,
-		    int64_t timeout_ns);
+static inline int baton_spsc_push(struct baton_ring *r, const void *msg,
+				  size_t len, int64_t timeout_ns)
+{
+	return baton__spsc_push_inline(r, msg, len, timeout_ns);
+}
 
 /**
  * baton_spsc_pop() - copy one message out, waiting for one
@@ -721,11 +797,18 @@ int baton_spsc_push(struct baton_ring *r, const void *msg, size_t len,
  * @len: bytes to copy (at most the slot size is copied)
  * @timeout_ns: how long at most; < 0 waits forever
  *
+ * Inline when a message is there at the first look; the wait is the
+ * library's.
+ *
  * Return: 0, or a negative errno as for baton_ring_park() (-EPIPE:
  * drained and the producer gone, the end of the stream).
  */
-int baton_spsc_pop(struct baton_ring *r, void *msg, size_t len,
-		   int64_t timeout_ns);
+static inline int baton_spsc_pop(struct baton_ring *r, void *msg, size_t len,
+				 int64_t timeout_ns)
+{
+	return baton__spsc_pop_inline(r, msg, len, timeout_ns);
+}
+#endif
 
 /* ---- MPSC rings (Documentation/mpsc.rst) ---- */
 
@@ -1209,8 +1292,9 @@ static inline void baton_mpsc_cons_release(struct baton_ring *r)
  * Return: 0 (a message), BATON_MPSC_LOST (a tombstone, skipped; the next
  * call goes on behind it), or -EAGAIN, -EPROTO.
  */
-static inline int baton_mpsc_try_pop(struct baton_ring *r, void *msg,
-				     size_t len, struct baton_mpsc_loss *loss)
+static inline __attribute__((always_inline)) int
+baton_mpsc_try_pop(struct baton_ring *r, void *msg, size_t len,
+		   struct baton_mpsc_loss *loss)
 {
 	uint64_t idx;
 	int ret;
@@ -1232,6 +1316,31 @@ static inline int baton_mpsc_try_pop(struct baton_ring *r, void *msg,
 	return ret;
 }
 
+/* The library's side of baton_mpsc_pop() below (not for direct use). */
+int __baton_mpsc_pop_slow(struct baton_ring *r, void *msg, size_t len,
+			  int64_t timeout_ns, struct baton_mpsc_loss *loss);
+
+/* As baton__spsc_pop_inline(): a message or a tombstone at the first look. */
+static inline __attribute__((always_inline)) int
+baton__mpsc_pop_inline(struct baton_ring *r, void *msg, size_t len,
+		       int64_t timeout_ns, struct baton_mpsc_loss *loss)
+{
+	int ret;
+
+	if (baton__ring_is(r, BATON_RING_MPSC, BATON_ROLE_CONSUMER) &&
+	    len <= r->slot_size) {
+		ret = baton_mpsc_try_pop(r, msg, len, loss);
+		if (ret != -11) /* -EAGAIN: nothing published yet */
+			return ret;
+	}
+	return __baton_mpsc_pop_slow(r, msg, len, timeout_ns, loss);
+}
+
+#ifdef BATON__RING_OUTLINE
+/* lib/mpsc.c: the exported form, for binaries built against 2.3. */
+int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
+		   int64_t timeout_ns, struct baton_mpsc_loss *loss);
+#else
 /**
  * baton_mpsc_pop() - copy one message out, waiting for one
  * @r: the consumer handle of an MPSC ring
@@ -1240,14 +1349,20 @@ static inline int baton_mpsc_try_pop(struct baton_ring *r, void *msg,
  * @timeout_ns: how long at most; < 0 waits forever
  * @loss: as for baton_mpsc_try_pop()
  *
- * Spins, then parks.
+ * Inline when a message (or a tombstone) is there at the first look;
+ * the library spins, then parks.
  *
  * Return: 0 (a message), BATON_MPSC_LOST, -EPROTO as baton_mpsc_try_pop(),
  * or -ETIMEDOUT, -EPIPE (every producer
  * has gone and nothing is left: end of stream), -EINTR.
  */
-int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
-		   int64_t timeout_ns, struct baton_mpsc_loss *loss);
+static inline int baton_mpsc_pop(struct baton_ring *r, void *msg, size_t len,
+				 int64_t timeout_ns,
+				 struct baton_mpsc_loss *loss)
+{
+	return baton__mpsc_pop_inline(r, msg, len, timeout_ns, loss);
+}
+#endif
 
 /* ---- bulk copies (Documentation/bulk.rst) ---- */
 

@@ -30,20 +30,22 @@ TOP=$(cd "$HERE/../.." && pwd)
 OUT=${1:-$TOP/build/host/asm}
 CC=${CC:-cc}
 OBJDUMP=${OBJDUMP:-objdump}
-FUNCS="fp_prod_reserve fp_prod_submit fp_cons_peek fp_cons_release fp_try_push fp_try_pop fp_epoch_enter fp_epoch_exit fp_spsc_push_bulk64 fp_spsc_pop_bulk64"
+FUNCS="fp_prod_reserve fp_prod_submit fp_cons_peek fp_cons_release fp_try_push fp_try_pop fp_spsc_push fp_spsc_pop fp_epoch_enter fp_epoch_exit fp_spsc_push_bulk64 fp_spsc_pop_bulk64"
 BAD='(^|[[:space:]])(lock|xchg[bwlq]?|mfence|lfence|sfence)([[:space:]]|$)'
-NFUNCS=10
+NFUNCS=12
 NSELF=4
-MPSC_FUNCS="fp_mpsc_cons_peek fp_mpsc_cons_release fp_mpsc_prod_publish fp_mpsc_try_pop fp_mpsc_pop_bulk64"
-NMPSC=7
+MPSC_FUNCS="fp_mpsc_cons_peek fp_mpsc_cons_release fp_mpsc_prod_publish fp_mpsc_try_pop fp_mpsc_pop fp_mpsc_pop_bulk64"
+NMPSC=8
 # Store-then-load order (E, T): function:stored fields:loaded field. The
 # index store must come before the load of the peer's flag in the emitted
 # code, for gcc and clang at each level (the signal fence's job).
 ORDER="fp_prod_submit:tail:cons_waiting fp_cons_release:head:prod_waiting
 fp_try_push:tail:cons_waiting fp_try_pop:head:prod_waiting
+fp_spsc_push:tail:cons_waiting fp_spsc_pop:head:prod_waiting
 fp_mpsc_prod_publish:seq:cons_waiting fp_mpsc_push:seq:cons_waiting
 fp_mpsc_cons_release:seq,head:prod_waiting
-fp_mpsc_try_pop:seq,head:prod_waiting fp_epoch_exit:ann:sync_epoch
+fp_mpsc_try_pop:seq,head:prod_waiting fp_mpsc_pop:seq,head:prod_waiting
+fp_epoch_exit:ann:sync_epoch
 fp_spsc_push_bulk64:tail:cons_waiting fp_spsc_pop_bulk64:head:prod_waiting
 fp_mpsc_pop_bulk64:seq,head:prod_waiting"
 ORDER_CCS="gcc clang"

@@ -91,6 +91,7 @@ TEST_F(conv, ring_setup)
 TEST_F(conv, spsc_single)
 {
 	uint64_t v = 7;
+	char big[65] = { 0 };	/* one byte more than a slot */
 
 	ASSERT_EQ(0, pair(self->name, BATON_RING_SPSC, 2, &self->p,
 			  &self->c));
@@ -100,7 +101,7 @@ TEST_F(conv, spsc_single)
 	EXPECT_EQ(0, baton_spsc_push(self->p, &v, MSG, -1));
 	EXPECT_EQ(-EAGAIN, baton_spsc_try_push(self->p, &v, MSG));
 	EXPECT_EQ(-ETIMEDOUT, baton_spsc_push(self->p, &v, MSG, 0));
-	EXPECT_EQ(-EINVAL, baton_spsc_push(self->p, &v, 65, 0));
+	EXPECT_EQ(-EINVAL, baton_spsc_push(self->p, big, sizeof(big), 0));
 	EXPECT_EQ(0, baton_spsc_try_pop(self->c, &v, MSG));
 	EXPECT_EQ(0, baton_spsc_pop(self->c, &v, MSG, -1));
 }

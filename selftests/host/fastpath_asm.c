@@ -76,6 +76,17 @@ WRAP int fp_try_pop(struct baton_ring *r, void *msg, size_t len)
 	return baton_spsc_try_pop(r, msg, len);
 }
 
+/* The blocking forms' inline first look (the wait is out of line). */
+WRAP int fp_spsc_push(struct baton_ring *r, const void *msg, size_t len)
+{
+	return baton_spsc_push(r, msg, len, -1);
+}
+
+WRAP int fp_spsc_pop(struct baton_ring *r, void *msg, size_t len)
+{
+	return baton_spsc_pop(r, msg, len, -1);
+}
+
 /*
  * MPSC. The blocking push must hold exactly one locked instruction, the
  * fetch_add (lock xadd), and no cmpxchg; the slow wait is out of line.
@@ -115,6 +126,11 @@ WRAP void fp_mpsc_cons_release(struct baton_ring *r)
 WRAP int fp_mpsc_try_pop(struct baton_ring *r, void *msg, size_t len)
 {
 	return baton_mpsc_try_pop(r, msg, len, NULL);
+}
+
+WRAP int fp_mpsc_pop(struct baton_ring *r, void *msg, size_t len)
+{
+	return baton_mpsc_pop(r, msg, len, -1, NULL);
 }
 
 WRAP void fp_mpsc_prod_publish(struct baton_ring *r, uint64_t t)

@@ -533,6 +533,7 @@ TEST_F(basic, wrong_role_einval)
 {
 	struct baton_ring *prod, *cons;
 	uint64_t v = 0, idx;
+	char big[65] = { 0 };	/* one byte more than a slot */
 
 	ASSERT_EQ(0, baton_ring_create(self->name, &self->p,
 				       BATON_ROLE_PRODUCER, &prod));
@@ -544,7 +545,7 @@ TEST_F(basic, wrong_role_einval)
 	EXPECT_EQ(-EINVAL, baton_spsc_cons_peek_wait(prod, 1, &idx, 0));
 	EXPECT_EQ(-EINVAL, baton_spsc_prod_reserve_wait(prod, 0, &idx, 0));
 	EXPECT_EQ(-EINVAL, baton_spsc_cons_peek_wait(cons, 0, &idx, 0));
-	EXPECT_EQ(-EINVAL, baton_spsc_push(prod, &v, 65, 0));
+	EXPECT_EQ(-EINVAL, baton_spsc_push(prod, big, sizeof(big), 0));
 	baton_ring_close(prod);
 	baton_ring_close(cons);
 }
