@@ -153,6 +153,19 @@ TEST_F_TIMEOUT(bulk, mpsc_two_producers, 120)
 		if (!pid[n])
 			_exit(mpsc_producer(self->name, (uint32_t)n));
 	}
+	/*
+	 * A drained ring with no producer attached is at end of stream: a
+	 * pop that parks before the children have opened the ring (fork
+	 * and open are slow under TCG) would rightly say EPIPE. Neither can
+	 * finish before both are in: the ring holds 8 of their 40000.
+	 */
+	for (n = 0; n < 20000; n++) {
+		ASSERT_EQ(0, baton_mpsc_stats(c, &st));
+		if (st.producers == 2)
+			break;
+		usleep(1000);
+	}
+	ASSERT_EQ(2, st.producers);
 	while (next[0] + next[1] < 2 * MPSC_MSGS) {
 		k = baton_mpsc_try_pop_bulk16(c, out, 1 + round++ % 5, NULL);
 		if (k == 0) {
