@@ -1136,6 +1136,7 @@ static bool baton_pool_decay_give(struct baton_pool *pool,
 {
 	struct baton_pool_desc *d = &c->desc[cand->index];
 	loff_t start;
+	u64 kernel;
 
 	if (cand->aux) {
 		start = c->lay.data_off +
@@ -1144,10 +1145,17 @@ static bool baton_pool_decay_give(struct baton_pool *pool,
 				     start + (1LL << c->lay.buf_shift) - 1);
 	}
 	WRITE_ONCE(d->aux, atomic64_read((atomic64_t *)c->tail));
-	/* Y10: the pages are gone and aux is the tail before it is COLD. */
-	smp_store_release(&d->state,
-			  BATON_POOL_STATE(BATON_POOL_S_GEN(cand->state),
-					   BATON_POOL_COLD, 0));
+	/*
+	 * Y10: the pages are gone and aux is the tail before it is COLD
+	 * (cmpxchg: a full barrier). From the KERNEL we stored: a holder
+	 * that rewrote the word meanwhile keeps what it wrote, counted.
+	 */
+	kernel = BATON_POOL_STATE(BATON_POOL_S_GEN(cand->state),
+				  BATON_POOL_KERNEL, 0);
+	if (cmpxchg(&d->state, kernel,
+		    BATON_POOL_STATE(BATON_POOL_S_GEN(cand->state),
+				     BATON_POOL_COLD, 0)) != kernel)
+		baton_pool_count(&pool->hdr->bad_words, 1);
 	return cand->aux;
 }
 
@@ -1193,10 +1201,10 @@ static u32 baton_pool_decay_pick(struct baton_pool *pool,
 /*
  * One class: pick and take under the lock, give the pages back outside;
  * then the takers' hint of COLD buffers. Returns the buffers whose pages
- * went.
+ * went; adds those it took to *@made.
  */
 static u64 baton_pool_decay_class(struct baton_pool *pool,
-				  struct baton_pool_cls *c, u64 now)
+				  struct baton_pool_cls *c, u64 now, u32 *made)
 {
 	struct baton_pool_cand *cand;
 	u32 j, n, cold;
@@ -1213,6 +1221,7 @@ static u64 baton_pool_decay_class(struct baton_pool *pool,
 		cond_resched();
 	}
 	WRITE_ONCE(c->cold->cold, cold + n);
+	*made += n;
 	kvfree(cand);
 	return paged;
 }
@@ -1222,15 +1231,22 @@ static void baton_pool_decay_work(struct work_struct *work)
 	struct baton_pool *pool = container_of(to_delayed_work(work),
 					       struct baton_pool, decay);
 	u64 now = baton_pool_now_ms(), bufs = 0, bytes = 0;
-	u32 i;
+	u32 i, made = 0;
 
 	for (i = 0; i < pool->nr_classes; i++) {
 		struct baton_pool_cls *c = &pool->cls[i];
-		u64 n = baton_pool_decay_class(pool, c, now);
+		u64 n = baton_pool_decay_class(pool, c, now, &made);
 
 		bufs += n;
 		bytes += n << c->lay.buf_shift;
 	}
+	/*
+	 * An allocator that popped the entry of a buffer the decay took, and
+	 * one that parked after it, find it COLD only when they look again:
+	 * now, not at the end of the parker's slice.
+	 */
+	if (made)
+		baton_pool_kick(pool);
 	mutex_lock(&pool->lock);
 	pool->ticks++;
 	baton_pool_count(&pool->hdr->decay_ticks, 1);

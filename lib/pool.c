@@ -714,6 +714,29 @@ again:
 }
 
 /*
+ * Take up to @n units of the class's cold hint before looking for COLD
+ * buffers; the caller gives back what it did not use. Taking first is
+ * what keeps the hint from reading 0 while COLD buffers remain: the decay
+ * stores a fresh count each tick, and a count taken while a taker is
+ * between its compare-and-swap and its decrement would otherwise be
+ * decremented for a buffer it never counted. Taken first, the hint can
+ * only err high (a search that finds less) until the next tick's count.
+ */
+static uint32_t claim_cold_hint(struct baton_pool_cold *w, uint32_t n)
+{
+	uint32_t have = __atomic_load_n(&w->cold, __ATOMIC_RELAXED), grab;
+
+	do {
+		if (!have)
+			return 0;
+		grab = have < n ? have : n;
+	} while (!__atomic_compare_exchange_n(&w->cold, &have, have - grab, 0,
+					      __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return grab;
+}
+
+/*
  * The queue is empty: take up to @want COLD buffers (the decay gave their
  * pages back and took them off the queue) into the magazine, each by a
  * compare-and-swap from the exact value read (Y4), searching from the
@@ -727,13 +750,15 @@ static void take_cold(struct baton_pool *p, uint32_t cls, uint32_t want)
 	struct baton_pool_cls *c = &p->f.cls[cls];
 	struct baton_pool_cold *w = baton__pool_cold_of(c);
 	uint64_t h = __atomic_load_n(c->head, __ATOMIC_ACQUIRE);
-	uint32_t j, seen, took = 0;
+	uint32_t j, seen, took = 0, grab;
 
-	if (!__atomic_load_n(&w->cold, __ATOMIC_RELAXED) ||
-	    __atomic_load_n(c->tail, __ATOMIC_ACQUIRE) != h)
+	if (c->mag.n >= want || __atomic_load_n(c->tail, __ATOMIC_ACQUIRE) != h)
+		return;
+	grab = claim_cold_hint(w, want - c->mag.n);
+	if (!grab)
 		return;
 	j = __atomic_load_n(&w->cursor, __ATOMIC_RELAXED);
-	for (seen = 0; seen < c->count && c->mag.n < want; seen++, j++) {
+	for (seen = 0; seen < c->count && took < grab; seen++, j++) {
 		struct baton_pool_desc *d;
 		uint64_t s;
 		uint32_t gen;
@@ -757,8 +782,8 @@ static void take_cold(struct baton_pool *p, uint32_t cls, uint32_t want)
 		took++;
 	}
 	__atomic_store_n(&w->cursor, j, __ATOMIC_RELAXED);
-	if (took)
-		__atomic_fetch_sub(&w->cold, took, __ATOMIC_RELAXED);
+	if (took < grab)
+		__atomic_fetch_add(&w->cold, grab - took, __ATOMIC_RELAXED);
 }
 
 /* The queue first, then the buffers the decay took off it. */

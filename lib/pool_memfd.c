@@ -27,7 +27,8 @@
  *    OWNED by one of them becomes ours and goes back to the free queue
  *    through our own magazine (baton__pool_drain(), after the lock);
  *    a buffer a dead holder held for decay (KERNEL with its index) is
- *    FREE again. SENT buffers stay for their receiver, as on kmod.
+ *    COLD, as the decay would have left it. SENT buffers stay for their
+ *    receiver, as on kmod.
  *  - answers UNSTICK (baton__pool_memfd_unstick()) with the module's rule,
  *    "live" meaning "its holder lock is held", once it has repaired the
  *    dead (the module has finished their claims by then too);
@@ -697,14 +698,39 @@ static int drop_dead_readers(struct baton_pool_desc *d, uint64_t s, const uint64
 }
 
 /*
- * Every buffer a holder in @dead (bit k: holder k) owned becomes ours for
- * baton__pool_drain(), every one it held for decay is FREE again, and its
- * part of every SHARED one is given up (a buffer no reader is left on
- * becomes ours too). Returns how many became ours.
+ * A buffer a dead holder held for decay (KERNEL with its index): COLD,
+ * as the decay would have left it, whether or not its pages went. Not
+ * FREE: its queue entry may be gone with a taker that popped it and died
+ * too (finish_claim() leaves a KERNEL buffer alone), and a FREE buffer
+ * with no entry is reachable by nobody. COLD needs none: aux = the tail
+ * now, past any entry it still has (Y10), then COLD from the exact value
+ * read (Y4), and the takers' hint counts it.
  */
-static uint64_t reclaim_walk(struct baton_pool *p, const uint64_t *dead)
+static uint32_t cold_from_dead_decay(struct baton_pool_cls *c,
+				     struct baton_pool_desc *d, uint64_t s)
 {
-	uint64_t now = baton__pool_now_ms(), n = 0;
+	__atomic_store_n(&d->aux, __atomic_load_n(c->tail, __ATOMIC_ACQUIRE),
+			 __ATOMIC_RELAXED);
+	if (!__atomic_compare_exchange_n(
+		    &d->state, &s,
+		    BATON_POOL_STATE(BATON_POOL_S_GEN(s), BATON_POOL_COLD, 0),
+		    0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return 0;
+	__atomic_fetch_add(&baton__pool_cold_of(c)->cold, 1, __ATOMIC_RELAXED);
+	return 1;
+}
+
+/*
+ * Every buffer a holder in @dead (bit k: holder k) owned becomes ours for
+ * baton__pool_drain(), every one it held for decay is COLD, and its
+ * part of every SHARED one is given up (a buffer no reader is left on
+ * becomes ours too). Returns how many became ours; *@cold counts those
+ * made COLD.
+ */
+static uint64_t reclaim_walk(struct baton_pool *p, const uint64_t *dead,
+			     uint64_t *cold)
+{
+	uint64_t n = 0;
 	uint32_t i, j;
 
 	for (i = 0; i < p->geo.nr_classes; i++) {
@@ -723,13 +749,7 @@ static uint64_t reclaim_walk(struct baton_pool *p, const uint64_t *dead)
 				   !(dead[(h - 1) / 64] >> ((h - 1) % 64) & 1)) {
 				continue;
 			} else if (kind == BATON_POOL_KERNEL) {
-				__atomic_store_n(&d->aux, now, __ATOMIC_RELAXED);
-				/* Y4: from the exact value read. */
-				__atomic_compare_exchange_n(
-					&d->state, &s,
-					BATON_POOL_STATE(BATON_POOL_S_GEN(s),
-							 BATON_POOL_FREE, 0),
-					0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+				*cold += cold_from_dead_decay(c, d, s);
 				continue;
 			} else if (kind != BATON_POOL_OWNED) {
 				continue;
@@ -783,11 +803,12 @@ static void unpark(struct baton_pool *p, uint32_t k)
 /*
  * Repair every dead holder (and with @self, the dead holder whose index
  * we just took), under the repair lock. A dead index is locked by us
- * while it is repaired, so nobody takes it meanwhile.
+ * while it is repaired, so nobody takes it meanwhile. Returns how many
+ * buffers became ours or COLD: worth another look at the queue.
  */
 static uint64_t repair_dead(struct baton_pool *p, int self)
 {
-	uint64_t dead[BATON_POOL_HOLDERS_MAX / 64] = { 0 }, n;
+	uint64_t dead[BATON_POOL_HOLDERS_MAX / 64] = { 0 }, n, cold = 0;
 	uint32_t k, found = 0, unsettled[BATON_POOL_HOLDERS_MAX / 32] = { 0 };
 
 	for (k = 0; k < p->geo.max_holders; k++) {
@@ -809,12 +830,12 @@ static uint64_t repair_dead(struct baton_pool *p, int self)
 	 * index): a buffer on our adopt list twice, handed out twice. So
 	 * then the walk goes first; a push it overtakes publishes holes.
 	 */
-	n = self ? reclaim_walk(p, dead) : 0;
+	n = self ? reclaim_walk(p, dead, &cold) : 0;
 	for (k = 0; k < p->geo.max_holders; k++)
 		if (dead[k / 64] >> (k % 64) & 1 && finish_claim(p, k))
 			unsettled[k / 32] |= 1U << (k % 32);
 	if (!self)
-		n = reclaim_walk(p, dead);
+		n = reclaim_walk(p, dead, &cold);
 	count(&p->hdr->reclaimed, n);
 	for (k = 0; k < p->geo.max_holders; k++) {
 		if (!(dead[k / 64] >> (k % 64) & 1))
@@ -834,12 +855,12 @@ static uint64_t repair_dead(struct baton_pool *p, int self)
 			unlock(p->fd, LOCK_HOLDER(k));
 	}
 	wake_all_parked(p);
-	return n;
+	return n + cold;
 }
 
 /*
  * Repair, at most once a millisecond per handle (its callers spin).
- * Returns how many buffers became ours (for baton__pool_drain()).
+ * Returns how many buffers became ours (for baton__pool_drain()) or COLD.
  */
 int baton__pool_memfd_repair(struct baton_pool *p)
 {
@@ -877,7 +898,7 @@ void baton__pool_memfd_attach(struct baton_pool *p)
 /* Everything we own, in use or cached, back to the free queues. */
 void baton__pool_memfd_detach(struct baton_pool *p)
 {
-	uint64_t dead[BATON_POOL_HOLDERS_MAX / 64] = { 0 }, n;
+	uint64_t dead[BATON_POOL_HOLDERS_MAX / 64] = { 0 }, n, cold = 0;
 	uint32_t i;
 
 	baton__pool_drain(p);
@@ -887,7 +908,7 @@ void baton__pool_memfd_detach(struct baton_pool *p)
 	if (repair_lock(p))
 		return;
 	life_end(p, p->f.holder);
-	n = reclaim_walk(p, dead);
+	n = reclaim_walk(p, dead, &cold);
 	count(&p->hdr->reclaimed, n);
 	unlock(p->fd, LOCK_REPAIR);
 	/*
@@ -1049,6 +1070,7 @@ static int decay_one(struct baton_pool *p, uint32_t cls, const struct cand *cd,
 	struct baton_pool_cls *c = &p->f.cls[cls];
 	struct baton_pool_desc *d = &c->desc[cd->index];
 	uint64_t s = __atomic_load_n(&d->state, __ATOMIC_ACQUIRE), len, off;
+	uint64_t kernel;
 
 	*paged = 0;
 	if (BATON_POOL_S_KIND(s) != BATON_POOL_FREE ||
@@ -1066,18 +1088,25 @@ static int decay_one(struct baton_pool *p, uint32_t cls, const struct cand *cd,
 		off = p->geo.data_mmap + p->geo.classes[cls].data_off +
 		      ((uint64_t)cd->index << c->shift);
 		/* Unmaps the range from every holder and frees its pages. */
-		fallocate(p->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-			  (off_t)off, (off_t)len);
-		*paged = 1;
+		*paged = !fallocate(p->fd,
+				    FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				    (off_t)off, (off_t)len);
 	}
 	/* Past the buffer's own entry, now stale (Y10). */
 	__atomic_store_n(&d->aux, __atomic_load_n(c->tail, __ATOMIC_ACQUIRE),
 			 __ATOMIC_RELAXED);
-	/* Y10: pages gone and aux the tail before it is COLD. */
-	__atomic_store_n(&d->state,
-			 BATON_POOL_STATE(BATON_POOL_S_GEN(s), BATON_POOL_COLD,
-					  0),
-			 __ATOMIC_RELEASE);
+	/*
+	 * Y10: pages gone and aux the tail before it is COLD. From the
+	 * KERNEL we stored: a word rewritten meanwhile stays as written,
+	 * counted (kmod: baton_pool_decay_give()).
+	 */
+	kernel = BATON_POOL_STATE(BATON_POOL_S_GEN(s), BATON_POOL_KERNEL,
+				  p->f.holder + 1);
+	if (!__atomic_compare_exchange_n(
+		    &d->state, &kernel,
+		    BATON_POOL_STATE(BATON_POOL_S_GEN(s), BATON_POOL_COLD, 0),
+		    0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		count(&p->hdr->bad_words, 1);
 	return 1;
 }
 
@@ -1103,6 +1132,9 @@ static void decay(struct baton_pool *p, uint64_t now)
 		__atomic_store_n(&baton__pool_cold_of(&p->f.cls[i])->cold,
 				 cold + made, __ATOMIC_RELAXED);
 		free(cand);
+		/* As the module's tick: a parker looks again at once. */
+		if (made)
+			baton__pool_wake_parked(p, i);
 	}
 	count(&p->hdr->decay_ticks, 1);
 	count(&p->hdr->decayed, bufs);

@@ -642,6 +642,113 @@ TEST(unstick_publishes_what_a_dead_freers_claim_names)
 	munmap((void *)sh, 4096);
 }
 
+/*
+ * Child of a_buffer_held_for_decay_by_the_dead_comes_back: does through
+ * the pool file what two holders dying at once can leave, as one holder:
+ * pops the head entry of class 0 as a taker does (the head's CAS, the
+ * entry released for the next lap) and, as its decay would, takes that
+ * entry's buffer FREE -> KERNEL with its own index. Posts @ready, then
+ * sleeps until killed: a decaying holder dead with the buffer KERNEL, and
+ * its queue entry gone with the taker.
+ */
+static void die_decaying_a_popped_buffer(const char *pname,
+					 volatile uint32_t *ready)
+{
+	struct baton_pool_class_layout *l;
+	struct baton_pool_info info;
+	struct baton_pool_desc *d;
+	struct baton_pool_qent *e;
+	struct baton_pool_hdr h;
+	struct baton_pool *pool;
+	uint64_t hd, v, s, *head;
+	char path[128];
+	uint8_t *ctl;
+	int fd;
+
+	pool_file(path, sizeof(path), pname);
+	if (baton_pool_open(pname, &pool) || baton_pool_info(pool, &info))
+		_exit(80);
+	fd = open(path, O_RDWR);
+	if (fd < 0 || pread(fd, &h, sizeof(h), 0) != sizeof(h))
+		_exit(81);
+	ctl = mmap(NULL, h.ctl_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		   (off_t)h.ctl_mmap);
+	if (ctl == MAP_FAILED)
+		_exit(82);
+	l = &h.classes[0];
+	head = (uint64_t *)(ctl + l->ctl_off + BATON_POOL_Q_HEAD);
+	hd = __atomic_load_n(head, __ATOMIC_ACQUIRE);
+	e = (struct baton_pool_qent *)(ctl + l->ctl_off + BATON_POOL_Q_ENTRIES) +
+	    (hd & (l->qcap - 1));
+	if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != hd + 1)
+		_exit(83);
+	v = e->value;
+	d = (struct baton_pool_desc *)(ctl + l->ctl_off + BATON_POOL_Q_ENTRIES +
+				       (uint64_t)l->qcap * 16) +
+	    (v & 0xffffffffu);
+	s = BATON_POOL_STATE((uint32_t)(v >> 32), BATON_POOL_FREE, 0);
+	if (!__atomic_compare_exchange_n(
+		    &d->state, &s,
+		    BATON_POOL_STATE((uint32_t)(v >> 32), BATON_POOL_KERNEL,
+				     info.holder + 1),
+		    0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ||
+	    !__atomic_compare_exchange_n(head, &hd, hd + 1, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		_exit(84);
+	__atomic_store_n(&e->seq, hd + l->qcap, __ATOMIC_RELEASE);
+	ready[1] = (uint32_t)(v & 0xffffffffu);
+	__atomic_store_n(ready, 1, __ATOMIC_RELEASE);
+	pause();
+	_exit(85);
+}
+
+/*
+ * A holder that dies while its decay holds a buffer (KERNEL with its
+ * index), and a taker that had popped that buffer's entry dies too: the
+ * repair must not make the buffer FREE (it is on no queue: nobody could
+ * reach it again) but COLD, which takers find once the queue is empty.
+ * Every buffer of the class is then allocatable, once.
+ */
+TEST(a_buffer_held_for_decay_by_the_dead_comes_back)
+{
+	struct baton_pool_params p = pc_params(16, 10000);
+	volatile uint32_t *sh;
+	struct baton_pool *pool;
+	uint64_t hs[20];
+	char pname[64];
+	int dups;
+	pid_t pid;
+
+	if (UNDER_TSAN)
+		SKIP(return, "fork and kill: not under TSan");
+	force_memfd();
+	/* A decay that takes nothing itself, so that only the repair can. */
+	p.nr_classes = 1;
+	p.classes[1].buf_shift = 0;
+	p.classes[1].count = 0;
+	p.keep = 16;
+	sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sh);
+	ring_name(pname, sizeof(pname), "deadcold");
+	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		die_decaying_a_popped_buffer(pname, &sh[0]);
+	while (!__atomic_load_n(&sh[0], __ATOMIC_ACQUIRE))
+		usleep(100);
+	kill(pid, SIGKILL);
+	EXPECT_EQ(128 + SIGKILL, wait_child(pid));
+	EXPECT_EQ(16, pc_alloc_all(pool, hs, 20, &dups))
+		TH_LOG("buffer %u, held for decay by the dead, is lost",
+		       sh[1]);
+	EXPECT_EQ(0, dups);
+	baton_pool_close(pool);
+	baton_pool_unlink(pname);
+	munmap((void *)sh, 4096);
+}
+
 /* Bytes the pool file holds in memory now. */
 static uint64_t file_bytes(const char *name)
 {
