@@ -75,8 +75,13 @@
 #define LOCK_REPAIR	0
 #define LOCK_HOLDER(k)	(16 + (off_t)(k))
 
-/* In each claim page, past struct baton_pool_claim: this index is in use. */
-#define MEMFD_ATTACHED	2048
+/*
+ * In each claim page, past struct baton_pool_claim and the life word
+ * (BATON_POOL_CLAIM_LIFE, 8 bytes at 2048): this index is in use. It
+ * shared the life word's bytes before, so every holder of an index had
+ * the same life, which the fan-out's check relies on to differ.
+ */
+#define MEMFD_ATTACHED	(BATON_POOL_CLAIM_LIFE + 8)
 
 #define DATA_MAX	(1ULL << 38)	/* kmod's bound: E2BIG past it */
 #define WINDOW		4		/* decay ticks a reserve spans */
@@ -94,7 +99,8 @@ _Static_assert(sizeof(struct baton_pool_hdr) <= BATON__POOL_MEMFD_WORDS,
 	       "header words");
 _Static_assert(BATON__POOL_MEMFD_WORDS + sizeof(struct pool_words) <= PAGE,
 	       "pool words");
-_Static_assert(sizeof(struct baton_pool_claim) <= MEMFD_ATTACHED, "claim");
+_Static_assert(sizeof(struct baton_pool_claim) <= BATON_POOL_CLAIM_LIFE,
+	       "claim");
 
 static struct pool_words *words(const struct baton_pool *p)
 {

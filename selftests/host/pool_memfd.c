@@ -749,6 +749,64 @@ TEST(a_buffer_held_for_decay_by_the_dead_comes_back)
 	munmap((void *)sh, 4096);
 }
 
+/* Index @k's life word (BATON_POOL_CLAIM_LIFE), read from the pool file. */
+static uint64_t life_of(const char *pname, uint32_t k)
+{
+	struct baton_pool_hdr h;
+	char path[128];
+	uint64_t v = 0;
+	int fd;
+
+	pool_file(path, sizeof(path), pname);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &h, sizeof(h), 0) != sizeof(h) ||
+	    pread(fd, &v, sizeof(v),
+		  (off_t)(h.ctl_mmap + h.claim_off + k * 4096ULL +
+			  BATON_POOL_CLAIM_LIFE)) != sizeof(v))
+		v = 0;
+	close(fd);
+	return v;
+}
+
+/*
+ * Each holder of an index takes the next odd life (uapi: the fan-out's
+ * check that a reader is the one it shared with), and a closed index's is
+ * even: a word of the backend's own that shares those bytes would make
+ * two holders of one index look alike.
+ */
+TEST(each_holder_of_an_index_gets_a_new_life)
+{
+	struct baton_pool_params p = pc_params(16, 0);
+	struct baton_pool_info info;
+	struct baton_pool *pool, *b;
+	uint64_t first, closed, second;
+	char pname[64];
+
+	force_memfd();
+	ring_name(pname, sizeof(pname), "life");
+	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
+	ASSERT_EQ(0, baton_pool_open(pname, &b));
+	ASSERT_EQ(0, baton_pool_info(b, &info));
+	first = life_of(pname, info.holder);
+	baton_pool_close(b);
+	closed = life_of(pname, info.holder);
+	ASSERT_EQ(0, baton_pool_open(pname, &b));
+	ASSERT_EQ(0, baton_pool_info(b, &info));
+	second = life_of(pname, info.holder);
+	EXPECT_EQ(1U, first & 1);
+	EXPECT_EQ(0U, closed & 1);
+	EXPECT_EQ(1U, second & 1);
+	EXPECT_LT(first, second)
+		TH_LOG("lives %llu, %llu (closed: %llu)",
+		       (unsigned long long)first, (unsigned long long)second,
+		       (unsigned long long)closed);
+	baton_pool_close(b);
+	baton_pool_close(pool);
+	baton_pool_unlink(pname);
+}
+
 /* Bytes the pool file holds in memory now. */
 static uint64_t file_bytes(const char *name)
 {
