@@ -94,6 +94,7 @@ struct baton_pool {
 
 	struct mutex lock;		/* holders, reclaim, decay */
 	struct pid **holder;		/* per index: its opener, or NULL */
+	unsigned long *blind;		/* indices opened without TAKES_COLD */
 	unsigned long ticks;		/* decay passes run */
 	struct delayed_work decay;
 	struct baton_pool_suspect suspect[BATON_POOL_SUSPECTS];
@@ -161,7 +162,8 @@ static int baton_pool_check(const struct baton_pool_create *k)
 	u64 data = 0;
 	u32 i;
 
-	if (k->flags || k->reserved0 || k->reserved[0] || k->reserved[1])
+	if ((k->flags & ~BATON_POOL_F_TAKES_COLD) || k->reserved0 ||
+	    k->reserved[0] || k->reserved[1])
 		return -EINVAL;
 	if (k->mode & ~0777)
 		return -EINVAL;
@@ -742,6 +744,7 @@ static void baton_pool_holder_release(struct baton_pool *pool, u32 holder)
 	/* The holder is dead from here: UNSTICK no longer counts its claim. */
 	pid = pool->holder[holder];
 	pool->holder[holder] = NULL;
+	clear_bit(holder, pool->blind);
 	baton_pool_finish_claim(pool, holder);
 	if (pool->nr_suspects && baton_pool_resolve(pool))
 		schedule_delayed_work(&pool->repair, msecs_to_jiffies(5));
@@ -1132,11 +1135,12 @@ static bool baton_pool_decay_take(struct baton_pool_cls *c,
  */
 static bool baton_pool_decay_give(struct baton_pool *pool,
 				  struct baton_pool_cls *c,
-				  const struct baton_pool_cand *cand)
+				  const struct baton_pool_cand *cand, bool blind)
 {
 	struct baton_pool_desc *d = &c->desc[cand->index];
+	u32 gen = BATON_POOL_S_GEN(cand->state);
+	u64 kernel = BATON_POOL_STATE(gen, BATON_POOL_KERNEL, 0);
 	loff_t start;
-	u64 kernel;
 
 	if (cand->aux) {
 		start = c->lay.data_off +
@@ -1144,33 +1148,76 @@ static bool baton_pool_decay_give(struct baton_pool *pool,
 		shmem_truncate_range(file_inode(pool->shm), start,
 				     start + (1LL << c->lay.buf_shift) - 1);
 	}
+	if (blind) {
+		/*
+		 * A library without COLD is attached: FREE again, aux 0 (no
+		 * pages), its entry still queued; a taker that popped it
+		 * waited on KERNEL and takes it now. The pages are gone
+		 * before FREE (cmpxchg: a full barrier).
+		 */
+		WRITE_ONCE(d->aux, 0);
+		if (cmpxchg(&d->state, kernel,
+			    BATON_POOL_STATE(gen, BATON_POOL_FREE, 0)) != kernel)
+			baton_pool_count(&pool->hdr->bad_words, 1);
+		return cand->aux;
+	}
 	WRITE_ONCE(d->aux, atomic64_read((atomic64_t *)c->tail));
 	/*
 	 * Y10: the pages are gone and aux is the tail before it is COLD
 	 * (cmpxchg: a full barrier). From the KERNEL we stored: a holder
 	 * that rewrote the word meanwhile keeps what it wrote, counted.
 	 */
-	kernel = BATON_POOL_STATE(BATON_POOL_S_GEN(cand->state),
-				  BATON_POOL_KERNEL, 0);
 	if (cmpxchg(&d->state, kernel,
-		    BATON_POOL_STATE(BATON_POOL_S_GEN(cand->state),
-				     BATON_POOL_COLD, 0)) != kernel)
+		    BATON_POOL_STATE(gen, BATON_POOL_COLD, 0)) != kernel)
 		baton_pool_count(&pool->hdr->bad_words, 1);
 	return cand->aux;
+}
+
+/*
+ * A library without COLD is attached (pool->blind): it would never take a
+ * COLD buffer, so each goes back on the free queue, under pool->lock, by
+ * a cmpxchg from the COLD read (a COLD taker may win it) and a push
+ * under the next generation: its stale entry, if the queue still holds
+ * it, stays stale, and the buffer has one valid entry. Returns how many.
+ */
+static u32 baton_pool_decay_warm(struct baton_pool *pool,
+				 struct baton_pool_cls *c)
+{
+	u32 j, n = 0;
+
+	lockdep_assert_held(&pool->lock);
+	for (j = 0; j < c->lay.count; j++) {
+		struct baton_pool_desc *d = &c->desc[j];
+		u64 s = READ_ONCE(d->state);
+		u32 gen = BATON_POOL_S_GEN(s);
+
+		if (s != BATON_POOL_STATE(gen, BATON_POOL_COLD, 0) || !gen)
+			continue;
+		if (cmpxchg(&d->state, s,
+			    BATON_POOL_STATE(gen, BATON_POOL_KERNEL, 0)) != s)
+			continue;
+		baton_pool_push(pool, c, j, baton_pool_next_gen(gen), 0);
+		n++;
+	}
+	return n;
 }
 
 /*
  * Fill @cand with the class's FREE buffers, never used first (aux 0),
  * then oldest first, and take as many as were free all window long
  * (@reserve) beyond @keep, which stay on the queue: the most recently
- * freed. Returns how many it took (moved to the front of @cand); *@cold
- * gets how many the scan found COLD already.
+ * freed. @blind (a library without COLD attached): buffers with no pages
+ * (aux 0) are not taken, since they cannot go COLD and have nothing to
+ * give back, and they count as given back already. Returns how many it
+ * took (moved to the front of @cand); *@cold gets how many the scan found
+ * COLD already.
  */
 static u32 baton_pool_decay_pick(struct baton_pool *pool,
 				 struct baton_pool_cls *c, u64 now,
-				 struct baton_pool_cand *cand, u32 *cold)
+				 struct baton_pool_cand *cand, u32 *cold,
+				 bool blind)
 {
-	u32 j, n = 0, taken = 0, free = 0, reserve;
+	u32 j, n = 0, taken = 0, free = 0, empty = 0, reserve, quota;
 
 	*cold = 0;
 	for (j = 0; j < c->lay.count; j++) {
@@ -1182,6 +1229,11 @@ static u32 baton_pool_decay_pick(struct baton_pool *pool,
 		if (BATON_POOL_S_KIND(s) != BATON_POOL_FREE)
 			continue;
 		free++;
+		/* Blind: no pages to give back, and it cannot go COLD. */
+		if (blind && !aux) {
+			empty++;
+			continue;
+		}
 		/* A time in the future is scribbled: left alone. */
 		if (aux > now)
 			continue;
@@ -1189,10 +1241,11 @@ static u32 baton_pool_decay_pick(struct baton_pool *pool,
 		cand[n++].index = j;
 	}
 	reserve = baton_pool_reserve(pool, c, free);
-	if (reserve <= pool->keep)
+	if (reserve <= pool->keep + empty)
 		return 0;
+	quota = reserve - pool->keep - empty;
 	sort(cand, n, sizeof(*cand), baton_pool_cand_cmp, NULL);
-	for (j = 0; j < n && taken < reserve - pool->keep; j++)
+	for (j = 0; j < n && taken < quota; j++)
 		if (baton_pool_decay_take(c, &cand[j]))
 			cand[taken++] = cand[j];
 	return taken;
@@ -1200,8 +1253,11 @@ static u32 baton_pool_decay_pick(struct baton_pool *pool,
 
 /*
  * One class: pick and take under the lock, give the pages back outside;
- * then the takers' hint of COLD buffers. Returns the buffers whose pages
- * went; adds those it took to *@made.
+ * then the takers' hint of COLD buffers. While a library without COLD is
+ * attached (pool->blind), COLD buffers go back on the queue first and
+ * the decay leaves what it takes FREE and queued. Returns the buffers
+ * whose pages went; adds to *@made those it made COLD or queued again
+ * (the tick then kicks the parkers).
  */
 static u64 baton_pool_decay_class(struct baton_pool *pool,
 				  struct baton_pool_cls *c, u64 now, u32 *made)
@@ -1209,19 +1265,24 @@ static u64 baton_pool_decay_class(struct baton_pool *pool,
 	struct baton_pool_cand *cand;
 	u32 j, n, cold;
 	u64 paged = 0;
+	bool blind;
 
 	cand = kvmalloc_array(c->lay.count, sizeof(*cand), GFP_KERNEL);
 	if (!cand)
 		return 0;
 	mutex_lock(&pool->lock);
-	n = baton_pool_decay_pick(pool, c, now, cand, &cold);
+	blind = !bitmap_empty(pool->blind, pool->max_holders);
+	if (blind)
+		*made += baton_pool_decay_warm(pool, c);
+	n = baton_pool_decay_pick(pool, c, now, cand, &cold, blind);
 	mutex_unlock(&pool->lock);
 	for (j = 0; j < n; j++) {
-		paged += baton_pool_decay_give(pool, c, &cand[j]);
+		paged += baton_pool_decay_give(pool, c, &cand[j], blind);
 		cond_resched();
 	}
-	WRITE_ONCE(c->cold->cold, cold + n);
-	*made += n;
+	WRITE_ONCE(c->cold->cold, blind ? cold : cold + n);
+	if (!blind)
+		*made += n;
 	kvfree(cand);
 	return paged;
 }
@@ -1299,6 +1360,7 @@ static void baton_pool_free(struct kref *ref)
 	baton_pages_free(&pool->mem);
 	baton_pool_pending_free(pool);
 	kfree(pool->holder);
+	bitmap_free(pool->blind);
 	baton_mm_set_destroy(&pool->mms);
 	mutex_destroy(&pool->lock);
 	baton_named_destroy(&pool->named);
@@ -1327,8 +1389,9 @@ static struct baton_pool *baton_pool_alloc(const struct baton_pool_create *k)
 	ret = -ENOMEM;
 	pool->holder = kcalloc(pool->max_holders, sizeof(*pool->holder),
 			       GFP_KERNEL_ACCOUNT);
-	if (!pool->holder)
-		goto destroy_named;
+	pool->blind = bitmap_zalloc(pool->max_holders, GFP_KERNEL_ACCOUNT);
+	if (!pool->holder || !pool->blind)
+		goto free_holders;
 	ret = baton_pool_pending_alloc(pool);
 	if (ret)
 		goto free_holders;
@@ -1365,7 +1428,7 @@ free_mms:
 free_holders:
 	baton_pool_pending_free(pool);
 	kfree(pool->holder);
-destroy_named:
+	bitmap_free(pool->blind);
 	baton_named_destroy(&pool->named);
 free_pool:
 	kfree(pool);
@@ -1454,7 +1517,7 @@ static const struct file_operations baton_pool_fops = {
 };
 
 /* A free holder index for the caller, or -EMFILE. */
-static int baton_pool_holder_take(struct baton_pool *pool)
+static int baton_pool_holder_take(struct baton_pool *pool, bool blind)
 {
 	int ret = -EMFILE;
 	u32 i;
@@ -1464,6 +1527,9 @@ static int baton_pool_holder_take(struct baton_pool *pool)
 		if (pool->holder[i])
 			continue;
 		pool->holder[i] = get_pid(task_tgid(current));
+		/* Before the fd exists: the next decay pass sees it. */
+		if (blind)
+			set_bit(i, pool->blind);
 		baton_pool_life_begin(pool, i);
 		WRITE_ONCE(pool->hdr->holders, pool->hdr->holders + 1);
 		ret = i;
@@ -1479,22 +1545,24 @@ static void baton_pool_holder_drop(struct baton_pool *pool, u32 holder)
 	baton_pool_life_end(pool, holder);
 	put_pid(pool->holder[holder]);
 	pool->holder[holder] = NULL;
+	clear_bit(holder, pool->blind);
 	WRITE_ONCE(pool->hdr->holders, pool->hdr->holders - 1);
 	mutex_unlock(&pool->lock);
 }
 
 /*
  * Reserve an fd, a holder index and a pool file; installed by the caller.
- * The file takes over the caller's reference on @pool.
+ * The file takes over the caller's reference on @pool. @flags: the
+ * create's or open's, BATON_POOL_F_TAKES_COLD or 0.
  */
 static int baton_pool_file_new(struct baton_pool *pool, struct file **filep,
-			       u32 *holder)
+			       u32 *holder, u32 flags)
 {
 	struct baton_pool_file *pf;
 	struct file *file;
 	int fd, h;
 
-	h = baton_pool_holder_take(pool);
+	h = baton_pool_holder_take(pool, !(flags & BATON_POOL_F_TAKES_COLD));
 	if (h < 0)
 		return h;
 	pf = kzalloc(sizeof(*pf), GFP_KERNEL_ACCOUNT);
@@ -1566,7 +1634,7 @@ int baton_pool_create(struct baton_pool_create *k, void __user *uarg,
 	pool = baton_pool_alloc(k);
 	if (IS_ERR(pool))
 		return PTR_ERR(pool);
-	fd = baton_pool_file_new(pool, &file, &holder);
+	fd = baton_pool_file_new(pool, &file, &holder, k->flags);
 	if (fd < 0) {
 		baton_pool_put(pool);
 		return fd;
@@ -1589,7 +1657,8 @@ int baton_pool_open(struct baton_pool_open *k, void __user *uarg, u32 usize)
 	u32 holder;
 	int fd, ret;
 
-	if (k->flags || k->reserved[0] || k->reserved[1])
+	if ((k->flags & ~BATON_POOL_F_TAKES_COLD) || k->reserved[0] ||
+	    k->reserved[1])
 		return -EINVAL;
 	ret = baton_check_name(k->name);
 	if (ret)
@@ -1601,7 +1670,7 @@ int baton_pool_open(struct baton_pool_open *k, void __user *uarg, u32 usize)
 	ret = baton_owner_permission(&pool->named.owner, MAY_READ | MAY_WRITE);
 	if (ret)
 		goto put;
-	fd = baton_pool_file_new(pool, &file, &holder);
+	fd = baton_pool_file_new(pool, &file, &holder, k->flags);
 	if (fd < 0) {
 		ret = fd;
 		goto put;

@@ -118,11 +118,12 @@ static int class_valid(const struct baton_pool_hdr *g, uint32_t i)
 	       c->data_off + bytes > c->data_off;
 }
 
-int baton__pool_geometry_valid(const struct baton_pool_hdr *g, uint32_t holder)
+int baton__pool_geometry_valid(const struct baton_pool_hdr *g, uint64_t magic,
+			       uint32_t holder)
 {
 	uint32_t i;
 
-	if (g->magic != BATON_POOL_MAGIC || g->abi_version != BATON_ABI_VERSION)
+	if (g->magic != magic || g->abi_version != BATON_ABI_VERSION)
 		return 0;
 	if (!g->nr_classes || g->nr_classes > BATON_POOL_CLASSES_MAX ||
 	    !g->max_holders || g->max_holders > BATON_POOL_HOLDERS_MAX ||
@@ -179,7 +180,11 @@ static int pool_map(struct baton_pool *p)
 		return -errno;
 	p->hdr = m;
 	memcpy(&p->geo, p->hdr, sizeof(p->geo));
-	if (!baton__pool_geometry_valid(&p->geo, p->f.holder))
+	if (!baton__pool_geometry_valid(&p->geo,
+					p->backend == BATON_BACKEND_MEMFD ?
+					BATON__POOL_MEMFD_MAGIC :
+					BATON_POOL_MAGIC,
+					p->f.holder))
 		return -EPROTO;
 	m = mmap(NULL, p->geo.ctl_size, PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_POPULATE, p->fd, (off_t)p->geo.ctl_mmap);
@@ -346,6 +351,35 @@ static int pool_backend(void)
 	return baton_backend_resolve(BATON_BACKEND_AUTO);
 }
 
+/* The module's BATON_FEAT_* bits, asked once per process (0: none). */
+static uint64_t module_features(void)
+{
+	static int known;
+	static uint64_t feat;
+	uint32_t abi = 0;
+	uint64_t f = 0;
+
+	if (__atomic_load_n(&known, __ATOMIC_ACQUIRE))
+		return __atomic_load_n(&feat, __ATOMIC_RELAXED);
+	if (baton__ops(BATON_BACKEND_KMOD)->version(&abi, &f))
+		f = 0;
+	/* Racing first calls store the same answer. */
+	__atomic_store_n(&feat, f, __ATOMIC_RELAXED);
+	__atomic_store_n(&known, 1, __ATOMIC_RELEASE);
+	return f;
+}
+
+/*
+ * The create's and open's flags on the module: BATON_POOL_F_TAKES_COLD
+ * when it takes them (BATON_FEAT_POOL_COLD_OPTIN; an older module
+ * refuses any flag), since this library takes COLD buffers (take_cold()).
+ */
+static uint32_t kmod_open_flags(void)
+{
+	return (module_features() & BATON_FEAT_POOL_COLD_OPTIN) ?
+	       BATON_POOL_F_TAKES_COLD : 0;
+}
+
 int baton_pool_create(const char *name, const struct baton_pool_params *params,
 		      struct baton_pool **out)
 {
@@ -373,8 +407,10 @@ int baton_pool_create(const char *name, const struct baton_pool_params *params,
 	open_lock_take();
 	if (be == BATON_BACKEND_MEMFD)
 		ret = baton__pool_memfd_create(&k);
-	else if (be == BATON_BACKEND_KMOD)
+	else if (be == BATON_BACKEND_KMOD) {
+		k.flags = kmod_open_flags();
 		ret = baton__dev_ioctl(BATON_IOC_POOL_CREATE, &k);
+	}
 	else
 		ret = be;
 	if (!ret)
@@ -399,8 +435,10 @@ int baton_pool_open(const char *name, struct baton_pool **out)
 	open_lock_take();
 	if (be == BATON_BACKEND_MEMFD)
 		ret = baton__pool_memfd_open(k.name, &k.out_fd, &k.out_holder);
-	else if (be == BATON_BACKEND_KMOD)
+	else if (be == BATON_BACKEND_KMOD) {
+		k.flags = kmod_open_flags();
 		ret = baton__dev_ioctl(BATON_IOC_POOL_OPEN, &k);
+	}
 	else
 		ret = be;
 	if (!ret)
@@ -1442,22 +1480,12 @@ int baton_pool_recv(struct baton_ring *r, struct baton_pool *p,
 
 /*
  * Whether the module clears a dead reader's bit (BATON_FEAT_POOL_SHARE);
- * without it a reader's death would keep a shared buffer for ever. Asked
- * once per process. memfd pools need nothing: their repair does it.
+ * without it a reader's death would keep a shared buffer for ever.
+ * memfd pools need nothing: their repair does it.
  */
 static int module_clears_readers(void)
 {
-	static int known;	/* 0: not asked yet, 1: yes, -1: no */
-	int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
-	uint64_t feat = 0;
-	uint32_t abi = 0;
-
-	if (!k) {
-		k = !baton__ops(BATON_BACKEND_KMOD)->version(&abi, &feat) &&
-		    (feat & BATON_FEAT_POOL_SHARE) ? 1 : -1;
-		__atomic_store_n(&known, k, __ATOMIC_RELAXED);
-	}
-	return k > 0;
+	return !!(module_features() & BATON_FEAT_POOL_SHARE);
 }
 
 /* The checks of a share; 0, or the errno to return. */

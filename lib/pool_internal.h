@@ -55,8 +55,18 @@ baton__pool_cold_of(const struct baton_pool_cls *c)
 /* pool.c, for pool_memfd.c */
 BATON_HIDDEN uint64_t baton__pool_now_ms(void);
 BATON_HIDDEN void baton__pool_relax(unsigned int *spins);
+/*
+ * The magic of a memfd pool file of this library's layout ("BPOOL2"; the
+ * module's pools say BATON_POOL_MAGIC). The backend keeps no file format
+ * across library versions: holders of one file are of one layout, and a
+ * file of another (a library before 2.4, whose attached word shared the
+ * life word's bytes and whose holders do not say they take COLD) is
+ * EPROTO both ways, instead of a pool whose holders disagree.
+ */
+#define BATON__POOL_MEMFD_MAGIC	0x324c4f4f5042ULL
+
 BATON_HIDDEN int baton__pool_geometry_valid(const struct baton_pool_hdr *g,
-					    uint32_t holder);
+					    uint64_t magic, uint32_t holder);
 BATON_HIDDEN int baton__pool_adopt_later(struct baton_pool *p, uint32_t cls,
 					  uint32_t index);
 BATON_HIDDEN void baton__pool_flush_all(struct baton_pool *p);

@@ -190,7 +190,7 @@ static void pool_plan(struct baton_pool_hdr *h, uint32_t nr_classes,
 				  (uint64_t)l->count * 16);
 		data += (uint64_t)l->count << l->buf_shift;
 	}
-	h->magic = BATON_POOL_MAGIC;
+	h->magic = BATON__POOL_MEMFD_MAGIC;
 	h->abi_version = BATON_ABI_VERSION;
 	h->nr_classes = nr_classes;
 	h->max_holders = max_holders;
@@ -208,7 +208,7 @@ static int plan_matches(const struct baton_pool_hdr *h)
 	struct baton_pool_hdr want;
 	uint32_t i;
 
-	if (!baton__pool_geometry_valid(h, 0))
+	if (!baton__pool_geometry_valid(h, BATON__POOL_MEMFD_MAGIC, 0))
 		return 0;
 	memset(&want, 0, sizeof(want));
 	for (i = 0; i < h->nr_classes; i++) {

@@ -114,6 +114,7 @@ FIXTURE_VARIANT_ADD(ioctl_abi, name_wait) {
 FIXTURE_VARIANT_ADD(ioctl_abi, pool_create) {
 	.cmd = BATON_IOC_POOL_CREATE,
 	.size = sizeof(struct baton_pool_create),
+	.valid_flags = BATON_POOL_F_TAKES_COLD,
 	.ver0 = BATON_POOL_CREATE_SIZE_VER0,
 	.nr_resv = 3,
 	.resv = { offsetof(struct baton_pool_create, reserved0),
@@ -125,6 +126,7 @@ FIXTURE_VARIANT_ADD(ioctl_abi, pool_create) {
 FIXTURE_VARIANT_ADD(ioctl_abi, pool_open) {
 	.cmd = BATON_IOC_POOL_OPEN,
 	.size = sizeof(struct baton_pool_open),
+	.valid_flags = BATON_POOL_F_TAKES_COLD,
 	.ver0 = BATON_POOL_OPEN_SIZE_VER0,
 	.nr_resv = 2,
 	.resv = { offsetof(struct baton_pool_open, reserved[0]),
@@ -539,7 +541,8 @@ TEST(version_reports_abi_and_features)
 		       BATON_FEAT_RING_MPSC | BATON_FEAT_EPOCH |
 		       BATON_FEAT_NAME_WAIT | BATON_FEAT_POOL |
 		       BATON_FEAT_POOL_WAIT | BATON_FEAT_POOL_SHARE |
-		       BATON_FEAT_RING_BIND | BATON_FEAT_POOL_COLD));
+		       BATON_FEAT_RING_BIND | BATON_FEAT_POOL_COLD |
+		       BATON_FEAT_POOL_COLD_OPTIN));
 	close(dev);
 }
 

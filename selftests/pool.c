@@ -53,6 +53,23 @@ static int raw_create(const struct baton_pool_create *in)
 	return ret;
 }
 
+/* A raw pool fd of pool @pname (BATON_IOC_POOL_OPEN): fd, or -errno. */
+static int raw_pool_open(const char *pname, uint32_t flags)
+{
+	struct baton_pool_open k;
+	int dev = bt_dev_open(), ret;
+
+	if (dev < 0)
+		return -errno;
+	memset(&k, 0, sizeof(k));
+	k.size = sizeof(k);
+	k.flags = flags;
+	snprintf(k.name, sizeof(k.name), "%s", pname);
+	ret = ioctl(dev, BATON_IOC_POOL_OPEN, &k) ? -errno : k.out_fd;
+	close(dev);
+	return ret;
+}
+
 TEST(create_rejects_bad_geometry)
 {
 	struct baton_pool_create k;
@@ -65,7 +82,7 @@ TEST(create_rejects_bad_geometry)
 		field_change;						\
 		EXPECT_EQ(err, raw_create(&k));				\
 	} while (0)
-	BAD(k.flags = 1, EINVAL);
+	BAD(k.flags = BATON_POOL_F_TAKES_COLD << 1, EINVAL);
 	BAD(k.reserved0 = 1, EINVAL);
 	BAD(k.reserved[1] = 1, EINVAL);
 	BAD(k.mode = 01000, EINVAL);
@@ -99,9 +116,11 @@ TEST(create_rejects_bad_geometry)
 	}), E2BIG);
 #undef BAD
 	raw_create_init(&k, name);
+	k.flags = BATON_POOL_F_TAKES_COLD;
 	ASSERT_EQ(0, raw_create(&k));
 	/* Its only fd was closed; the name stays until unlinked. */
 	EXPECT_EQ(EEXIST, raw_create(&k));
+	EXPECT_EQ(-EINVAL, raw_pool_open(name, BATON_POOL_F_TAKES_COLD << 1));
 	EXPECT_EQ(0, baton_pool_unlink(name));
 }
 
@@ -120,6 +139,7 @@ TEST(names_holders_and_feature_bit)
 	EXPECT_TRUE(v.out_features & BATON_FEAT_POOL);
 	EXPECT_TRUE(v.out_features & BATON_FEAT_RING_BIND);
 	EXPECT_TRUE(v.out_features & BATON_FEAT_POOL_COLD);
+	EXPECT_TRUE(v.out_features & BATON_FEAT_POOL_COLD_OPTIN);
 	close(dev);
 
 	bt_make_name(name, sizeof(name), "names");
@@ -624,7 +644,6 @@ TEST(decay_under_steady_traffic_keeps_only_the_working_set)
 	baton_pool_unlink(pname);
 }
 
-/* A raw pool fd of pool @pname (BATON_IOC_POOL_OPEN): fd, or -errno. */
 /* BATON_POOL_IOC_WAIT and _WAKE: sizes, flags, reserved words, classes. */
 TEST(wait_and_wake_reject_bad_fields)
 {
@@ -761,6 +780,87 @@ static uint64_t wait_decayed(struct baton_pool *pool, uint64_t want,
 			return 0;
 	} while (info->decayed < want && bt_now_ns() < end);
 	return info->decayed;
+}
+
+/* Class 0's COLD descriptors, as this holder's mapping shows them. */
+static uint32_t cold_count(struct baton_pool *pool)
+{
+	const struct baton_pool_cls *c = &baton__pool_fast(pool)->cls[0];
+	uint32_t i, n = 0;
+
+	for (i = 0; i < c->count; i++)
+		n += BATON_POOL_S_KIND(__atomic_load_n(&c->desc[i].state,
+						       __ATOMIC_ACQUIRE)) ==
+		     BATON_POOL_COLD;
+	return n;
+}
+
+/* Poll (10 s at most) until class 0 has @want COLD buffers, or more. */
+static uint32_t wait_cold(struct baton_pool *pool, uint32_t want, bool more)
+{
+	int64_t end = bt_now_ns() + 10 * BT_NSEC;
+	uint32_t n;
+
+	do {
+		bt_sleep_ms(10);
+		n = cold_count(pool);
+	} while ((more ? n < want : n != want) && bt_now_ns() < end);
+	return n;
+}
+
+/*
+ * A holder whose library does not take COLD buffers (opened without
+ * BATON_POOL_F_TAKES_COLD, as every library before 2.4 opens) would see
+ * its class shrink to what the queue holds. While one is attached the
+ * decay makes nothing COLD and puts what is COLD back on the queue, and
+ * still gives idle pages back; once it is gone, COLD again.
+ */
+TEST(a_holder_without_cold_keeps_every_buffer_on_the_queue)
+{
+	struct baton_pool_params p = pc_params(64, 20);
+	struct baton_pool *pool, *burst;
+	struct baton_pool_info info;
+	uint64_t h[80], decayed;
+	char name[64];
+	int n, dups, i, old;
+
+	BT_REQUIRE_DEV();
+	bt_make_name(name, sizeof(name), "blind");
+	/* @pool never allocates: no magazine keeps a buffer OWNED. */
+	ASSERT_EQ(0, baton_pool_create(name, &p, &pool));
+	ASSERT_EQ(0, baton_pool_open(name, &burst));
+	n = pc_alloc_all(burst, h, 80, &dups);
+	ASSERT_EQ(64, n);
+	for (i = 0; i < n; i++)
+		memset(baton_pool_ptr(burst, h[i]), 0xcd, 4096);
+	pc_free_all(burst, h, n);
+	baton_pool_close(burst);
+	/* Idle: the decay makes class 0 COLD, every buffer of it. */
+	ASSERT_EQ(64U, wait_cold(pool, 64, true));
+
+	old = raw_pool_open(name, 0);
+	ASSERT_LE(0, old);
+	EXPECT_EQ(0U, wait_cold(pool, 0, false))
+		TH_LOG("COLD buffers stay while a holder without COLD is attached");
+	/* All on the queue again: an allocation takes each from there. */
+	ASSERT_EQ(0, baton_pool_open(name, &burst));
+	n = pc_alloc_all(burst, h, 80, &dups);
+	EXPECT_EQ(64, n);
+	EXPECT_EQ(0, dups);
+	for (i = 0; i < n; i++)
+		memset(baton_pool_ptr(burst, h[i]), 0xcd, 4096);
+	pc_free_all(burst, h, n);
+	baton_pool_close(burst);
+	/* The pages still go back, the buffers FREE on the queue. */
+	ASSERT_EQ(0, baton_pool_info(pool, &info));
+	decayed = info.decayed;
+	EXPECT_LE(decayed + 64, wait_decayed(pool, decayed + 64, &info));
+	EXPECT_EQ(0U, cold_count(pool));
+	/* Gone: COLD again. */
+	close(old);
+	EXPECT_EQ(64U, wait_cold(pool, 64, true));
+	baton_pool_close(pool);
+	baton_pool_unlink(name);
 }
 
 /* keep: that many buffers of each class stay resident however idle. */

@@ -28,6 +28,8 @@
 #define MEMFD_LOCK_PRODUCER0	16	/* MPSC producer k: byte 16 + k */
 /* pool holder k's OFD lock byte (lib/pool_memfd.c, LOCK_HOLDER) */
 #define MEMFD_POOL_LOCK_HOLDER0	16
+/* a pool file's magic (lib/pool_internal.h, BATON__POOL_MEMFD_MAGIC) */
+#define MEMFD_POOL_MAGIC	0x324c4f4f5042ULL
 /* participant i's OFD lock byte: base + i */
 #define MEMFD_EPOCH_LOCK_BASE	(1LL << 40)
 /* read-locked by every open domain handle */
@@ -362,7 +364,7 @@ static int memfd_pool_read(int fd, const struct stat *st, struct rec *r)
 
 	if (!pread_full(fd, &h, sizeof(h), 0))
 		return -EPROTO;
-	if (h.magic != BATON_POOL_MAGIC || !h.nr_classes ||
+	if (h.magic != MEMFD_POOL_MAGIC || !h.nr_classes ||
 	    h.nr_classes > BATON_POOL_CLASSES_MAX || !h.max_holders ||
 	    h.max_holders > BATON_POOL_HOLDERS_MAX ||
 	    !in_file(h.ctl_mmap, h.ctl_size, (uint64_t)st->st_size))

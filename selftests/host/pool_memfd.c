@@ -133,6 +133,7 @@ TEST(scribbled_header_is_eproto)
 {
 	struct baton_pool_params p = pc_params(16, 0);
 	struct baton_pool *pool, *other = NULL;
+	uint64_t old_magic = BATON_POOL_MAGIC, magic = 0;
 	char name[64], path[128];
 	uint32_t bad = 12345;
 	int fd;
@@ -148,6 +149,17 @@ TEST(scribbled_header_is_eproto)
 	pool_file(path, sizeof(path), name);
 	fd = open(path, O_RDWR);
 	ASSERT_LE(0, fd);
+	ASSERT_EQ(8, pread(fd, &magic, 8,
+			   offsetof(struct baton_pool_hdr, magic)));
+	/* The magic of an older library's file: another layout. */
+	ASSERT_EQ(8, pwrite(fd, &old_magic, 8,
+			    offsetof(struct baton_pool_hdr, magic)));
+	EXPECT_EQ(-EPROTO, baton_pool_open(name, &other));
+	ASSERT_EQ(8, pwrite(fd, &magic, 8,
+			    offsetof(struct baton_pool_hdr, magic)));
+	ASSERT_EQ(0, baton_pool_open(name, &other));
+	baton_pool_close(other);
+	other = NULL;
 	/* classes[0].qcap: no longer the layout the classes give. */
 	ASSERT_EQ(4, pwrite(fd, &bad, 4, offsetof(struct baton_pool_hdr, classes) +
 			    offsetof(struct baton_pool_class_layout, qcap)));

@@ -1124,6 +1124,18 @@ struct baton_pool_cold {
 #define BATON_FEAT_POOL_COLD	(1ULL << 14)	/* the decay makes buffers
 						 * COLD (pool.rst, "Decay") */
 
+/*
+ * A library that takes COLD buffers says so at create and open with
+ * BATON_POOL_F_TAKES_COLD in the flags (BATON_FEAT_POOL_COLD_OPTIN). While
+ * any holder of a pool opened without it (a library from before COLD,
+ * which would never take one and see its class shrink), the decay makes
+ * no buffer COLD: it puts those there are back on the free queue under a
+ * new generation and gives pages back leaving the buffers FREE and queued
+ * (Documentation/pool.rst, "Decay", "Libraries without COLD").
+ */
+#define BATON_POOL_F_TAKES_COLD		(1U << 0)
+#define BATON_FEAT_POOL_COLD_OPTIN	(1ULL << 15)
+
 #define BATON_POOL_ENTRY(gen, index)	(((__u64)(gen) << 32) | (index))
 #define BATON_POOL_NO_INDEX	(~0ULL)
 
@@ -1307,7 +1319,7 @@ struct baton_pool_hdr {
 /**
  * struct baton_pool_create - BATON_IOC_POOL_CREATE on /dev/baton
  * @size: sizeof(struct baton_pool_create)
- * @flags: must be 0
+ * @flags: 0 or BATON_POOL_F_TAKES_COLD
  * @mode: permission bits (0777 at most), as a ring's
  * @nr_classes: 1..BATON_POOL_CLASSES_MAX
  * @decay_ms: 0, or BATON_POOL_DECAY_MIN_MS..BATON_POOL_DECAY_MAX_MS
@@ -1344,7 +1356,7 @@ struct baton_pool_create {
 /**
  * struct baton_pool_open - BATON_IOC_POOL_OPEN on /dev/baton
  * @size: sizeof(struct baton_pool_open)
- * @flags: must be 0
+ * @flags: 0 or BATON_POOL_F_TAKES_COLD
  * @name: the pool's name; read and write permission needed (EACCES)
  * @reserved: 0
  * @out_fd: the new pool fd (O_CLOEXEC): a holder
