@@ -186,6 +186,24 @@ static void baton_ipi_mb(void *info)
  * Stores made other than through a mapping (process_vm_writev(),
  * /proc/pid/mem) are not covered; a baton peer never makes them.
  */
+/*
+ * @dst |= @live, where @live is an mm's cpumask that context switches on
+ * other CPUs set and clear under us (atomic bitops): read word by word
+ * with READ_ONCE, as membarrier reads what it races with. A bit read
+ * stale costs one IPI too many, or misses a CPU that switched away (it
+ * needs none) or in since (its switch_mm() is a full barrier, after
+ * which it sees what the caller stored before F).
+ */
+static void baton_mask_or_live(struct cpumask *dst, const struct cpumask *live)
+{
+	unsigned long *d = cpumask_bits(dst);
+	const unsigned long *l = cpumask_bits(live);
+	unsigned int i;
+
+	for (i = 0; i < BITS_TO_LONGS(nr_cpu_ids); i++)
+		d[i] |= READ_ONCE(l[i]);
+}
+
 void baton_barrier_peers(struct baton_mm_set *set)
 {
 	const struct cpumask *mask = cpu_online_mask;
@@ -197,8 +215,8 @@ void baton_barrier_peers(struct baton_mm_set *set)
 		if (!set->untracked) {
 			cpumask_clear(set->scratch);
 			list_for_each_entry(ref, &set->mms, node)
-				cpumask_or(set->scratch, set->scratch,
-					   mm_cpumask(ref->mm));
+				baton_mask_or_live(set->scratch,
+						   mm_cpumask(ref->mm));
 			mask = set->scratch;
 		}
 		spin_unlock(&set->lock);
