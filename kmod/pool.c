@@ -96,6 +96,8 @@ struct baton_pool {
 	struct pid **holder;		/* per index: its opener, or NULL */
 	unsigned long *blind;		/* indices opened without TAKES_COLD */
 	unsigned long ticks;		/* decay passes run */
+	bool warm_later;		/* COLD left for a later pass (decay work) */
+	u64 next_full_ms;		/* a quicker pass before it only warms */
 	struct delayed_work decay;
 	struct baton_pool_suspect suspect[BATON_POOL_SUSPECTS];
 	u32 nr_suspects;		/* pool->lock */
@@ -1149,16 +1151,7 @@ static bool baton_pool_decay_give(struct baton_pool *pool,
 				     start + (1LL << c->lay.buf_shift) - 1);
 	}
 	if (blind) {
-		/*
-		 * A library without COLD is attached: FREE again, aux 0 (no
-		 * pages), its entry still queued; a taker that popped it
-		 * waited on KERNEL and takes it now. The pages are gone
-		 * before FREE (cmpxchg: a full barrier).
-		 */
-		WRITE_ONCE(d->aux, 0);
-		if (cmpxchg(&d->state, kernel,
-			    BATON_POOL_STATE(gen, BATON_POOL_FREE, 0)) != kernel)
-			baton_pool_count(&pool->hdr->bad_words, 1);
+		/* Its way back on the queue is baton_pool_decay_requeue(). */
 		return cand->aux;
 	}
 	WRITE_ONCE(d->aux, atomic64_read((atomic64_t *)c->tail));
@@ -1174,15 +1167,53 @@ static bool baton_pool_decay_give(struct baton_pool *pool,
 }
 
 /*
+ * The end of a give while a library without COLD is attached, under
+ * pool->lock: the buffer back on the queue under the next generation,
+ * aux 0 (no pages), by a cmpxchg from the KERNEL the pick stored. Not
+ * FREE in place on the strength of its entry still being queued: a taker
+ * that popped the entry may have died waiting on KERNEL, and its release
+ * leaves a KERNEL buffer alone, so the buffer would be FREE on no queue,
+ * lost. The old entry, if still queued, is stale; the buffer had no other
+ * (its earlier ones left the queue before the entry it was last taken
+ * by), so the queue holds at most one stale entry per buffer beyond the
+ * valid one. A taker waiting on KERNEL drops the stale entry and looks
+ * again. The pages went before (the cmpxchg is a full barrier).
+ */
+static void baton_pool_decay_requeue(struct baton_pool *pool,
+				     struct baton_pool_cls *c,
+				     const struct baton_pool_cand *cand)
+{
+	struct baton_pool_desc *d = &c->desc[cand->index];
+	u32 gen = BATON_POOL_S_GEN(cand->state);
+	u64 kernel = BATON_POOL_STATE(gen, BATON_POOL_KERNEL, 0);
+
+	lockdep_assert_held(&pool->lock);
+	if (cmpxchg(&d->state, kernel,
+		    BATON_POOL_STATE(baton_pool_next_gen(gen),
+				     BATON_POOL_KERNEL, 0)) != kernel) {
+		baton_pool_count(&pool->hdr->bad_words, 1);
+		return;
+	}
+	baton_pool_push(pool, c, cand->index, baton_pool_next_gen(gen), 0);
+}
+
+/*
  * A library without COLD is attached (pool->blind): it would never take a
  * COLD buffer, so each goes back on the free queue, under pool->lock, by
  * a cmpxchg from the COLD read (a COLD taker may win it) and a push
- * under the next generation: its stale entry, if the queue still holds
- * it, stays stale, and the buffer has one valid entry. Returns how many.
+ * under the next generation. Only those whose aux (the tail when they
+ * went COLD) is at or below the head, as a COLD taker's (Y10): their
+ * stale entries have left the queue, so the queue never holds more than
+ * one entry per buffer beyond its valid one, and never more than qcap;
+ * the others wait for the takers to pass their entries and a later pass,
+ * which comes within 5 ms then (pool->warm_later): a library without COLD
+ * that dropped their stale entries and found the queue empty answers
+ * ENOMEM until then. Returns how many went back.
  */
 static u32 baton_pool_decay_warm(struct baton_pool *pool,
 				 struct baton_pool_cls *c)
 {
+	u64 head = atomic64_read_acquire((atomic64_t *)c->head);
 	u32 j, n = 0;
 
 	lockdep_assert_held(&pool->lock);
@@ -1191,8 +1222,16 @@ static u32 baton_pool_decay_warm(struct baton_pool *pool,
 		u64 s = READ_ONCE(d->state);
 		u32 gen = BATON_POOL_S_GEN(s);
 
+		if (!(j % 1024))
+			cond_resched();
 		if (s != BATON_POOL_STATE(gen, BATON_POOL_COLD, 0) || !gen)
 			continue;
+		/* Y10: aux read after the COLD it came with. */
+		smp_rmb();
+		if (READ_ONCE(d->aux) > head) {
+			pool->warm_later = true;
+			continue;
+		}
 		if (cmpxchg(&d->state, s,
 			    BATON_POOL_STATE(gen, BATON_POOL_KERNEL, 0)) != s)
 			continue;
@@ -1260,7 +1299,8 @@ static u32 baton_pool_decay_pick(struct baton_pool *pool,
  * (the tick then kicks the parkers).
  */
 static u64 baton_pool_decay_class(struct baton_pool *pool,
-				  struct baton_pool_cls *c, u64 now, u32 *made)
+				  struct baton_pool_cls *c, u64 now, u32 *made,
+				  bool full)
 {
 	struct baton_pool_cand *cand;
 	u32 j, n, cold;
@@ -1274,11 +1314,23 @@ static u64 baton_pool_decay_class(struct baton_pool *pool,
 	blind = !bitmap_empty(pool->blind, pool->max_holders);
 	if (blind)
 		*made += baton_pool_decay_warm(pool, c);
-	n = baton_pool_decay_pick(pool, c, now, cand, &cold, blind);
+	/* A quick pass only warms: the reserve's window stays decay_ms. */
+	n = full ? baton_pool_decay_pick(pool, c, now, cand, &cold, blind) : 0;
 	mutex_unlock(&pool->lock);
+	if (!full) {
+		kvfree(cand);
+		return 0;
+	}
 	for (j = 0; j < n; j++) {
 		paged += baton_pool_decay_give(pool, c, &cand[j], blind);
 		cond_resched();
+	}
+	if (blind && n) {
+		mutex_lock(&pool->lock);
+		for (j = 0; j < n; j++)
+			baton_pool_decay_requeue(pool, c, &cand[j]);
+		mutex_unlock(&pool->lock);
+		*made += n;
 	}
 	WRITE_ONCE(c->cold->cold, blind ? cold : cold + n);
 	if (!blind)
@@ -1292,11 +1344,16 @@ static void baton_pool_decay_work(struct work_struct *work)
 	struct baton_pool *pool = container_of(to_delayed_work(work),
 					       struct baton_pool, decay);
 	u64 now = baton_pool_now_ms(), bufs = 0, bytes = 0;
-	u32 i, made = 0;
+	u32 i, made = 0, period = max(pool->decay_ms / 4, 5U);
+	/* Within half a period of due: jiffies round the delay both ways. */
+	bool full = now + period / 2 >= pool->next_full_ms;
 
+	if (full)
+		pool->next_full_ms = now + period;
+	pool->warm_later = false;
 	for (i = 0; i < pool->nr_classes; i++) {
 		struct baton_pool_cls *c = &pool->cls[i];
-		u64 n = baton_pool_decay_class(pool, c, now, &made);
+		u64 n = baton_pool_decay_class(pool, c, now, &made, full);
 
 		bufs += n;
 		bytes += n << c->lay.buf_shift;
@@ -1309,8 +1366,8 @@ static void baton_pool_decay_work(struct work_struct *work)
 	if (made)
 		baton_pool_kick(pool);
 	mutex_lock(&pool->lock);
-	pool->ticks++;
-	baton_pool_count(&pool->hdr->decay_ticks, 1);
+	pool->ticks += full;
+	baton_pool_count(&pool->hdr->decay_ticks, full);
 	baton_pool_count(&pool->hdr->decayed, bufs);
 	baton_pool_count(&pool->hdr->decayed_bytes, bytes);
 	mutex_unlock(&pool->lock);
@@ -1318,7 +1375,7 @@ static void baton_pool_decay_work(struct work_struct *work)
 		baton_pool_event(pool, BATON_EVENT_POOL_DECAYED, NULL, -1,
 				 bytes);
 	schedule_delayed_work(&pool->decay,
-			      msecs_to_jiffies(max(pool->decay_ms / 4, 5U)));
+			      msecs_to_jiffies(pool->warm_later ? 5U : period));
 }
 
 /* ---- memory and lifetime ---- */
@@ -1519,6 +1576,7 @@ static const struct file_operations baton_pool_fops = {
 /* A free holder index for the caller, or -EMFILE. */
 static int baton_pool_holder_take(struct baton_pool *pool, bool blind)
 {
+	bool first_blind = false;
 	int ret = -EMFILE;
 	u32 i;
 
@@ -1528,14 +1586,24 @@ static int baton_pool_holder_take(struct baton_pool *pool, bool blind)
 			continue;
 		pool->holder[i] = get_pid(task_tgid(current));
 		/* Before the fd exists: the next decay pass sees it. */
-		if (blind)
+		if (blind) {
+			first_blind = bitmap_empty(pool->blind,
+						   pool->max_holders);
 			set_bit(i, pool->blind);
+		}
 		baton_pool_life_begin(pool, i);
 		WRITE_ONCE(pool->hdr->holders, pool->hdr->holders + 1);
 		ret = i;
 		break;
 	}
 	mutex_unlock(&pool->lock);
+	/*
+	 * The first holder without COLD: a pass now, not up to decay_ms / 4
+	 * from now, puts the COLD buffers it could not take back on the
+	 * queue (and one that a pass in flight made COLD after the open).
+	 */
+	if (first_blind && pool->decay_ms)
+		mod_delayed_work(system_wq, &pool->decay, 0);
 	return ret;
 }
 

@@ -809,6 +809,39 @@ static uint32_t wait_cold(struct baton_pool *pool, uint32_t want, bool more)
 }
 
 /*
+ * What a library without COLD does when it allocates from a class whose
+ * queue holds only stale entries: pops each (the head's CAS, the entry
+ * released for the next lap) and drops it, its buffer not FREE with the
+ * entry's generation. Through @pool's mapping of class 0; the test's one
+ * thread is the only taker. How many it dropped.
+ */
+static int drop_stale_entries(struct baton_pool *pool)
+{
+	const struct baton_pool_cls *c = &baton__pool_fast(pool)->cls[0];
+	int n = 0;
+
+	for (;;) {
+		uint64_t h = __atomic_load_n(c->head, __ATOMIC_ACQUIRE), v, s;
+		struct baton_pool_qent *e = &c->q[h & (c->qcap - 1)];
+
+		if (h == __atomic_load_n(c->tail, __ATOMIC_ACQUIRE) ||
+		    __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != h + 1)
+			return n;
+		v = e->value;
+		s = __atomic_load_n(&c->desc[v & 0xffffffffu].state,
+				    __ATOMIC_ACQUIRE);
+		if (s == BATON_POOL_STATE(v >> 32, BATON_POOL_FREE, 0))
+			return n;	/* a live entry: not ours to drop */
+		if (!__atomic_compare_exchange_n(c->head, &h, h + 1, 0,
+						 __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			return n;
+		__atomic_store_n(&e->seq, h + c->qcap, __ATOMIC_RELEASE);
+		n++;
+	}
+}
+
+/*
  * A holder whose library does not take COLD buffers (opened without
  * BATON_POOL_F_TAKES_COLD, as every library before 2.4 opens) would see
  * its class shrink to what the queue holds. While one is attached the
@@ -840,6 +873,11 @@ TEST(a_holder_without_cold_keeps_every_buffer_on_the_queue)
 
 	old = raw_pool_open(name, 0);
 	ASSERT_LE(0, old);
+	/*
+	 * Their stale entries are still queued: they go back once a taker
+	 * has passed those (Y10), as that library's first allocation does.
+	 */
+	EXPECT_EQ(64, drop_stale_entries(pool));
 	EXPECT_EQ(0U, wait_cold(pool, 0, false))
 		TH_LOG("COLD buffers stay while a holder without COLD is attached");
 	/* All on the queue again: an allocation takes each from there. */
@@ -861,6 +899,79 @@ TEST(a_holder_without_cold_keeps_every_buffer_on_the_queue)
 	EXPECT_EQ(64U, wait_cold(pool, 64, true));
 	baton_pool_close(pool);
 	baton_pool_unlink(name);
+}
+
+/*
+ * Child of a_free_never_waits_on_a_queue_the_decay_overfilled: holder H
+ * takes one buffer, says so in @sh[0], frees it once @sh[1] says so (a
+ * flush: the class is too small for a magazine), and exits 0.
+ */
+static void hold_then_free(const char *name, volatile uint32_t *sh)
+{
+	struct baton_pool *pool;
+	uint64_t h;
+
+	if (baton_pool_open(name, &pool) || baton_pool_alloc(pool, 4096, &h))
+		_exit(2);
+	memset(baton_pool_ptr(pool, h), 0xcd, 4096);
+	__atomic_store_n(&sh[0], 1, __ATOMIC_RELEASE);
+	if (bt_wait_flag(&sh[1], 60000))
+		_exit(3);
+	if (baton_pool_free(pool, h))
+		_exit(4);
+	baton_pool_close(pool);
+	_exit(0);
+}
+
+/*
+ * A holder without COLD opening and closing, again and again, on an idle
+ * class: each open puts COLD buffers back on the queue, each close lets
+ * the decay make them COLD again. Putting one back while its stale entry
+ * is still queued adds an entry: after two rounds a class of 4 (qcap 8)
+ * held more entries than its queue, and a free (which takes its ticket
+ * and waits for the slot) waited for an allocation nobody made. Only
+ * buffers whose stale entry has left the queue go back (Y10).
+ */
+TEST(a_free_never_waits_on_a_queue_the_decay_overfilled)
+{
+	struct baton_pool_params p = pc_params(4, 10);
+	volatile uint32_t *sh;
+	struct baton_pool *pool;
+	uint64_t h[8];
+	char name[64];
+	int i, old, dups;
+	pid_t pid;
+
+	BT_REQUIRE_DEV();
+	p.nr_classes = 1;
+	p.classes[1].buf_shift = 0;
+	p.classes[1].count = 0;
+	bt_make_name(name, sizeof(name), "overfill");
+	ASSERT_EQ(0, baton_pool_create(name, &p, &pool));
+	sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sh);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		hold_then_free(name, sh);
+	ASSERT_EQ(0, bt_wait_flag(&sh[0], 10000));
+	ASSERT_EQ(3U, wait_cold(pool, 3, true));
+	for (i = 0; i < 3; i++) {
+		old = raw_pool_open(name, 0);
+		ASSERT_LE(0, old);
+		bt_sleep_ms(100);	/* ten ticks */
+		close(old);
+		ASSERT_EQ(3U, wait_cold(pool, 3, true));
+	}
+	__atomic_store_n(&sh[1], 1, __ATOMIC_RELEASE);
+	EXPECT_EQ(0, bt_wait_timeout(pid, 5000))
+		TH_LOG("the holder's free waited on a full queue");
+	EXPECT_EQ(4, pc_alloc_all(pool, h, 8, &dups));
+	EXPECT_EQ(0, dups);
+	baton_pool_close(pool);
+	baton_pool_unlink(name);
+	munmap((void *)sh, 4096);
 }
 
 /* keep: that many buffers of each class stay resident however idle. */
