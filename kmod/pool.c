@@ -1576,7 +1576,6 @@ static const struct file_operations baton_pool_fops = {
 /* A free holder index for the caller, or -EMFILE. */
 static int baton_pool_holder_take(struct baton_pool *pool, bool blind)
 {
-	bool first_blind = false;
 	int ret = -EMFILE;
 	u32 i;
 
@@ -1586,24 +1585,14 @@ static int baton_pool_holder_take(struct baton_pool *pool, bool blind)
 			continue;
 		pool->holder[i] = get_pid(task_tgid(current));
 		/* Before the fd exists: the next decay pass sees it. */
-		if (blind) {
-			first_blind = bitmap_empty(pool->blind,
-						   pool->max_holders);
+		if (blind)
 			set_bit(i, pool->blind);
-		}
 		baton_pool_life_begin(pool, i);
 		WRITE_ONCE(pool->hdr->holders, pool->hdr->holders + 1);
 		ret = i;
 		break;
 	}
 	mutex_unlock(&pool->lock);
-	/*
-	 * The first holder without COLD: a pass now, not up to decay_ms / 4
-	 * from now, puts the COLD buffers it could not take back on the
-	 * queue (and one that a pass in flight made COLD after the open).
-	 */
-	if (first_blind && pool->decay_ms)
-		mod_delayed_work(system_wq, &pool->decay, 0);
 	return ret;
 }
 
