@@ -851,23 +851,17 @@ static int drop_stale_entries(struct baton_pool *pool)
 TEST(a_holder_without_cold_keeps_every_buffer_on_the_queue)
 {
 	struct baton_pool_params p = pc_params(64, 20);
-	struct baton_pool *pool, *burst;
+	struct baton_pool *pool;
 	struct baton_pool_info info;
-	uint64_t h[80], decayed;
+	uint64_t decayed;
 	char name[64];
-	int n, dups, i, old;
+	int dups, old;
 
 	BT_REQUIRE_DEV();
 	bt_make_name(name, sizeof(name), "blind");
 	/* @pool never allocates: no magazine keeps a buffer OWNED. */
 	ASSERT_EQ(0, baton_pool_create(name, &p, &pool));
-	ASSERT_EQ(0, baton_pool_open(name, &burst));
-	n = pc_alloc_all(burst, h, 80, &dups);
-	ASSERT_EQ(64, n);
-	for (i = 0; i < n; i++)
-		memset(baton_pool_ptr(burst, h[i]), 0xcd, 4096);
-	pc_free_all(burst, h, n);
-	baton_pool_close(burst);
+	ASSERT_EQ(64, pc_burst(name, &dups));
 	/* Idle: the decay makes class 0 COLD, every buffer of it. */
 	ASSERT_EQ(64U, wait_cold(pool, 64, true));
 
@@ -881,14 +875,8 @@ TEST(a_holder_without_cold_keeps_every_buffer_on_the_queue)
 	EXPECT_EQ(0U, wait_cold(pool, 0, false))
 		TH_LOG("COLD buffers stay while a holder without COLD is attached");
 	/* All on the queue again: an allocation takes each from there. */
-	ASSERT_EQ(0, baton_pool_open(name, &burst));
-	n = pc_alloc_all(burst, h, 80, &dups);
-	EXPECT_EQ(64, n);
+	EXPECT_EQ(64, pc_burst(name, &dups));
 	EXPECT_EQ(0, dups);
-	for (i = 0; i < n; i++)
-		memset(baton_pool_ptr(burst, h[i]), 0xcd, 4096);
-	pc_free_all(burst, h, n);
-	baton_pool_close(burst);
 	/* The pages still go back, the buffers FREE on the queue. */
 	ASSERT_EQ(0, baton_pool_info(pool, &info));
 	decayed = info.decayed;
@@ -979,22 +967,15 @@ TEST(decay_leaves_keep_buffers_resident)
 {
 	struct baton_pool_params p = pc_params(64, 20);
 	struct baton_pool_info info;
-	struct baton_pool *pool, *burst;
-	uint64_t h[80];
+	struct baton_pool *pool;
 	char name[64];
-	int n, dups, i;
+	int dups;
 
 	BT_REQUIRE_DEV();
 	p.keep = 8;	/* at most every class's count (class 1 has 8) */
 	bt_make_name(name, sizeof(name), "keep");
 	ASSERT_EQ(0, baton_pool_create(name, &p, &pool));
-	ASSERT_EQ(0, baton_pool_open(name, &burst));
-	n = pc_alloc_all(burst, h, 80, &dups);
-	ASSERT_EQ(64, n);
-	for (i = 0; i < n; i++)
-		memset(baton_pool_ptr(burst, h[i]), 0xcd, 4096);
-	pc_free_all(burst, h, n);
-	baton_pool_close(burst);
+	ASSERT_EQ(64, pc_burst(name, &dups));
 	ASSERT_EQ(56, wait_decayed(pool, 56, &info));
 	/* Several more windows: still 56, the other 8 are kept. */
 	bt_sleep_ms(200);
@@ -1007,7 +988,7 @@ TEST(decay_leaves_keep_buffers_resident)
 TEST(decay_gives_idle_pages_back_and_keeps_live_ones)
 {
 	struct baton_pool_params p = pc_params(64, 50);
-	struct baton_pool *pool, *burst;
+	struct baton_pool *pool;
 	struct baton_pool_info info;
 	uint64_t h[80], live;
 	int64_t burst_end;
@@ -1027,13 +1008,7 @@ TEST(decay_gives_idle_pages_back_and_keeps_live_ones)
 	 * A burst of class 0 from a second holder, which then closes: its
 	 * magazine goes back too, so all of class 0 is on the queue.
 	 */
-	ASSERT_EQ(0, baton_pool_open(name, &burst));
-	n = pc_alloc_all(burst, h, 80, &dups);
-	ASSERT_EQ(64, n);
-	for (i = 0; i < n; i++)
-		memset(baton_pool_ptr(burst, h[i]), 0xcd, 4096);
-	pc_free_all(burst, h, n);
-	baton_pool_close(burst);
+	ASSERT_EQ(64, pc_burst(name, &dups));
 	burst_end = bt_now_ns();
 	/* mincore() of a shared file mapping: the pool's page cache. */
 	base = baton_pool_ptr(pool, BATON_POOL_HANDLE(0, 0, 1));

@@ -109,6 +109,28 @@ static inline void pc_free_all(struct baton_pool *pool, uint64_t *h, int n)
 		baton_pool_free(pool, h[n]);
 }
 
+/*
+ * A burst from a second holder of pool @name: allocate all of class 0 (at
+ * most 80), write every page, free them all, close, so that its magazine
+ * goes back too. How many it got (-1: the open failed); *@dups as
+ * pc_alloc_all().
+ */
+static inline int pc_burst(const char *name, int *dups)
+{
+	struct baton_pool *burst;
+	uint64_t h[80];
+	int n, i;
+
+	if (baton_pool_open(name, &burst))
+		return -1;
+	n = pc_alloc_all(burst, h, 80, dups);
+	for (i = 0; i < n; i++)
+		memset(baton_pool_ptr(burst, h[i]), 0xcd, 4096);
+	pc_free_all(burst, h, n);
+	baton_pool_close(burst);
+	return n;
+}
+
 /* Every buffer once, ENOMEM, E2BIG, contents kept, recovery, twice round. */
 static inline int pc_every_buffer_once(const char *name)
 {
