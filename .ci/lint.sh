@@ -1,7 +1,8 @@
 #!/bin/bash
 # .ci/lint.sh: owns `make lint`: checkpatch.pl --strict on the kernel module's
 # sources, one TAP result per file, and one that no file but kmod/compat.h
-# tests the kernel version, and one that uapi/linux/baton_nl.h matches the
+# tests the kernel version, one that every work is queued on baton_wq, and
+# one that uapi/linux/baton_nl.h matches the
 # netlink spec (.ci/ynl.sh check), and one that no tracked file refers to
 # material outside the repository (the docs must stand alone). checkpatch.pl (with spelling.txt and
 # const_structs.checkpatch, which it looks for next to itself) comes from the
@@ -57,7 +58,7 @@ if ((${#files[@]} == 0)); then
 	echo "not ok 1 - checkpatch: no kernel sources in kmod/"
 	exit 1
 fi
-echo "1..$((${#files[@]} + 3))"
+echo "1..$((${#files[@]} + 4))"
 n=0 failed=0
 for f in "${files[@]}"; do
 	n=$((n + 1))
@@ -83,6 +84,21 @@ if vers=$(grep -n -E 'LINUX_VERSION_CODE|KERNEL_VERSION\(' "${files[@]}" | grep 
 	failed=$((failed + 1))
 else
 	echo "ok $n - kernel version tests only in kmod/compat.h"
+fi
+
+# Every work item is queued on baton_wq (kmod/baton_kmod.h says why): the
+# workqueue keeps a work from running on two CPUs at once, and cancel_*_sync
+# waits for it, only among the queueings of one workqueue. A call that names
+# no queue (schedule_*work) or a system one is a second queue. Comment
+# lines are left out.
+n=$((n + 1))
+if wq=$(grep -n -E '\bschedule_(delayed_)?work(_on)?\(|\bsystem_[a-z_]*wq\b' "${files[@]}" |
+	grep -v -E '^[^:]+:[0-9]+:[[:space:]]*(/?\*|//)'); then
+	echo "not ok $n - work queued outside baton_wq"
+	printf '%s\n' "$wq" | sed 's/^/# /'
+	failed=$((failed + 1))
+else
+	echo "ok $n - every work is queued on baton_wq"
 fi
 
 # The netlink spec and the uapi header it describes (.ci/ynl.sh: the

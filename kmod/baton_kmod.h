@@ -251,6 +251,17 @@ bool baton_named_unlinked(struct baton_names *names,
 void baton_named_put(struct baton_names *names, struct baton_named *n);
 void baton_named_forget(struct baton_names *names, struct baton_named *n);
 
+/*
+ * baton's one workqueue (main.c): every work item of the module (a pool's
+ * decay and repair, netlink's event delivery) is queued here and only
+ * here. The workqueue keeps a work from running twice at once, and
+ * cancel_*_sync() waits for it, only among the queueings of one
+ * workqueue; on a kernel where schedule_*work() and system_wq are two
+ * queues (Debian's 6.12 has system_percpu_wq), mixing them ran a pool's
+ * decay on both CPUs and the free's cancel waited for one of them.
+ */
+extern struct workqueue_struct *baton_wq;
+
 /* The registries, for netlink.c's lookups and dumps. */
 extern struct baton_names baton_rings;
 extern struct baton_names baton_domains;

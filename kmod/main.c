@@ -16,6 +16,7 @@
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/workqueue.h>
 
 #include <linux/baton.h>
 
@@ -178,6 +179,8 @@ static struct miscdevice baton_misc = {
 	.mode	= 0666,
 };
 
+struct workqueue_struct *baton_wq;
+
 static int __init baton_init(void)
 {
 	int ret;
@@ -211,13 +214,23 @@ static int __init baton_init(void)
 	BUILD_BUG_ON(sizeof(struct baton_pool_open) !=
 		     BATON_POOL_OPEN_SIZE_VER0);
 
+	/* Per-CPU, as the system's: the works are short and sleep. */
+	baton_wq = alloc_workqueue("baton", 0, 0);
+	if (!baton_wq)
+		return -ENOMEM;
 	/* Netlink first: events of the first ring need the family. */
 	ret = baton_nl_init();
 	if (ret)
-		return ret;
+		goto destroy_wq;
 	ret = misc_register(&baton_misc);
 	if (ret)
-		baton_nl_exit();
+		goto nl_exit;
+	return 0;
+
+nl_exit:
+	baton_nl_exit();
+destroy_wq:
+	destroy_workqueue(baton_wq);
 	return ret;
 }
 
@@ -230,6 +243,8 @@ static void __exit baton_exit(void)
 	baton_registry_drain();
 	baton_epoch_registry_drain();
 	baton_pool_registry_drain();
+	/* Each free cancelled its works: nothing is left to drain. */
+	destroy_workqueue(baton_wq);
 }
 
 module_init(baton_init);

@@ -1224,7 +1224,7 @@ static bool baton_nl_enqueue(struct baton_nl_event *e, kuid_t uid, gfp_t gfp)
 	if (!baton_nl_stopping && u && u->pending < BATON_NL_PENDING_MAX) {
 		list_add_tail(&e->node, &baton_nl_pending);
 		u->pending++;
-		schedule_work(&baton_nl_work);
+		queue_work(baton_wq, &baton_nl_work);
 		queued = true;
 	}
 	spin_unlock(&baton_nl_queue_lock);

@@ -376,7 +376,7 @@ static void baton_pool_push(struct baton_pool *pool, struct baton_pool_cls *c,
 	if (baton_pool_try_push(c, index, gen))
 		return;
 	set_bit(index, c->pending);
-	schedule_delayed_work(&pool->repair, msecs_to_jiffies(5));
+	queue_delayed_work(baton_wq, &pool->repair, msecs_to_jiffies(5));
 }
 
 /*
@@ -749,7 +749,7 @@ static void baton_pool_holder_release(struct baton_pool *pool, u32 holder)
 	clear_bit(holder, pool->blind);
 	baton_pool_finish_claim(pool, holder);
 	if (pool->nr_suspects && baton_pool_resolve(pool))
-		schedule_delayed_work(&pool->repair, msecs_to_jiffies(5));
+		queue_delayed_work(baton_wq, &pool->repair, msecs_to_jiffies(5));
 	n = baton_pool_reclaim(pool, holder);
 	baton_pool_claim_reset(pool, holder);
 	baton_pool_count(&pool->hdr->reclaimed, n);
@@ -1063,7 +1063,7 @@ static void baton_pool_repair_work(struct work_struct *work)
 	mutex_unlock(&pool->lock);
 	baton_pool_kick(pool);
 	if (again)
-		schedule_delayed_work(&pool->repair, msecs_to_jiffies(5));
+		queue_delayed_work(baton_wq, &pool->repair, msecs_to_jiffies(5));
 }
 
 /* ---- decay ---- */
@@ -1374,8 +1374,8 @@ static void baton_pool_decay_work(struct work_struct *work)
 	if (bufs)
 		baton_pool_event(pool, BATON_EVENT_POOL_DECAYED, NULL, -1,
 				 bytes);
-	schedule_delayed_work(&pool->decay,
-			      msecs_to_jiffies(pool->warm_later ? 5U : period));
+	queue_delayed_work(baton_wq, &pool->decay,
+			   msecs_to_jiffies(pool->warm_later ? 5U : period));
 }
 
 /* ---- memory and lifetime ---- */
@@ -1576,6 +1576,7 @@ static const struct file_operations baton_pool_fops = {
 /* A free holder index for the caller, or -EMFILE. */
 static int baton_pool_holder_take(struct baton_pool *pool, bool blind)
 {
+	bool first_blind = false;
 	int ret = -EMFILE;
 	u32 i;
 
@@ -1585,14 +1586,24 @@ static int baton_pool_holder_take(struct baton_pool *pool, bool blind)
 			continue;
 		pool->holder[i] = get_pid(task_tgid(current));
 		/* Before the fd exists: the next decay pass sees it. */
-		if (blind)
+		if (blind) {
+			first_blind = bitmap_empty(pool->blind,
+						   pool->max_holders);
 			set_bit(i, pool->blind);
+		}
 		baton_pool_life_begin(pool, i);
 		WRITE_ONCE(pool->hdr->holders, pool->hdr->holders + 1);
 		ret = i;
 		break;
 	}
 	mutex_unlock(&pool->lock);
+	/*
+	 * The first holder without COLD: a pass now, not up to decay_ms / 4
+	 * from now, puts the COLD buffers it could not take back on the
+	 * queue (and one that a pass in flight made COLD after the open).
+	 */
+	if (first_blind && pool->decay_ms)
+		mod_delayed_work(baton_wq, &pool->decay, 0);
 	return ret;
 }
 
@@ -1700,9 +1711,8 @@ int baton_pool_create(struct baton_pool_create *k, void __user *uarg,
 	k->out_holder = holder;
 	/* The decay is scheduled before the fd exists: the pool is ours. */
 	if (pool->decay_ms)
-		schedule_delayed_work(&pool->decay,
-				      msecs_to_jiffies(max(pool->decay_ms / 4,
-							   5U)));
+		queue_delayed_work(baton_wq, &pool->decay,
+				   msecs_to_jiffies(max(pool->decay_ms / 4, 5U)));
 	return baton_copy_out_fd(uarg, usize, k, sizeof(*k), fd, file,
 				 &baton_pools, &pool->named);
 }
