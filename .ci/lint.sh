@@ -92,7 +92,7 @@ fi
 # no queue (schedule_*work) or a system one is a second queue. Comment
 # lines are left out.
 n=$((n + 1))
-if wq=$(grep -n -E '\bschedule_(delayed_)?work(_on)?\(|\bsystem_[a-z_]*wq\b' "${files[@]}" |
+if wq=$(grep -H -n -E '\bschedule_(delayed_)?work(_on)?\(|\bsystem_[a-z_]*wq\b' "${files[@]}" |
 	grep -v -E '^[^:]+:[0-9]+:[[:space:]]*(/?\*|//)'); then
 	echo "not ok $n - work queued outside baton_wq"
 	printf '%s\n' "$wq" | sed 's/^/# /'

@@ -50,8 +50,9 @@
  *              a pass with nobody blind makes it COLD again, and a
  *              second warm-up adds a third entry                -> caught
  *   VARIANT 2: the requeue pushes under the same generation: the stale
- *              entry the give left is valid again, two valid entries
- *              hand the buffer out twice                        -> caught
+ *              entry the give left is valid again beside the new one, and
+ *              the queue outgrows qcap (no buffer is owned twice:
+ *              a taker's CAS from FREE(gen) still picks one)    -> caught
  *   VARIANT 3: the warm-up stores KERNEL instead of a cmpxchg from the
  *              COLD read: holder 0 takes the buffer COLD meanwhile and
  *              the push queues a buffer it owns                 -> caught
