@@ -1268,7 +1268,11 @@ static u32 baton_pool_decay_pick(struct baton_pool *pool,
 		if (BATON_POOL_S_KIND(s) != BATON_POOL_FREE)
 			continue;
 		free++;
-		/* Blind: no pages to give back, and it cannot go COLD. */
+		/*
+		 * Blind: no pages to give back, and it cannot go COLD; one
+		 * just requeued (aux 0) may have a stale entry still queued,
+		 * and a second requeue would be its third entry.
+		 */
 		if (blind && !aux) {
 			empty++;
 			continue;

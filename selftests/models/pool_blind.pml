@@ -56,6 +56,10 @@
  *   VARIANT 3: the warm-up stores KERNEL instead of a cmpxchg from the
  *              COLD read: holder 0 takes the buffer COLD meanwhile and
  *              the push queues a buffer it owns                 -> caught
+ *   VARIANT 4: the give takes a buffer with no pages (aux 0) too: one
+ *              it has just requeued, its stale entry still ahead, gets a
+ *              third entry (the skip bounds the queue, not only the
+ *              work)                                            -> caught
  *
  * spin -DVARIANT=n -a pool_blind.pml && gcc -O2 -DNFAIR=3 -o pan pan.c &&
  * ./pan -a -f
@@ -86,11 +90,15 @@ byte running = NH + 1;
 /* A published entry of ticket t naming buffer i. */
 #define names(t, i)	(seq[(t) % Q] == (t) + 1 && qidx[(t) % Q] == (i))
 
-/* Entries in [head, tail) naming buffer i (n), and the valid ones (v). */
-inline count_entries(i, n, v)
+/*
+ * Entries in [head, tail) naming buffer i (n), those of its current
+ * generation (w), and of them the valid ones, while it is FREE (v).
+ */
+inline count_entries(i, n, v, w)
 {
 	n = 0;
 	v = 0;
+	w = 0;
 	t = head;
 	do
 	:: t < tail ->
@@ -98,7 +106,12 @@ inline count_entries(i, n, v)
 		:: names(t, i) ->
 			n++;
 			if
-			:: qgen[t % Q] == gen[i] && kind[i] == FREE -> v++
+			:: qgen[t % Q] == gen[i] ->
+				w++;
+				if
+				:: kind[i] == FREE -> v++
+				:: else -> skip
+				fi
 			:: else -> skip
 			fi
 		:: else -> skip
@@ -268,10 +281,11 @@ proctype decay()
 		:: /* give: take, truncate, requeue (Y12); no pages, no take */
 			atomic {
 				if
-				:: kind[i] == FREE && aux[i] != 0 ->
+				:: kind[i] == FREE && (VARIANT == 4 || aux[i] != 0) ->
 					kind[i] = KERNEL;
 					g = gen[i]
-				:: !(kind[i] == FREE && aux[i] != 0) -> g = 0
+				:: !(kind[i] == FREE && (VARIANT == 4 || aux[i] != 0)) ->
+					g = 0
 				fi
 			}
 			if
@@ -316,7 +330,7 @@ proctype decay()
 
 active proctype monitor()
 {
-	byte i, n, v, t;
+	byte i, n, v, w, t;
 
 	do
 	:: atomic {
@@ -324,15 +338,18 @@ active proctype monitor()
 		i = 0;
 		do
 		:: i < NB ->
-			count_entries(i, n, v);
+			count_entries(i, n, v, w);
 			assert(n <= 2);
-			assert(v + (kind[i] != FREE -> 1 : 0) <= 1);
+			assert(v <= 1);
+			/* Owned: no entry of its generation is queued. */
+			assert(kind[i] != OWNED || w == 0);
 			i++
 		:: else -> break
 		od;
 		i = 0;
 		n = 0;
 		v = 0;
+		w = 0;
 		t = 0
 	   }
 	:: running == 0 -> break
@@ -341,7 +358,7 @@ active proctype monitor()
 	i = 0;
 	do
 	:: i < NB ->
-		count_entries(i, n, v);
+		count_entries(i, n, v, w);
 		assert((kind[i] == FREE && v == 1) || kind[i] == COLD);
 		i++
 	:: else -> break
