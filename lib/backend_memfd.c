@@ -610,6 +610,51 @@ int baton__memfd_peer_gone(struct baton_ring *r)
 	return 1;
 }
 
+/*
+ * A ring's id on memfd, for the pool's SENT stamps (lib/pool_memfd.c, "a
+ * ring nobody reads again"): its file's inode number, which no other
+ * live file of /dev/shm has. 0 if fstat fails.
+ */
+uint64_t baton__memfd_ring_id(const struct baton_ring *r)
+{
+	struct stat st;
+
+	if (fstat(r->fd, &st))
+		return 0;
+	return st.st_ino ? (uint64_t)st.st_ino : 1;
+}
+
+/*
+ * A watch on @r's file: a new open file description of it, opened
+ * through /proc/self/fd so that it shares none of @r's locks (a dup
+ * would keep @r's role lock alive after @r is closed, and its peer would
+ * never see it go). The fd, or -errno (no /proc: no watch).
+ */
+int baton__memfd_watch_open(const struct baton_ring *r)
+{
+	char proc[64];
+	int fd;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", r->fd);
+	fd = open(proc, O_RDWR | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * Whether the watched ring can still be read: 1 while it has a name
+ * (a consumer may open it) or an open file description holds its
+ * consumer lock, or we cannot tell; 0 when it has neither. Roles are
+ * taken at open, so without a name nobody becomes its consumer again.
+ */
+int baton__memfd_watch_readable(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) || st.st_nlink)
+		return 1;
+	return held_by_other(fd, 1, 1) != 0;
+}
+
 static struct timespec abs_ts(uint64_t ns)
 {
 	struct timespec ts = {

@@ -209,6 +209,10 @@ BATON_HIDDEN int baton__shm_link(int fd, const char *path);
 BATON_HIDDEN uint32_t *baton__memfd_ws_arm(struct baton_ring *r,
 					   uint32_t *val);
 BATON_HIDDEN void baton__memfd_ws_disarm(struct baton_ring *r);
+/* ... and a ring's file watched by a pool (pool_memfd.c) */
+BATON_HIDDEN uint64_t baton__memfd_ring_id(const struct baton_ring *r);
+BATON_HIDDEN int baton__memfd_watch_open(const struct baton_ring *r);
+BATON_HIDDEN int baton__memfd_watch_readable(int fd);
 
 /* Little-endian: the low half of a u64 sits at its address. */
 /* One poll's pause in a spin (park.c, mpsc.c, waitset.c). */

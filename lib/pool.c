@@ -265,6 +265,7 @@ static void fork_child(void)
 			p->f.cls[i].mag_cap = 0;
 		}
 		p->adopt_n = 0;
+		baton__pool_memfd_unwatch_all(p);
 		/* Not inherited: the addresses may be another mapping's. */
 		p->hdr = NULL;
 		p->ctl = NULL;
@@ -1270,9 +1271,10 @@ struct pool_msg {
  * through @r (BATON_RING_IOC_BIND_POOL), and learn the ring's id, which
  * baton_pool_send() leaves in a SENT buffer's aux word: a ring destroyed
  * with buffers still in flight in it gives those back. 0, or -ENOSPC: the
- * ring is bound to BATON_RING_POOLS_MAX other pools. memfd has no such hook
- * (Documentation/pool.rst), nor has a module without
- * BATON_FEAT_RING_BIND (ENOTTY): the id stays 0 there.
+ * ring is bound to BATON_RING_POOLS_MAX other pools. On memfd the pool
+ * handle watches the ring's file instead (pool_memfd.c); a module without
+ * BATON_FEAT_RING_BIND (ENOTTY), mixed backends, or a memfd handle with
+ * every watch in use leave the id 0: no ring known.
  */
 static int bind_ring(struct baton_ring *r, struct baton_pool *p)
 {
@@ -1287,6 +1289,12 @@ static int bind_ring(struct baton_ring *r, struct baton_pool *p)
 			id = b.out_ring_id;
 		else if (errno != ENOTTY)
 			return -errno;
+	} else if (r->backend == BATON_BACKEND_MEMFD &&
+		   p->backend == BATON_BACKEND_MEMFD) {
+		/* The watch's fd comes and goes under the open lock (fork). */
+		open_lock_take();
+		id = baton__pool_memfd_watch(p, r);
+		pthread_mutex_unlock(&open_lock);
 	}
 	r->pool_bound = p->serial;
 	r->pool_ring_id = id;

@@ -17,6 +17,9 @@
 /* A flush moves at most mag_cap + 1 - mag_cap / 2 buffers. */
 _Static_assert(BATON_POOL_MAG + 1 <= BATON_POOL_CLAIM_MAX, "claim size");
 
+/* Rings a memfd pool handle watches at once (pool_memfd.c). */
+#define BATON__POOL_WATCH_MAX	8
+
 struct baton_pool {
 	struct baton_pool_fast f;	/* first: the inline paths' (baton.h) */
 	int fd;
@@ -34,6 +37,18 @@ struct baton_pool {
 	uint64_t *adopt;
 	uint32_t adopt_n;
 	uint32_t adopt_cap;
+	/*
+	 * memfd: the rings this handle sent through, watched so that a
+	 * ring nobody can read again gives its SENT buffers back
+	 * (pool_memfd.c): a file description of the ring's own (none of
+	 * the ring handle's locks) and its id. Under the open lock.
+	 */
+	struct baton__pool_watch {
+		int fd;
+		uint64_t id;
+	} watch[BATON__POOL_WATCH_MAX];
+	uint32_t nr_watch;
+	uint64_t watch_next_ms;		/* when to look at them again */
 	/* Inherited across fork(): usable for nothing but close (pool.c). */
 	int forked;
 	uint64_t serial;		/* this handle, in this process (never 0) */
@@ -84,6 +99,9 @@ BATON_HIDDEN int baton__pool_memfd_unstick(struct baton_pool *p, uint32_t cls,
 					   uint64_t t);
 BATON_HIDDEN int baton__pool_memfd_repair(struct baton_pool *p);
 BATON_HIDDEN void baton__pool_memfd_maintain(struct baton_pool *p);
+BATON_HIDDEN uint64_t baton__pool_memfd_watch(struct baton_pool *p,
+					      const struct baton_ring *r);
+BATON_HIDDEN void baton__pool_memfd_unwatch_all(struct baton_pool *p);
 BATON_HIDDEN void baton__pool_memfd_wake(uint32_t *wakes);
 BATON_HIDDEN int baton__pool_memfd_sleep(uint32_t *wakes, uint32_t seen,
 					 uint64_t until);

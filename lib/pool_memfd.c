@@ -87,6 +87,7 @@
 #define WINDOW		4		/* decay ticks a reserve spans */
 #define IDLE_REPAIR_MS	100		/* repair period without decay */
 #define SETTLE_TRIES	2000		/* yields to let a live taker finish */
+#define WATCH_MS	100		/* a handle looks at its rings' files */
 
 /* The backend's shared words, in the header page after the header. */
 struct pool_words {
@@ -882,6 +883,114 @@ int baton__pool_memfd_repair(struct baton_pool *p)
 	return n > 0x7fffffff ? 0x7fffffff : (int)n;
 }
 
+/* ---- a ring nobody reads again (kmod: baton_pool_ring_gone()) ---- */
+
+/*
+ * The module gives back the buffers SENT through a ring when it destroys
+ * the ring; on memfd nothing sees a ring file go. So the handle that sends
+ * through a ring watches the ring's file instead (Documentation/pool.rst,
+ * "A ring nobody reads again"): baton_pool_send() stamps each buffer it
+ * sends with the ring's id (its inode number), and once the file has no
+ * name and no consumer lock, nobody can read it again: the buffers still
+ * SENT with that id come back, as at a holder's death.
+ */
+
+/*
+ * Watch @r's file, once per ring: its id, or 0 when it cannot be watched
+ * (all BATON__POOL_WATCH_MAX in use, no /proc): then its buffers are
+ * stamped with no ring, as before. Under the open lock (pool.c).
+ */
+uint64_t baton__pool_memfd_watch(struct baton_pool *p,
+				 const struct baton_ring *r)
+{
+	uint64_t id = baton__memfd_ring_id(r);
+	uint32_t i;
+	int fd;
+
+	for (i = 0; i < p->nr_watch; i++)
+		if (p->watch[i].id == id)
+			return id;	/* another handle of the same ring */
+	if (!id || p->nr_watch == BATON__POOL_WATCH_MAX)
+		return 0;
+	fd = baton__memfd_watch_open(r);
+	if (fd < 0)
+		return 0;
+	p->watch[p->nr_watch].fd = fd;
+	p->watch[p->nr_watch++].id = id;
+	return id;
+}
+
+/*
+ * Every buffer SENT through ring @id becomes ours, for baton__pool_drain(),
+ * by a compare-and-swap from the state read (Y4) to a new generation, so
+ * a message that still names it is stale. The aux is read after the SENT
+ * it belongs to (mark_sent() stores it before, the state with release).
+ * A SHARED buffer's aux is its readers' mask, not a ring: not taken.
+ */
+static uint64_t reclaim_sent(struct baton_pool *p, uint64_t id)
+{
+	uint64_t n = 0;
+	uint32_t i, j;
+
+	for (i = 0; i < p->geo.nr_classes; i++) {
+		struct baton_pool_cls *c = &p->f.cls[i];
+
+		for (j = 0; j < c->count; j++) {
+			struct baton_pool_desc *d = &c->desc[j];
+			uint64_t s = __atomic_load_n(&d->state, __ATOMIC_ACQUIRE);
+
+			if (BATON_POOL_S_KIND(s) != BATON_POOL_SENT ||
+			    __atomic_load_n(&d->aux, __ATOMIC_RELAXED) != id)
+				continue;
+			if (!__atomic_compare_exchange_n(
+				    &d->state, &s,
+				    BATON_POOL_STATE(
+					    baton__pool_next_gen(
+						    BATON_POOL_S_GEN(s)),
+					    BATON_POOL_OWNED, p->f.holder + 1),
+				    0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				continue;
+			if (!baton__pool_adopt_later(p, i, j))
+				n++;
+		}
+	}
+	return n;
+}
+
+/*
+ * Look at every watched ring: one that nobody can read again gives its
+ * buffers back. A watch is dropped after a look that found its ring
+ * unreadable and nothing left in it: a sender still holding the ring may
+ * push more after the first look, which the next one takes.
+ */
+static void watch_check(struct baton_pool *p)
+{
+	uint64_t n = 0, got;
+	uint32_t i = 0;
+
+	while (i < p->nr_watch) {
+		if (baton__memfd_watch_readable(p->watch[i].fd)) {
+			i++;
+			continue;
+		}
+		got = reclaim_sent(p, p->watch[i].id);
+		n += got;
+		if (got) {
+			i++;
+			continue;
+		}
+		close(p->watch[i].fd);
+		p->watch[i] = p->watch[--p->nr_watch];
+	}
+	count(&p->hdr->reclaimed, n);
+}
+
+void baton__pool_memfd_unwatch_all(struct baton_pool *p)
+{
+	while (p->nr_watch)
+		close(p->watch[--p->nr_watch].fd);
+}
+
 /* ---- attach and detach ---- */
 
 void baton__pool_memfd_attach(struct baton_pool *p)
@@ -907,6 +1016,9 @@ void baton__pool_memfd_detach(struct baton_pool *p)
 	uint64_t dead[BATON_POOL_HOLDERS_MAX / 64] = { 0 }, n, cold = 0;
 	uint32_t i;
 
+	/* A ring we sent through that nobody reads: its buffers, then. */
+	watch_check(p);
+	baton__pool_memfd_unwatch_all(p);
 	baton__pool_drain(p);
 	for (i = 0; i < p->geo.nr_classes; i++)
 		p->f.cls[i].mag.n = 0;	/* OWNED by us: the walk finds them */
@@ -1156,6 +1268,11 @@ void baton__pool_memfd_maintain(struct baton_pool *p)
 	struct pool_words *w = words(p);
 	uint64_t now = baton__pool_now_ms(), period;
 
+	/* Our own rings: whoever does the pool's maintenance below. */
+	if (p->nr_watch && now >= p->watch_next_ms) {
+		p->watch_next_ms = now + WATCH_MS;
+		watch_check(p);
+	}
 	if (now < __atomic_load_n(&w->next_ms, __ATOMIC_RELAXED))
 		return;
 	if (try_lock(p->fd, LOCK_REPAIR))

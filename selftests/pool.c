@@ -274,119 +274,6 @@ TEST(sent_buffer_survives_its_senders_death)
 	EXPECT_EQ(0, pc_sent_survives(pname, rname, BATON_BACKEND_KMOD));
 }
 
-/*
- * Class 0 allocatable, counted as pc_alloc_all() does, then freed again;
- * asked until it says @want or 1 s passes (a returned buffer the kernel
- * could not queue at once is queued by the repair work, 5 ms later).
- */
-static int class0_free_count(struct baton_pool *pool, int want)
-{
-	uint64_t hs[24];
-	int n = 0, dups, tries;
-
-	for (tries = 0; tries < 100; tries++) {
-		n = pc_alloc_all(pool, hs, 24, &dups);
-		pc_free_all(pool, hs, n);
-		if (dups)
-			return -1;
-		if (n == want)
-			break;
-		usleep(10000);
-	}
-	return n;
-}
-
-/* A child that receives @n buffers (checked, freed), then dies. */
-static void receive_then_die(const char *pname, const char *rname, int n)
-{
-	struct baton_pool *cp;
-	struct baton_ring *cr;
-	uint64_t h, len;
-
-	if (baton_pool_open(pname, &cp) ||
-	    baton_ring_open(rname, BATON_ROLE_CONSUMER, BATON_BACKEND_KMOD,
-			    &cr))
-		_exit(40);
-	while (n--) {
-		if (baton_pool_recv(cr, cp, &h, &len, PC_OP_NS) || len != 4096)
-			_exit(41);
-		if (baton_pool_free(cp, h))
-			_exit(42);
-	}
-	raise(SIGKILL);
-	_exit(43);
-}
-
-/*
- * A ring nobody reads again (BATON_RING_IOC_BIND_POOL, which the first
- * baton_pool_send() through a ring makes): six buffers sent into a ring
- * of @kind, a receiver takes two and is killed. The four left stay SENT
- * while the ring can still be read (a consumer attaching later gets the
- * next one, intact; the ring's name alone keeps the rest); once the ring
- * is unlinked too they come back, each once, but not the one the later
- * consumer gave on (baton_pool_give(), as for a transport of its own):
- * that one is in flight elsewhere. 0 or the failing step.
- */
-static int unread_ring_returns(const char *pname, const char *rname,
-			       uint32_t kind)
-{
-	struct baton_ring_params rp = pc_ring_params(BATON_BACKEND_KMOD);
-	struct baton_pool_params p = pc_params(16, 0);
-	struct baton_ring *prod, *cons;
-	struct baton_pool *pool;
-	uint64_t h[6], got, len;
-	int i, step = 0;
-	pid_t pid;
-
-	rp.kind = kind;
-	rp.max_producers = kind == BATON_RING_MPSC ? 2 : 0;
-	if (baton_pool_create(pname, &p, &pool) ||
-	    baton_ring_create(rname, &rp, BATON_ROLE_PRODUCER, &prod))
-		return 1;
-	for (i = 0; i < 6 && !step; i++) {
-		if (baton_pool_alloc(pool, 4096, &h[i]))
-			step = 2;
-		else
-			memset(baton_pool_ptr(pool, h[i]), 0x40 + i, 4096);
-		if (!step && baton_pool_send(prod, pool, h[i], 4096, PC_OP_NS))
-			step = 3;
-	}
-	pid = step ? -1 : fork();
-	if (!pid)
-		receive_then_die(pname, rname, 2);
-	if (!step && ph_wait(pid) != 128 + SIGKILL)
-		step = 4;
-	else if (!step && class0_free_count(pool, 12) != 12)
-		step = 5;	/* the receiver's death took none of the four */
-	else if (!step && baton_ring_open(rname, BATON_ROLE_CONSUMER,
-					  BATON_BACKEND_KMOD, &cons))
-		step = 6;
-	if (!step) {
-		if (baton_pool_recv(cons, pool, &got, &len, PC_OP_NS) ||
-		    got != h[2] ||
-		    ((uint8_t *)baton_pool_ptr(pool, got))[4095] != 0x42 ||
-		    baton_pool_give(pool, got))
-			step = 7;
-		baton_ring_close(cons);
-	}
-	baton_ring_close(prod);
-	if (!step && class0_free_count(pool, 12) != 12)
-		step = 8;	/* no fd, but a name: three still SENT */
-	baton_ring_unlink(rname, BATON_BACKEND_KMOD);
-	if (!step && class0_free_count(pool, 15) != 15)
-		step = 9;
-	else if (!step && baton_pool_check(pool, h[5]) != -ESTALE)
-		step = 10;
-	else if (!step && (baton_pool_take(pool, got) ||
-			   baton_pool_free(pool, got)))
-		step = 11;	/* the given one was not taken */
-	else if (!step && class0_free_count(pool, 16) != 16)
-		step = 12;
-	baton_pool_close(pool);
-	baton_pool_unlink(pname);
-	return step;
-}
-
 TEST(unread_spsc_ring_returns_its_buffers_when_destroyed)
 {
 	char pname[64], rname[64];
@@ -394,7 +281,8 @@ TEST(unread_spsc_ring_returns_its_buffers_when_destroyed)
 	BT_REQUIRE_DEV();
 	bt_make_name(pname, sizeof(pname), "unread");
 	bt_make_name(rname, sizeof(rname), "unreadr");
-	EXPECT_EQ(0, unread_ring_returns(pname, rname, BATON_RING_SPSC));
+	EXPECT_EQ(0, pc_unread_ring_returns(pname, rname, BATON_RING_SPSC,
+					    BATON_BACKEND_KMOD));
 }
 
 TEST(unread_mpsc_ring_returns_its_buffers_when_destroyed)
@@ -404,7 +292,8 @@ TEST(unread_mpsc_ring_returns_its_buffers_when_destroyed)
 	BT_REQUIRE_DEV();
 	bt_make_name(pname, sizeof(pname), "unreadm");
 	bt_make_name(rname, sizeof(rname), "unreadmr");
-	EXPECT_EQ(0, unread_ring_returns(pname, rname, BATON_RING_MPSC));
+	EXPECT_EQ(0, pc_unread_ring_returns(pname, rname, BATON_RING_MPSC,
+					    BATON_BACKEND_KMOD));
 }
 
 /* One raw (handle, len) message, as a scribbling producer writes it. */
@@ -461,7 +350,7 @@ TEST(scribbled_bound_ring_returns_only_its_sent_buffers)
 	baton_ring_close(c);
 	baton_ring_unlink(rc, BATON_BACKEND_KMOD);
 	/* mine and hidden came back; own and flying did not. */
-	EXPECT_EQ(14, class0_free_count(pool, 14));
+	EXPECT_EQ(14, pc_class0_free_count(pool, 14));
 	EXPECT_EQ(-ESTALE, baton_pool_check(pool, mine));
 	EXPECT_EQ(-ESTALE, baton_pool_check(pool, hidden));
 	EXPECT_EQ(0, baton_pool_check(pool, own));
@@ -472,7 +361,7 @@ TEST(scribbled_bound_ring_returns_only_its_sent_buffers)
 	EXPECT_EQ(flying, got);
 	EXPECT_EQ(0x5f, ((uint8_t *)baton_pool_ptr(pool, got))[4095]);
 	EXPECT_EQ(0, baton_pool_free(pool, got));
-	EXPECT_EQ(16, class0_free_count(pool, 16));
+	EXPECT_EQ(16, pc_class0_free_count(pool, 16));
 	baton_ring_close(bc);
 	baton_ring_close(b);
 	baton_ring_unlink(rb, BATON_BACKEND_KMOD);

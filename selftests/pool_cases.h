@@ -530,6 +530,140 @@ static inline int pc_kill_loop(struct baton_pool *pool, const char *pname,
 	return rep->step;
 }
 
+/* ---- a ring nobody reads again ---- */
+
+/*
+ * Class 0 allocatable, counted as pc_alloc_all() does, then freed again;
+ * asked until it says @want or 1 s passes (a returned buffer the kernel
+ * could not queue at once is queued by the repair work, 5 ms later; on
+ * memfd what the dead held comes back at a holder's next repair, which
+ * these allocations run at most every 100 ms).
+ */
+static inline int pc_class0_free_count(struct baton_pool *pool, int want)
+{
+	uint64_t hs[24];
+	int n = 0, dups, tries;
+
+	for (tries = 0; tries < 100; tries++) {
+		n = pc_alloc_all(pool, hs, 24, &dups);
+		pc_free_all(pool, hs, n);
+		if (dups)
+			return -1;
+		if (n == want)
+			break;
+		usleep(10000);
+	}
+	return n;
+}
+
+/* A child that receives @n buffers (checked, freed), then dies. */
+static inline void pc_receive_then_die(const char *pname, const char *rname,
+				       int backend, int n)
+{
+	struct baton_pool *cp;
+	struct baton_ring *cr;
+	uint64_t h, len;
+
+	if (baton_pool_open(pname, &cp) ||
+	    baton_ring_open(rname, BATON_ROLE_CONSUMER, backend, &cr))
+		_exit(40);
+	while (n--) {
+		if (baton_pool_recv(cr, cp, &h, &len, PC_OP_NS) || len != 4096)
+			_exit(41);
+		if (baton_pool_free(cp, h))
+			_exit(42);
+	}
+	raise(SIGKILL);
+	_exit(43);
+}
+
+/*
+ * A ring nobody reads again (BATON_RING_IOC_BIND_POOL, which the first
+ * baton_pool_send() through a ring makes): six buffers sent into a ring
+ * of @kind, a receiver takes two and is killed. The four left stay SENT
+ * while the ring can still be read (a consumer attaching later gets the
+ * next one, intact; the ring's name alone keeps the rest, and so does a
+ * consumer's fd after the unlink); once the ring has neither they come
+ * back, each once, but not the one the later
+ * consumer gave on (baton_pool_give(), as for a transport of its own):
+ * that one is in flight elsewhere. kmod: when the ring is destroyed;
+ * memfd: at the sender's next repair after the ring lost its name and
+ * its consumer (Documentation/pool.rst). 0 or the failing step.
+ */
+static inline int pc_unread_ring_returns(const char *pname,
+					 const char *rname, uint32_t kind,
+					 int backend)
+{
+	struct baton_ring_params rp = pc_ring_params(backend);
+	struct baton_pool_params p = pc_params(16, 0);
+	struct baton_ring *prod, *cons;
+	struct baton_pool *pool;
+	uint64_t h[6], got, len;
+	int i, step = 0;
+	pid_t pid;
+
+	rp.kind = kind;
+	rp.max_producers = kind == BATON_RING_MPSC ? 2 : 0;
+	if (baton_pool_create(pname, &p, &pool) ||
+	    baton_ring_create(rname, &rp, BATON_ROLE_PRODUCER, &prod))
+		return 1;
+	for (i = 0; i < 6 && !step; i++) {
+		if (baton_pool_alloc(pool, 4096, &h[i]))
+			step = 2;
+		else
+			memset(baton_pool_ptr(pool, h[i]), 0x40 + i, 4096);
+		if (!step && baton_pool_send(prod, pool, h[i], 4096, PC_OP_NS))
+			step = 3;
+	}
+	pid = step ? -1 : fork();
+	if (!pid)
+		pc_receive_then_die(pname, rname, backend, 2);
+	if (!step && ph_wait(pid) != 128 + SIGKILL)
+		step = 4;
+	else if (!step && pc_class0_free_count(pool, 12) != 12)
+		step = 5;	/* the receiver's death took none of the four */
+	else if (!step && baton_ring_open(rname, BATON_ROLE_CONSUMER,
+					  backend, &cons))
+		step = 6;
+	if (!step) {
+		if (baton_pool_recv(cons, pool, &got, &len, PC_OP_NS) ||
+		    got != h[2] ||
+		    ((uint8_t *)baton_pool_ptr(pool, got))[4095] != 0x42 ||
+		    baton_pool_give(pool, got))
+			step = 7;
+		baton_ring_close(cons);
+	}
+	baton_ring_close(prod);
+	if (!step && pc_class0_free_count(pool, 12) != 12)
+		step = 8;	/* no fd, but a name: three still SENT */
+	else if (!step && baton_ring_open(rname, BATON_ROLE_CONSUMER,
+					  backend, &cons))
+		step = 13;
+	baton_ring_unlink(rname, backend);
+	if (!step) {
+		/*
+		 * No name, but a consumer: it may still read them. Past a
+		 * memfd holder's 100 ms between looks at its rings' files.
+		 */
+		usleep(250000);
+		if (pc_class0_free_count(pool, 12) != 12)
+			step = 14;
+		baton_ring_close(cons);
+	}
+	if (!step && pc_class0_free_count(pool, 15) != 15)
+		step = 9;
+	else if (!step && baton_pool_check(pool, h[5]) != -ESTALE)
+		step = 10;
+	else if (!step && (baton_pool_take(pool, got) ||
+			   baton_pool_free(pool, got)))
+		step = 11;	/* the given one was not taken */
+	else if (!step && pc_class0_free_count(pool, 16) != 16)
+		step = 12;
+	baton_pool_close(pool);
+	baton_pool_unlink(pname);
+	return step;
+}
+
 /* ---- fork() ---- */
 
 /*

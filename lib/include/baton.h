@@ -2191,7 +2191,9 @@ int baton_pool_take(struct baton_pool *pool, uint64_t handle);
  * that goes back to the pool, and its receiver gets -ESTALE. On the
  * kernel-module backend the first send of a pool's buffer through a ring
  * handle binds the ring to the pool (one system call), so that buffers
- * still in flight when the ring is destroyed go back to the pool
+ * still in flight when the ring is destroyed go back to the pool; on
+ * memfd the pool handle opens a watch on the ring's file instead (one
+ * fd, until it finds the ring without name and consumer, or closes)
  * (Documentation/pool.rst, "A ring nobody reads again").
  *
  * Return: 0, or the ring's error with the buffer still the caller's,

@@ -7,7 +7,9 @@
  * holders do for each other without a module: a holder killed at random
  * points of its alloc/fill/free loop loses and duplicates nothing (its
  * buffers come back when a survivor next looks), a sent buffer survives
- * its sender, hand-offs cut by kill -9 at any step lose nothing, and idle
+ * its sender, a ring nobody can read again gives back the buffers still
+ * in it (its sender's watch on the ring's file), hand-offs cut by kill -9
+ * at any step lose nothing, and idle
  * pages go back from the slow paths (decay). The cases both backends run
  * are in ../pool_cases.h (pool.c runs them on kmod in the VM).
  */
@@ -238,6 +240,33 @@ TEST(sent_buffer_survives_its_senders_death)
 	ring_name(pname, sizeof(pname), "sent");
 	ring_name(rname, sizeof(rname), "sentr");
 	EXPECT_EQ(0, pc_sent_survives(pname, rname, BATON_BACKEND_MEMFD));
+}
+
+/* A ring nobody reads again gives its SENT buffers back (pool_cases.h). */
+TEST(unread_spsc_ring_returns_its_buffers_when_destroyed)
+{
+	char pname[64], rname[64];
+
+	if (UNDER_TSAN)
+		SKIP(return, "fork and kill: not under TSan");
+	force_memfd();
+	ring_name(pname, sizeof(pname), "unread");
+	ring_name(rname, sizeof(rname), "unreadr");
+	EXPECT_EQ(0, pc_unread_ring_returns(pname, rname, BATON_RING_SPSC,
+					    BATON_BACKEND_MEMFD));
+}
+
+TEST(unread_mpsc_ring_returns_its_buffers_when_destroyed)
+{
+	char pname[64], rname[64];
+
+	if (UNDER_TSAN)
+		SKIP(return, "fork and kill: not under TSan");
+	force_memfd();
+	ring_name(pname, sizeof(pname), "unreadm");
+	ring_name(rname, sizeof(rname), "unreadmr");
+	EXPECT_EQ(0, pc_unread_ring_returns(pname, rname, BATON_RING_MPSC,
+					    BATON_BACKEND_MEMFD));
 }
 
 /* Parking on an empty class (pool_cases.h). */
