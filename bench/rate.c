@@ -64,8 +64,14 @@
 #define POP_TIMEOUT_NS	(5LL * 1000000000)
 #define WS_RINGS	8u		/* rings of the baton-waitset peer */
 
+/*
+ * 16 bytes, as before the wait column: seq fits 32 bits (at most
+ * 2^32 - 1 messages per run), and wait_ns is how long the message was in
+ * the producer's hands before its send began (see produce()).
+ */
 struct msg {
-	uint64_t seq;
+	uint32_t seq;
+	uint32_t wait_ns;
 	uint64_t sent_ns;
 };
 
@@ -90,7 +96,8 @@ struct shared {
 	uint64_t cons_got;
 	uint64_t bad;
 	uint64_t lat_n;
-	uint32_t lat[];			/* ns, per message, capped */
+	uint32_t *lat_ready;		/* ns from ready, per message: lat + n */
+	uint32_t lat[];			/* ns from send, per message, capped */
 };
 
 static struct {
@@ -181,10 +188,12 @@ static void on_msg_want(struct consumer *c, const struct msg *m, uint64_t now,
 			uint64_t want)
 {
 	struct shared *s = c->s;
-	uint64_t lat = now - m->sent_ns;
+	uint64_t lat = now - m->sent_ns, ready = lat + m->wait_ns;
 
-	if (m->seq != want)
+	if (m->seq != (uint32_t)want)
 		s->bad++;
+	s->lat_ready[s->lat_n] = ready > UINT32_MAX ? UINT32_MAX :
+						      (uint32_t)ready;
 	s->lat[s->lat_n++] = lat > UINT32_MAX ? UINT32_MAX : (uint32_t)lat;
 	s->cons_got++;
 }
@@ -420,12 +429,14 @@ struct producer {
 	uint64_t pace_calls;
 };
 
-static void send_one(struct producer *p, uint64_t seq)
+static void send_one(struct producer *p, uint64_t seq, uint64_t ready_ns)
 {
-	struct msg m = { .seq = seq, .sent_ns = bench_now_ns() };
+	struct msg m = { .seq = (uint32_t)seq, .sent_ns = bench_now_ns() };
 	struct fring *r = &p->s->ring;
 	int rc;
 
+	m.wait_ns = m.sent_ns - ready_ns > UINT32_MAX ? UINT32_MAX :
+		    (uint32_t)(m.sent_ns - ready_ns);
 	if (is_baton()) {
 		/* Round robin: one ring, or message seq into ring seq % 8. */
 		rc = baton_spsc_push(p->br[seq % cfg.rings], &m, sizeof(m),
@@ -470,12 +481,20 @@ static void sleep_until(struct producer *p, uint64_t t)
 	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 }
 
-/* Send s->n messages, message i due at t0 + i / rate (rate 0: now). */
+/*
+ * Send s->n messages, message i due at t0 + i / rate (rate 0: now).
+ * Message i is ready at its due time, or when the producer woke from the
+ * pacing sleep it was due during, whichever is later: what the transport
+ * makes it wait from then on (the sends of the messages before it in the
+ * burst: their fences, their wake calls) is its latency from ready; the
+ * timer slack of the sleep is the pacing's and is not. Rate 0: ready is
+ * the send.
+ */
 static void produce(struct producer *p)
 {
 	struct shared *s = p->s;
 	double gap = cfg.rate > 0 ? 1e9 / cfg.rate : 0;
-	uint64_t i = 0, due;
+	uint64_t i = 0, due, woke = s->t0, at;
 
 	while (i < s->n) {
 		due = s->n;
@@ -485,11 +504,15 @@ static void produce(struct producer *p)
 				due = s->n;
 			if (due <= i) {
 				sleep_until(p, s->t0 + (uint64_t)((double)i * gap));
+				woke = bench_now_ns();
 				continue;
 			}
 		}
-		for (; i < due; i++)
-			send_one(p, i);
+		for (; i < due; i++) {
+			at = s->t0 + (uint64_t)((double)i * gap);
+			send_one(p, i, gap > 0 ? (at > woke ? at : woke) :
+					       bench_now_ns());
+		}
 	}
 }
 
@@ -512,7 +535,7 @@ static void print_header(void)
 	printf("peer,backend,rate_target,rate_achieved,n,secs,cpu_ns_per_msg,"
 	       "cpu_prod_ns_per_msg,cpu_cons_ns_per_msg,syscalls_per_msg,"
 	       "prod_syscalls,cons_syscalls,pace_calls,p50_ns,p99_ns,p999_ns,"
-	       "max_ns\n");
+	       "max_ns,ready_p50_ns,ready_p99_ns,ready_p999_ns\n");
 }
 
 static void skip(const char *why)
@@ -568,7 +591,7 @@ static void run(void)
 	struct shared *s;
 	size_t len;
 	const char *backend;
-	uint64_t c0, cpu_prod, secs_ns, n;
+	uint64_t c0, cpu_prod, secs_ns, n, ln;
 	pid_t pid;
 	int status;
 
@@ -579,10 +602,13 @@ static void run(void)
 	} else {
 		n = cfg.max_n;
 	}
-	len = sizeof(*s) + n * sizeof(uint32_t);
+	if (n > UINT32_MAX)
+		n = UINT32_MAX;
+	len = sizeof(*s) + 2 * n * sizeof(uint32_t);
 	s = bench_shared_alloc(len);
 	bench_prefault(s, len, 1);
 	s->n = n;
+	s->lat_ready = s->lat + n;
 	p.s = s;
 	setup_channel(&p, &backend);
 
@@ -616,14 +642,16 @@ static void run(void)
 		}
 	}
 	n = s->cons_got;
-	if (s->bad || !n) {
+	ln = s->lat_n;
+	if (s->bad || !n || !ln) {
 		fprintf(stderr, "rate: %llu messages out of order, %llu got\n",
 			(unsigned long long)s->bad, (unsigned long long)n);
 		exit(1);
 	}
-	qsort(s->lat, s->lat_n, sizeof(s->lat[0]), cmp_u32);
+	qsort(s->lat, ln, sizeof(s->lat[0]), cmp_u32);
+	qsort(s->lat_ready, ln, sizeof(s->lat[0]), cmp_u32);
 	printf("%s,%s,%.0f,%.0f,%llu,%.3f,%.1f,%.1f,%.1f,%.4f,%llu,%llu,%llu,"
-	       "%.0f,%.0f,%.0f,%u\n",
+	       "%.0f,%.0f,%.0f,%u,%.0f,%.0f,%.0f\n",
 	       cfg.peer, backend, cfg.rate, (double)n * 1e9 / (double)secs_ns,
 	       (unsigned long long)n, (double)secs_ns / 1e9,
 	       (double)(cpu_prod + s->cons_cpu_ns) / (double)n,
@@ -631,9 +659,10 @@ static void run(void)
 	       (double)(p.syscalls + s->cons_syscalls) / (double)n,
 	       (unsigned long long)p.syscalls,
 	       (unsigned long long)s->cons_syscalls,
-	       (unsigned long long)p.pace_calls, pct(s->lat, s->lat_n, 0.50),
-	       pct(s->lat, s->lat_n, 0.99), pct(s->lat, s->lat_n, 0.999),
-	       s->lat[s->lat_n - 1]);
+	       (unsigned long long)p.pace_calls, pct(s->lat, ln, 0.50),
+	       pct(s->lat, ln, 0.99), pct(s->lat, ln, 0.999), s->lat[ln - 1],
+	       pct(s->lat_ready, ln, 0.50), pct(s->lat_ready, ln, 0.99),
+	       pct(s->lat_ready, ln, 0.999));
 }
 
 int main(int argc, char **argv)
