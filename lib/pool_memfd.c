@@ -1145,12 +1145,14 @@ static uint32_t reserve_of(struct baton_pool *p, uint32_t cls, uint64_t tick,
 }
 
 /*
- * The FREE buffers, never used first, then oldest first, as many as were
- * free all window long beyond keep (kmod's rule); *@cold gets how many
- * the scan found COLD.
+ * The FREE buffers, never used first, then oldest first: how many are
+ * candidates, sorted in @cand; *@quota gets how many to take, those free
+ * all window long beyond keep (kmod's rule), and *@cold how many the scan
+ * found COLD.
  */
 static uint32_t decay_pick(struct baton_pool *p, uint32_t cls, uint64_t tick,
-			   uint64_t now, struct cand *cand, uint32_t *cold)
+			   uint64_t now, struct cand *cand, uint32_t *quota,
+			   uint32_t *cold)
 {
 	struct baton_pool_cls *c = &p->f.cls[cls];
 	uint32_t j, n = 0, free = 0, reserve;
@@ -1171,10 +1173,11 @@ static uint32_t decay_pick(struct baton_pool *p, uint32_t cls, uint64_t tick,
 		cand[n++].index = j;
 	}
 	reserve = reserve_of(p, cls, tick, free);
-	if (reserve <= p->geo.keep)
+	*quota = reserve > p->geo.keep ? reserve - p->geo.keep : 0;
+	if (!*quota)
 		return 0;
 	qsort(cand, n, sizeof(*cand), cand_cmp);
-	return n < reserve - p->geo.keep ? n : reserve - p->geo.keep;
+	return n;
 }
 
 /*
@@ -1231,7 +1234,7 @@ static int decay_one(struct baton_pool *p, uint32_t cls, const struct cand *cd,
 static void decay(struct baton_pool *p, uint64_t now)
 {
 	uint64_t tick = words(p)->ticks++, bufs = 0, bytes = 0;
-	uint32_t i, j, n, cold, made;
+	uint32_t i, j, n, cold, made, quota;
 	int paged;
 
 	for (i = 0; i < p->geo.nr_classes; i++) {
@@ -1239,8 +1242,9 @@ static void decay(struct baton_pool *p, uint64_t now)
 
 		if (!cand)
 			continue;
-		n = decay_pick(p, i, tick, now, cand, &cold);
-		for (j = 0, made = 0; j < n; j++) {
+		n = decay_pick(p, i, tick, now, cand, &quota, &cold);
+		/* One an allocator took meanwhile: the next oldest instead. */
+		for (j = 0, made = 0; j < n && made < quota; j++) {
 			made += (uint32_t)decay_one(p, i, &cand[j], &paged);
 			if (paged) {
 				bufs++;
