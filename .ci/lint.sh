@@ -89,11 +89,14 @@ fi
 # Every work item is queued on baton_wq (kmod/baton_kmod.h says why): the
 # workqueue keeps a work from running on two CPUs at once, and cancel_*_sync
 # waits for it, only among the queueings of one workqueue. A call that names
-# no queue (schedule_*work) or a system one is a second queue. Comment
-# lines are left out.
+# no queue (schedule_*work) or a system one is a second queue, and so is a
+# queue_*work/mod_*work whose first argument is not baton_wq (a second
+# queue of the module's own). Comment lines are left out.
 n=$((n + 1))
-if wq=$(grep -H -n -E '\bschedule_(delayed_)?work(_on)?\(|\bsystem_[a-z_]*wq\b' "${files[@]}" |
-	grep -v -E '^[^:]+:[0-9]+:[[:space:]]*(/?\*|//)'); then
+if wq=$({ grep -H -n -E '\bschedule_(delayed_)?work(_on)?\(|\bsystem_[a-z_]*wq\b' "${files[@]}"
+	  grep -H -n -E '\b(queue|mod)_(delayed_|rcu_)?work(_on|_node)?\(' "${files[@]}" |
+		grep -v -E '\b(queue|mod)_(delayed_|rcu_)?work(_on|_node)?\(([^,()]*, *)?baton_wq\b'
+	} | grep -v -E '^[^:]+:[0-9]+:[[:space:]]*(/?\*|//)'); then
 	echo "not ok $n - work queued outside baton_wq"
 	printf '%s\n' "$wq" | sed 's/^/# /'
 	failed=$((failed + 1))
