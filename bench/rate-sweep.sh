@@ -46,27 +46,33 @@ mkdir -p "$res"
 
 header() { echo "where,run,$("$bin" -h)"; }
 
+# Runs interleave: run r of every peer at a rate before run r + 1 of any,
+# so a stretch of host noise (steal, a neighbour's burst) lands on every
+# peer alike instead of on whichever peer was running its runs then.
 host_sweep() {
-	local rate peer r line rc
+	local rate peer r line rc skipped
 	[[ -x $bin ]] || { echo "rate-sweep: $bin missing (make bench-build)" >&2; exit 1; }
 	header >"$raw"
-	echo "rate-sweep: host, memfd backend, CPUs $CPUS, $RUNS runs, window $RATE_WINDOW_NS ns"
+	echo "rate-sweep: host, memfd backend, CPUs $CPUS, $RUNS runs, window $RATE_WINDOW_NS ns, runs interleaved"
 	for rate in $RATES; do
-		for peer in $RATE_PEERS; do
-			for ((r = 1; r <= RUNS; r++)); do
+		skipped=" "
+		for ((r = 1; r <= RUNS; r++)); do
+			for peer in $RATE_PEERS; do
+				[[ $skipped == *" $peer "* ]] && continue
 				rc=0
 				line=$(BATON_BACKEND=memfd "$bin" -p "$peer" -r "$rate" \
 					-T "$RATE_WINDOW_NS" -c "$CPUS" 2>"$res/rate-last.err") || rc=$?
 				if ((rc == 4)); then
 					echo "  $peer @ $rate/s: skipped: $(echo "$line" | cut -d, -f3)"
 					echo "host,skip,$line" >>"$raw"
-					break
+					skipped="$skipped$peer "
+					continue
 				elif ((rc)); then
 					echo "  $peer @ $rate/s run $r: FAILED: $(tail -n 1 "$res/rate-last.err")"
 					continue
 				fi
 				echo "host,$r,$line" >>"$raw"
-				echo "  $peer @ $rate/s run $r/$RUNS: $(echo "$line" | awk -F, '{ printf "%.0f/s, %.0f ns CPU/msg, %.3f syscalls/msg, p50 %.0f p99 %.0f ns", $4, $7, $10, $14, $15 }')"
+				echo "  $peer @ $rate/s run $r/$RUNS: $(echo "$line" | awk -F, '{ printf "%.0f/s, %.0f ns CPU/msg, %.3f syscalls/msg, p50 %.0f p99 %.0f ns, from ready p99 %.0f ns", $4, $7, $10, $14, $15, $19 }')"
 			done
 		done
 	done

@@ -35,25 +35,29 @@ for peer in baton baton-park baton-mpsc bare futex pipe ck; do
 		done
 	done
 done
-# The rate sweep, kmod backend: the same rates and peers as the host's.
+# The rate sweep, kmod backend: the same rates and peers as the host's,
+# runs interleaved as there (run r of every peer before run r + 1).
 rate=/extra/rate
 for rt in 10000 100000 1000000 10000000; do
-	for peer in baton-block baton-epoll baton-waitset futex efd pipe; do
-		r=1
-		while [ "$r" -le "$rate_runs" ]; do
+	r=1
+	skipped=" "
+	while [ "$r" -le "$rate_runs" ]; do
+		for peer in baton-block baton-epoll baton-waitset futex efd pipe; do
+			case $skipped in *" $peer "*) continue ;; esac
 			line=$("$rate" -p "$peer" -r "$rt" -T "$rate_window")
 			rc=$?
 			if [ "$rc" -eq 4 ]; then
 				echo "rate:vm,skip,$line"
-				break
+				skipped="$skipped$peer "
+				continue
 			elif [ "$rc" -ne 0 ]; then
 				echo "vm-suite: rate $peer $rt/s run $r failed"
 			else
 				echo "rate:vm,$r,$line"
 			fi
 			echo "vm-suite: rate $peer $rt/s run $r/$rate_runs done" >&2
-			r=$((r + 1))
 		done
+		r=$((r + 1))
 	done
 done
 # kill -9 of a peer to the survivor's EPIPE (issue 13): kmod's figures.
