@@ -17,6 +17,7 @@
 #include "common.h"
 #include "../pool_cases.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <sys/stat.h>
 
@@ -295,6 +296,88 @@ TEST(fork_inherits_nothing_of_a_pool_handle)
 	force_memfd();
 	ring_name(pname, sizeof(pname), "fork");
 	EXPECT_EQ(0, pc_fork_inherits_nothing(pname));
+}
+
+/*
+ * A thread opens and closes handles of a pool while the main thread
+ * forks: no child may hold the pool's file (fstat of each of its fds
+ * against the file's device and inode). An open takes its fd and puts
+ * the handle on the list fork()'s child handler closes under one lock;
+ * with the two apart, a fork() between them gave the child an fd nobody
+ * closes, which kept the holder's lock, so the holder looked alive after
+ * its process died (pool.c, the fork() comment).
+ */
+struct fork_race {
+	const char *pname;
+	volatile int stop;
+	int opens;
+};
+
+static void *open_close_loop(void *arg)
+{
+	struct fork_race *fr = arg;
+	struct baton_pool *h;
+
+	while (!fr->stop) {
+		if (!baton_pool_open(fr->pname, &h)) {
+			baton_pool_close(h);
+			fr->opens++;
+		}
+	}
+	return NULL;
+}
+
+/* In the child: 1 if any fd is the pool's file. fstat only (fork-safe). */
+static int child_holds(dev_t dev, ino_t ino)
+{
+	struct stat st;
+	int fd;
+
+	for (fd = 0; fd < 1024; fd++)
+		if (!fstat(fd, &st) && st.st_dev == dev && st.st_ino == ino)
+			return 1;
+	return 0;
+}
+
+TEST(fork_while_another_thread_opens_inherits_no_pool_fd)
+{
+	struct baton_pool_params p = pc_params(16, 0);
+	struct fork_race fr = { 0 };
+	struct baton_pool *pool;
+	char pname[64], path[128];
+	int forks = 0, leaks = 0, status;
+	uint64_t end;
+	struct stat st;
+	pthread_t t;
+	pid_t pid;
+
+	if (UNDER_TSAN)
+		SKIP(return, "fork: not under TSan");
+	force_memfd();
+	ring_name(pname, sizeof(pname), "forkrace");
+	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
+	pool_file(path, sizeof(path), pname);
+	ASSERT_EQ(0, stat(path, &st));
+	fr.pname = pname;
+	ASSERT_EQ(0, pthread_create(&t, NULL, open_close_loop, &fr));
+	for (end = ph_now_ns() + 1000000000ULL; ph_now_ns() < end; forks++) {
+		pid = fork();
+		if (!pid)
+			_exit(child_holds(st.st_dev, st.st_ino));
+		ASSERT_LT(0, pid);
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		leaks += !WIFEXITED(status) || WEXITSTATUS(status);
+	}
+	fr.stop = 1;
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, leaks)
+		TH_LOG("%d of %d children held the pool's file", leaks, forks);
+	EXPECT_LT(0, fr.opens);
+	ksft_print_msg("%d forks beside %d opens: %d children held the pool's file\n",
+		       forks, fr.opens, leaks);
+	fflush(stdout);
+	baton_pool_close(pool);
+	baton_pool_unlink(pname);
 }
 
 /* Fan-out: share, put, the last put frees (pool_cases.h). */
