@@ -636,7 +636,8 @@ int baton__memfd_watch_open(const struct baton_ring *r)
 	int fd;
 
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", r->fd);
-	fd = open(proc, O_RDWR | O_CLOEXEC);
+	/* Read-only: F_OFD_GETLK and fstat need no more. */
+	fd = open(proc, O_RDONLY | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }
 

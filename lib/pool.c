@@ -292,6 +292,17 @@ static void open_lock_take(void)
 	pthread_mutex_lock(&open_lock);
 }
 
+/* For pool_memfd.c: its watch fds come and go under the same lock. */
+void baton__pool_open_lock(void)
+{
+	open_lock_take();
+}
+
+void baton__pool_open_unlock(void)
+{
+	pthread_mutex_unlock(&open_lock);
+}
+
 static void open_add(struct baton_pool *p)
 {
 	p->next_open = open_pools;
@@ -1272,16 +1283,25 @@ struct pool_msg {
  * baton_pool_send() leaves in a SENT buffer's aux word: a ring destroyed
  * with buffers still in flight in it gives those back. 0, or -ENOSPC: the
  * ring is bound to BATON_RING_POOLS_MAX other pools. On memfd the pool
- * handle watches the ring's file instead (pool_memfd.c); a module without
- * BATON_FEAT_RING_BIND (ENOTTY), mixed backends, or a memfd handle with
- * every watch in use leave the id 0: no ring known.
+ * handle watches the ring's file instead (pool_memfd.c), and watches it
+ * again if the watch went. A module without BATON_FEAT_RING_BIND
+ * (ENOTTY), mixed backends, or a memfd handle that cannot watch (every
+ * watch in use, or no /proc) leave the id 0: no ring known.
  */
 static int bind_ring(struct baton_ring *r, struct baton_pool *p)
 {
 	struct baton_ring_bind b = { .size = sizeof(b), .pool_fd = p->fd };
+	int memfd = r->backend == BATON_BACKEND_MEMFD &&
+		    p->backend == BATON_BACKEND_MEMFD;
 	uint64_t id = 0;
 
-	if (r->pool_bound == p->serial)
+	/*
+	 * memfd: bound, but the watch went (dropped after a look found the
+	 * ring unreadable and empty, or none was free): watch it again, or
+	 * what is sent from now on would be stamped and watched by nobody.
+	 */
+	if (r->pool_bound == p->serial &&
+	    !(memfd && baton__pool_memfd_unwatched(p, r->pool_ring_id)))
 		return 0;
 	if (r->backend == BATON_BACKEND_KMOD &&
 	    p->backend == BATON_BACKEND_KMOD) {
@@ -1289,8 +1309,7 @@ static int bind_ring(struct baton_ring *r, struct baton_pool *p)
 			id = b.out_ring_id;
 		else if (errno != ENOTTY)
 			return -errno;
-	} else if (r->backend == BATON_BACKEND_MEMFD &&
-		   p->backend == BATON_BACKEND_MEMFD) {
+	} else if (memfd) {
 		/* The watch's fd comes and goes under the open lock (fork). */
 		open_lock_take();
 		id = baton__pool_memfd_watch(p, r);

@@ -48,6 +48,7 @@ struct baton_pool {
 		uint64_t id;
 	} watch[BATON__POOL_WATCH_MAX];
 	uint32_t nr_watch;
+	int watch_broken;		/* a watch could not be opened */
 	uint64_t watch_next_ms;		/* when to look at them again */
 	/* Inherited across fork(): usable for nothing but close (pool.c). */
 	int forked;
@@ -101,6 +102,10 @@ BATON_HIDDEN int baton__pool_memfd_repair(struct baton_pool *p);
 BATON_HIDDEN void baton__pool_memfd_maintain(struct baton_pool *p);
 BATON_HIDDEN uint64_t baton__pool_memfd_watch(struct baton_pool *p,
 					      const struct baton_ring *r);
+BATON_HIDDEN int baton__pool_memfd_unwatched(const struct baton_pool *p,
+					    uint64_t id);
+BATON_HIDDEN void baton__pool_open_lock(void);
+BATON_HIDDEN void baton__pool_open_unlock(void);
 BATON_HIDDEN void baton__pool_memfd_unwatch_all(struct baton_pool *p);
 BATON_HIDDEN void baton__pool_memfd_wake(uint32_t *wakes);
 BATON_HIDDEN int baton__pool_memfd_sleep(uint32_t *wakes, uint32_t seen,

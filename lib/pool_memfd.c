@@ -913,11 +913,31 @@ uint64_t baton__pool_memfd_watch(struct baton_pool *p,
 	if (!id || p->nr_watch == BATON__POOL_WATCH_MAX)
 		return 0;
 	fd = baton__memfd_watch_open(r);
-	if (fd < 0)
+	if (fd < 0) {
+		/* No /proc, or no access to it: not worth a try per send. */
+		p->watch_broken = 1;
 		return 0;
+	}
 	p->watch[p->nr_watch].fd = fd;
 	p->watch[p->nr_watch++].id = id;
 	return id;
+}
+
+/*
+ * Whether a ring bound with id @id (0: it got no watch) should be watched
+ * again: it is not watched now, and a watch could be had. No system call:
+ * baton_pool_send() asks it on every send through a memfd ring.
+ */
+int baton__pool_memfd_unwatched(const struct baton_pool *p, uint64_t id)
+{
+	uint32_t i;
+
+	if (p->watch_broken || p->nr_watch == BATON__POOL_WATCH_MAX)
+		return 0;
+	for (i = 0; i < p->nr_watch; i++)
+		if (p->watch[i].id == id)
+			return 0;
+	return 1;
 }
 
 /*
@@ -1272,10 +1292,18 @@ void baton__pool_memfd_maintain(struct baton_pool *p)
 	struct pool_words *w = words(p);
 	uint64_t now = baton__pool_now_ms(), period;
 
-	/* Our own rings: whoever does the pool's maintenance below. */
+	/*
+	 * Our own rings: whoever does the pool's maintenance below. Under
+	 * the open lock, as every change of the watch fds: a fork() in
+	 * another thread must not see an fd closed and still listed (its
+	 * child would close that number again, by then another file).
+	 * Never reached with the lock held: close empties the list first.
+	 */
 	if (p->nr_watch && now >= p->watch_next_ms) {
 		p->watch_next_ms = now + WATCH_MS;
+		baton__pool_open_lock();
 		watch_check(p);
+		baton__pool_open_unlock();
 	}
 	if (now < __atomic_load_n(&w->next_ms, __ATOMIC_RELAXED))
 		return;

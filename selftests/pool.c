@@ -296,6 +296,17 @@ TEST(unread_mpsc_ring_returns_its_buffers_when_destroyed)
 					    BATON_BACKEND_KMOD));
 }
 
+TEST(sends_into_an_unread_ring_come_back)
+{
+	char pname[64], rname[64];
+
+	BT_REQUIRE_DEV();
+	bt_make_name(pname, sizeof(pname), "unreads");
+	bt_make_name(rname, sizeof(rname), "unreadsr");
+	EXPECT_EQ(0, pc_sends_into_unread_ring_return(pname, rname,
+						      BATON_BACKEND_KMOD));
+}
+
 /* One raw (handle, len) message, as a scribbling producer writes it. */
 static int push_raw(struct baton_ring *r, uint64_t handle)
 {

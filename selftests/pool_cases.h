@@ -634,6 +634,8 @@ static inline int pc_unread_ring_returns(const char *pname,
 		baton_ring_close(cons);
 	}
 	baton_ring_close(prod);
+	/* Past a memfd holder's 100 ms between looks at its rings' files. */
+	usleep(250000);
 	if (!step && pc_class0_free_count(pool, 12) != 12)
 		step = 8;	/* no fd, but a name: three still SENT */
 	else if (!step && baton_ring_open(rname, BATON_ROLE_CONSUMER,
@@ -659,6 +661,57 @@ static inline int pc_unread_ring_returns(const char *pname,
 		step = 11;	/* the given one was not taken */
 	else if (!step && pc_class0_free_count(pool, 16) != 16)
 		step = 12;
+	baton_pool_close(pool);
+	baton_pool_unlink(pname);
+	return step;
+}
+
+/*
+ * Sends into a ring that already lost its reader: one buffer through a
+ * ring and back, then the consumer closes and the name goes (memfd: the
+ * sender's next look finds the ring unreadable and empty, and drops its
+ * watch), then two more sends into it. When the ring goes (kmod: the
+ * sender's close destroys it; memfd: the sender watches it again at the
+ * send and its next look finds it unreadable) both come back. 0 or the
+ * failing step.
+ */
+static inline int pc_sends_into_unread_ring_return(const char *pname,
+						   const char *rname,
+						   int backend)
+{
+	struct baton_ring_params rp = pc_ring_params(backend);
+	struct baton_pool_params p = pc_params(16, 0);
+	struct baton_ring *prod, *cons;
+	struct baton_pool *pool;
+	uint64_t h, got, len;
+	int i, step = 0;
+
+	if (baton_pool_create(pname, &p, &pool) ||
+	    baton_ring_create(rname, &rp, BATON_ROLE_PRODUCER, &prod))
+		return 1;
+	if (baton_pool_alloc(pool, 4096, &h) ||
+	    baton_pool_send(prod, pool, h, 4096, PC_OP_NS))
+		step = 2;
+	else if (baton_ring_open(rname, BATON_ROLE_CONSUMER, backend, &cons))
+		step = 3;
+	if (!step) {
+		if (baton_pool_recv(cons, pool, &got, &len, PC_OP_NS) ||
+		    got != h || baton_pool_free(pool, got))
+			step = 4;
+		baton_ring_close(cons);
+	}
+	baton_ring_unlink(rname, backend);
+	usleep(250000);		/* memfd: past a look, which drops the watch */
+	if (!step && pc_class0_free_count(pool, 16) != 16)
+		step = 5;
+	for (i = 0; i < 2 && !step; i++)
+		if (baton_pool_alloc(pool, 4096, &h) ||
+		    baton_pool_send(prod, pool, h, 4096, PC_OP_NS))
+			step = 6;
+	usleep(250000);		/* memfd: past the next look */
+	baton_ring_close(prod);
+	if (!step && pc_class0_free_count(pool, 16) != 16)
+		step = 7;	/* the two sent after the drop stayed SENT */
 	baton_pool_close(pool);
 	baton_pool_unlink(pname);
 	return step;

@@ -270,6 +270,17 @@ TEST(unread_mpsc_ring_returns_its_buffers_when_destroyed)
 					    BATON_BACKEND_MEMFD));
 }
 
+TEST(sends_into_an_unread_ring_come_back)
+{
+	char pname[64], rname[64];
+
+	force_memfd();
+	ring_name(pname, sizeof(pname), "unreads");
+	ring_name(rname, sizeof(rname), "unreadsr");
+	EXPECT_EQ(0, pc_sends_into_unread_ring_return(pname, rname,
+						      BATON_BACKEND_MEMFD));
+}
+
 /* Parking on an empty class (pool_cases.h). */
 TEST(alloc_waits_for_a_free_and_for_a_death)
 {
