@@ -728,6 +728,25 @@ static uint32_t cold_from_dead_decay(struct baton_pool_cls *c,
 }
 
 /*
+ * Buffer @index of class @cls, read as @s: ours under the next generation
+ * if it still is @s (Y4: the compare-and-swap from the value read, so
+ * exactly once), for baton__pool_drain(). 1 if it is on the adopt list.
+ */
+static uint64_t take_to_adopt(struct baton_pool *p, uint32_t cls,
+			      uint32_t index, uint64_t s)
+{
+	struct baton_pool_desc *d = &p->f.cls[cls].desc[index];
+
+	if (!__atomic_compare_exchange_n(
+		    &d->state, &s,
+		    BATON_POOL_STATE(baton__pool_next_gen(BATON_POOL_S_GEN(s)),
+				     BATON_POOL_OWNED, p->f.holder + 1),
+		    0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return 0;
+	return !baton__pool_adopt_later(p, cls, index);
+}
+
+/*
  * Every buffer a holder in @dead (bit k: holder k) owned becomes ours for
  * baton__pool_drain(), every one it held for decay is COLD, and its
  * part of every SHARED one is given up (a buffer no reader is left on
@@ -761,16 +780,7 @@ static uint64_t reclaim_walk(struct baton_pool *p, const uint64_t *dead,
 			} else if (kind != BATON_POOL_OWNED) {
 				continue;
 			}
-			if (!__atomic_compare_exchange_n(
-				    &d->state, &s,
-				    BATON_POOL_STATE(
-					    baton__pool_next_gen(
-						    BATON_POOL_S_GEN(s)),
-					    BATON_POOL_OWNED, p->f.holder + 1),
-				    0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-				continue;
-			if (!baton__pool_adopt_later(p, i, j))
-				n++;
+			n += take_to_adopt(p, i, j, s);
 		}
 	}
 	return n;
@@ -962,16 +972,7 @@ static uint64_t reclaim_sent(struct baton_pool *p, uint64_t id)
 			if (BATON_POOL_S_KIND(s) != BATON_POOL_SENT ||
 			    __atomic_load_n(&d->aux, __ATOMIC_RELAXED) != id)
 				continue;
-			if (!__atomic_compare_exchange_n(
-				    &d->state, &s,
-				    BATON_POOL_STATE(
-					    baton__pool_next_gen(
-						    BATON_POOL_S_GEN(s)),
-					    BATON_POOL_OWNED, p->f.holder + 1),
-				    0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-				continue;
-			if (!baton__pool_adopt_later(p, i, j))
-				n++;
+			n += take_to_adopt(p, i, j, s);
 		}
 	}
 	return n;
@@ -980,8 +981,9 @@ static uint64_t reclaim_sent(struct baton_pool *p, uint64_t id)
 /*
  * Look at every watched ring: one that nobody can read again gives its
  * buffers back. A watch is dropped after a look that found its ring
- * unreadable and nothing left in it: a sender still holding the ring may
- * push more after the first look, which the next one takes.
+ * unreadable and nothing left in it: a sender still holding the ring that
+ * pushes more after that watches it again at the send (bind_ring()), and
+ * the next look takes those. Under the open lock (the fork comment).
  */
 static void watch_check(struct baton_pool *p)
 {
