@@ -920,9 +920,9 @@ uint64_t baton__pool_memfd_watch(struct baton_pool *p,
 	for (i = 0; i < p->nr_watch; i++)
 		if (p->watch[i].id == id)
 			return id;	/* another handle of the same ring */
-	if (!id || p->nr_watch == BATON__POOL_WATCH_MAX)
+	if (p->nr_watch == BATON__POOL_WATCH_MAX)
 		return 0;
-	fd = baton__memfd_watch_open(r);
+	fd = id ? baton__memfd_watch_open(r) : -EBADF;
 	if (fd < 0) {
 		/* No /proc, or no access to it: not worth a try per send. */
 		p->watch_broken = 1;
