@@ -893,7 +893,7 @@ int baton__pool_memfd_repair(struct baton_pool *p)
 	return n > 0x7fffffff ? 0x7fffffff : (int)n;
 }
 
-/* ---- a ring nobody reads again (kmod: baton_pool_ring_gone()) ---- */
+/* ---- a ring nobody reads again (kmod: baton_pool_return_sent()) ---- */
 
 /*
  * The module gives back the buffers SENT through a ring when it destroys
@@ -1004,7 +1004,8 @@ static void watch_check(struct baton_pool *p)
 		close(p->watch[i].fd);
 		p->watch[i] = p->watch[--p->nr_watch];
 	}
-	count(&p->hdr->reclaimed, n);
+	if (n)	/* a shared word: not written every look for nothing */
+		count(&p->hdr->reclaimed, n);
 }
 
 void baton__pool_memfd_unwatch_all(struct baton_pool *p)
