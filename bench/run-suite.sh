@@ -23,8 +23,8 @@
 # Every figure's runs are bracketed by a bare cache-line ping-pong (clpp) on
 # the same CPUs, before and after, because the two vCPUs here move between
 # a near and a far placement; each run's row says which it saw. Syscalls per
-# message come from strace -f -c over N and 2N messages (the difference, so
-# setup cancels). Nothing here asserts a timing: targets are printed next to
+# message come from strace -f -c over N messages less a setup-only run (so
+# setup cancels), median and spread of a few runs. Nothing here asserts a timing: targets are printed next to
 # what was measured.
 set -euo pipefail
 
@@ -143,17 +143,26 @@ strace_calls() {
 	rm -f "$f"
 }
 
-# syscalls PEER BATCH: per message, stream 64 B inline, from N and 2N.
+# syscalls PEER BATCH: per message, stream 64 B inline: (a run of N
+# messages less a run of SETUP_N) / (N - SETUP_N), so the setup's calls
+# cancel; median, min and max over SYSCALL_RUNS runs of N. A blocking
+# peer's count depends on how often its consumer happened to sleep, and
+# varies between runs by 2x here (efd: 6146 and 12432 calls for the same
+# 20000 messages), so one difference of two such runs could even come out
+# negative: the spread says how much the figure moves.
+SYSCALL_RUNS=${SYSCALL_RUNS:-5}
 syscalls() {
-	local peer=$1 batch=$2 n=20000 a b
-	a=$(strace_calls -p "$peer" -m stream -s 64 -b "$batch" -n $n -c "$CPUS")
-	b=$(strace_calls -p "$peer" -m stream -s 64 -b "$batch" -n $((2 * n)) -c "$CPUS")
-	if [[ $a == NA || $b == NA || -z $a || -z $b ]]; then
-		echo "host,$peer,$batch,NA"
-	else
-		awk -v a="$a" -v b="$b" -v n=$n -v p="$peer" -v bt="$batch" \
-			'BEGIN { printf "host,%s,%s,%.4f\n", p, bt, (b - a) / n }'
-	fi
+	local peer=$1 batch=$2 n=40000 setup_n=64 base r c per=()
+	base=$(strace_calls -p "$peer" -m stream -s 64 -b "$batch" -n $setup_n -c "$CPUS")
+	for ((r = 0; r < SYSCALL_RUNS; r++)); do
+		c=$(strace_calls -p "$peer" -m stream -s 64 -b "$batch" -n $n -c "$CPUS")
+		[[ $c == NA || -z $c || $base == NA || -z $base ]] && { echo "host,$peer,$batch,NA,NA,NA,0"; return; }
+		per+=("$(awk -v c="$c" -v b="$base" -v n=$((n - setup_n)) \
+			'BEGIN { printf "%.4f", (c - b) / n }')")
+	done
+	printf '%s\n' "${per[@]}" | sort -g | awk -v p="$peer" -v bt="$batch" '
+		{ v[NR] = $1 }
+		END { printf "host,%s,%s,%s,%s,%s,%d\n", p, bt, v[int((NR + 1) / 2)], v[1], v[NR], NR }'
 }
 
 host_suite() {
@@ -182,8 +191,8 @@ host_suite() {
 			done
 		done
 	done
-	echo "run-suite: syscalls per message (strace -f -c, N and 2N, stream 64 B)"
-	echo "backend,peer,batch,syscalls_per_msg" >"$sysc"
+	echo "run-suite: syscalls per message (strace -f -c, N less a setup run, stream 64 B, $SYSCALL_RUNS runs)"
+	echo "backend,peer,batch,syscalls_per_msg,min,max,runs" >"$sysc"
 	for peer in $PEERS; do
 		for batch in $BATCHES; do
 			syscalls "$peer" "$batch" | tee -a "$sysc" | sed 's/^/  /'

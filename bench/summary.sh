@@ -89,13 +89,21 @@ echo
 echo "## CPU time and syscalls per message (stream, 64 B inline)"
 echo
 echo "CPU: user+system of both processes over the window (getrusage), per message; a busy"
-echo "poller burns its CPU while it waits. Syscalls: strace -f -c, N and 2N messages."
+echo "poller burns its CPU while it waits. Syscalls: strace -f -c, a run of N messages less a"
+echo "run of 64 (setup), over N - 64; median (min..max) ×runs: a blocking peer's count moves"
+echo "with how often its consumer happened to sleep."
 echo
+# sysc_cell PEER BATCH: "median (min..max) ×runs", or the bare figure of a
+# syscalls.csv written before the spread was recorded.
+sysc_cell() {
+	awk -F, -v p="$1" -v b="$2" '$2 == p && $3 == b {
+		if ($7 > 1) printf "%s (%s..%s) ×%s", $4, $5, $6, $7; else print $4 }' "$sysc" 2>/dev/null
+}
 echo "| peer | CPU ns/msg, batch 1 | CPU ns/msg, batch 32 | syscalls/msg, batch 1 | syscalls/msg, batch 32 |"
 echo "| --- | --- | --- | --- | --- |"
 for p in $peers; do
-	s1=$(awk -F, -v p="$p" '$2 == p && $3 == 1 { print $4 }' "$sysc" 2>/dev/null)
-	s32=$(awk -F, -v p="$p" '$2 == p && $3 == 32 { print $4 }' "$sysc" 2>/dev/null)
+	s1=$(sysc_cell "$p" 1)
+	s32=$(sysc_cell "$p" 32)
 	echo "| $p | $(val host "$p" stream 64 0 1 16) | $(val host "$p" stream 64 0 32 16) | ${s1:--} | ${s32:--} |"
 done
 echo
@@ -121,7 +129,7 @@ echo "| streaming 8 B batch 32 ≥ 0.6× bare hand-written ring | $(ratio "$(st 
 echo "| streaming 8 B batch 1 ≥ 3× rte_ring SP/SC | $(ratio "$(st baton 1)" "$(st rte-spsc 1)")× | $(pls baton rte-spsc 1) |"
 echo "| MPSC streaming 8 B batch 1 ≥ 2× rte_ring MP/SC (one producer each) | $(ratio "$(st baton-mpsc 1)" "$(st rte-mpsc 1)")× | $(pls baton-mpsc rte-mpsc 1) |"
 echo "| waking a parked consumer ≤ 1.2× a bare futex wake (round trip p50, both park at once) | $(ratio "$(rt baton-park)" "$(rt futex)")× | $(plr baton-park futex) |"
-echo "| syscalls per message = 0 (batch 1 / 32) | $(awk -F, '$2 == "baton" { printf "%s ", $4 }' "$sysc" 2>/dev/null) | - |"
+echo "| syscalls per message = 0 (batch 1 / 32) | $(sysc_cell baton 1) / $(sysc_cell baton 32) | - |"
 echo
 echo "## Against the targets of issue 16 (ratios of medians, host)"
 echo
