@@ -60,6 +60,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1178,7 +1179,23 @@ void baton__pool_flush_all(struct baton_pool *p)
 			flush(p, i, p->f.cls[i].mag.n);
 }
 
-int baton_pool_info(const struct baton_pool *p, struct baton_pool_info *info)
+/*
+ * A class's COLD buffers now, counted in its descriptors, as the module's
+ * netlink stats count them (no fast path calls this).
+ */
+static uint64_t count_cold(const struct baton_pool_cls *c)
+{
+	uint64_t n = 0;
+	uint32_t k;
+
+	for (k = 0; k < c->count; k++)
+		n += BATON_POOL_S_KIND(__atomic_load_n(&c->desc[k].state,
+						       __ATOMIC_RELAXED)) ==
+		     BATON_POOL_COLD;
+	return n;
+}
+
+static int pool_info(const struct baton_pool *p, struct baton_pool_info *info)
 {
 	uint32_t i;
 
@@ -1199,6 +1216,7 @@ int baton_pool_info(const struct baton_pool *p, struct baton_pool_info *info)
 		info->classes[i].count = c->count;
 		info->classes[i].free = q > c->count ? c->count : q;
 		info->classes[i].cached = c->mag.n;
+		info->cold[i] = count_cold(c);
 	}
 	info->reclaimed = __atomic_load_n(&p->hdr->reclaimed, __ATOMIC_RELAXED);
 	info->repaired = __atomic_load_n(&p->hdr->repaired, __ATOMIC_RELAXED);
@@ -1207,6 +1225,41 @@ int baton_pool_info(const struct baton_pool *p, struct baton_pool_info *info)
 					      __ATOMIC_RELAXED);
 	info->bad_words = __atomic_load_n(&p->hdr->bad_words, __ATOMIC_RELAXED);
 	return 0;
+}
+
+/*
+ * baton_pool_info() has two versions (libbaton.map): 2.5's struct ends
+ * with cold[], and binaries built against 2.1..2.4 pass the struct as it
+ * was, which is 2.5's up to cold[]. Each gets exactly its own size
+ * written. A static link sees only the default (@@) version.
+ */
+#define POOL_INFO_SIZE_2_1	312	/* 16 + 8 classes of 32 + 5 counters */
+_Static_assert(offsetof(struct baton_pool_info, cold) == POOL_INFO_SIZE_2_1,
+	       "struct baton_pool_info: 2.1's fields moved");
+
+int baton__pool_info_2_5(const struct baton_pool *p,
+			 struct baton_pool_info *info);
+int baton__pool_info_2_1(const struct baton_pool *p, void *info);
+__asm__(".symver baton__pool_info_2_5, baton_pool_info@@LIBBATON_2.5");
+__asm__(".symver baton__pool_info_2_1, baton_pool_info@LIBBATON_2.1");
+
+int baton__pool_info_2_5(const struct baton_pool *p,
+			 struct baton_pool_info *info)
+{
+	return pool_info(p, info);
+}
+
+int baton__pool_info_2_1(const struct baton_pool *p, void *info)
+{
+	struct baton_pool_info full;
+	int ret;
+
+	if (!info)
+		return -EINVAL;
+	ret = pool_info(p, &full);
+	if (!ret)
+		memcpy(info, &full, POOL_INFO_SIZE_2_1);
+	return ret;
 }
 
 /* ---- handing buffers over ---- */

@@ -881,6 +881,7 @@ TEST(decay_leaves_keep_buffers_resident)
 	bt_sleep_ms(200);
 	ASSERT_EQ(0, baton_pool_info(pool, &info));
 	EXPECT_EQ(56, info.decayed);
+	EXPECT_EQ(56, info.cold[0] + info.cold[1]);
 	baton_pool_close(pool);
 	baton_pool_unlink(name);
 }
@@ -919,6 +920,7 @@ TEST(decay_gives_idle_pages_back_and_keeps_live_ones)
 	ksft_print_msg("64 idle buffers decayed %lld ms after the burst\n",
 		       (long long)((bt_now_ns() - burst_end) / BT_MSEC));
 	EXPECT_EQ(64 * 4096, info.decayed_bytes);
+	EXPECT_EQ(64, info.cold[0]);	/* COLD, off the queue */
 	after = resident_pages(base, 64 * 4096);
 	EXPECT_EQ(0, after);
 	EXPECT_EQ(16, resident_pages(lp, 65536));
@@ -929,6 +931,8 @@ TEST(decay_gives_idle_pages_back_and_keeps_live_ones)
 	EXPECT_EQ(64, n);
 	for (i = 0; i < n; i++)
 		EXPECT_EQ(0, ((uint8_t *)baton_pool_ptr(pool, h[i]))[100]);
+	ASSERT_EQ(0, baton_pool_info(pool, &info));
+	EXPECT_EQ(0, info.cold[0]);	/* every one taken back */
 	pc_free_all(pool, h, n);
 	baton_pool_free(pool, live);
 	baton_pool_close(pool);

@@ -1894,13 +1894,19 @@ struct baton_pool_params {
  * @holder: this handle's holder index
  * @nr_classes: classes
  * @decay_ms: the decay age (0: never)
- * @classes: per class: buffer size, count, buffers on the shared free
- *           queue, buffers in this handle's magazine
+ * @classes: per class: buffer size, count, entries on the shared free
+ *           queue (as netlink's FREE), buffers in this handle's magazine
  * @reclaimed: buffers the kernel returned for released holders
  * @repaired: queue entries the kernel settled for dead holders
  * @decayed: buffers whose pages the decay gave back
  * @decayed_bytes: their bytes
  * @bad_words: corrupt shared words the kernel saw
+ * @cold: per class, buffers the decay gave back and took off the free
+ *        queue (COLD, Documentation/pool.rst "Decay"), as netlink's COLD.
+ *        Their stale entries stay on the queue, counted in free, until
+ *        takers pass them: right after a decay the two overlap. Since 2.5;
+ *        a binary built against an older baton.h gets the struct without
+ *        it (baton_pool_info@LIBBATON_2.1)
  */
 struct baton_pool_info {
 	uint32_t holder;
@@ -1917,6 +1923,7 @@ struct baton_pool_info {
 	uint64_t decayed;
 	uint64_t decayed_bytes;
 	uint64_t bad_words;
+	uint64_t cold[BATON_POOL_CLASSES_MAX];
 };
 
 /**

@@ -996,6 +996,7 @@ TEST(decay_from_the_slow_paths_keeps_live_and_kept_buffers)
 	ASSERT_EQ(0, baton_pool_info(pool, &info));
 	EXPECT_EQ(56U, info.decayed);		/* the other 8 are kept */
 	EXPECT_EQ(56U * 4096, info.decayed_bytes);
+	EXPECT_EQ(56U, info.cold[0]);		/* COLD, off the queue */
 	after = file_bytes(name);
 	EXPECT_EQ(56U * 4096, before - after);
 	for (i = 0; i < 65536; i++)
@@ -1005,6 +1006,8 @@ TEST(decay_from_the_slow_paths_keeps_live_and_kept_buffers)
 	for (i = 0, dups = 0; i < n; i++)
 		dups += ((uint8_t *)baton_pool_ptr(pool, h[i]))[100] == 0;
 	EXPECT_EQ(56, dups);			/* zeroed: the decayed ones */
+	ASSERT_EQ(0, baton_pool_info(pool, &info));
+	EXPECT_EQ(0U, info.cold[0]);		/* every one taken back */
 	pc_free_all(pool, h, n);
 	baton_pool_free(pool, live);
 	baton_pool_close(pool);

@@ -15,6 +15,9 @@
 #  - a C and a C++ program (hello.c, hello.cc) including <baton/baton.h>
 #    build against the staged install with pkg-config (-Werror -pedantic)
 #    and run;
+#  - baton_pool_info's two versions: a new binary binds to LIBBATON_2.5,
+#    and the LIBBATON_2.1 version writes only the old struct
+#    (pool_info_compat.c);
 #  - Documentation/examples/ build the same way and run on memfd;
 #  - every public function has a man3 page, and every installed page
 #    renders without a warning (groff -ww; man -l --warnings);
@@ -48,7 +51,7 @@ check() {
 mk() { $MAKE --no-print-directory "$@"; }
 
 echo "TAP version 13"
-echo "1..17"
+echo "1..20"
 
 # ---- no kernel headers
 nohdr=(BATON_KVER=no-such-kernel)
@@ -99,6 +102,14 @@ check "hello.c links statically (pkg-config --static)" \
 check "hello.cc: g++ -std=c++11 with pkg-config, <baton/baton.h>" \
 	g++ -std=c++11 "${cflags[@]}" "${pc_cflags[@]}" -o "$work/hellocc" $here/hello.cc "${pc_libs[@]}"
 check "hello.cc runs" bash -c "[[ \"\$('$work/hellocc')\" == '$ver from C++' ]]"
+
+# ---- a binary built against 2.1..2.4 after baton_pool_info's struct grew
+check "pool_info_compat.c builds; its baton_pool_info binds to LIBBATON_2.5" \
+	bash -c "cc -std=c11 ${cflags[*]} ${pc_cflags[*]} -o '$work/pool_info_compat' \
+		$here/pool_info_compat.c ${pc_libs[*]} -ldl &&
+		objdump -T '$work/pool_info_compat' | grep -q 'LIBBATON_2.5) *baton_pool_info\$'"
+check "baton_pool_info@LIBBATON_2.1 writes only 2.1's struct, the same snapshot" \
+	env BATON_BACKEND=memfd "$work/pool_info_compat"
 
 # ---- the examples, built as a user builds them, on memfd
 check "Documentation/examples build against the staged install" \
