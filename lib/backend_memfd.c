@@ -51,9 +51,11 @@
  * counts itself in prod_waiting, the summary the consumer's fast path
  * loads; the consumer wakes the producers whose claim names the slot it
  * freed. The parked consumer arms cons_waiting and waits for its ticket's
- * sequence word to change. A producer that dies holding a ticket is not
- * tombstoned: the consumer stops at that ticket, and gets -EPIPE there
- * once every producer has gone.
+ * sequence word to change. A producer that dies holding a ticket has it
+ * tombstoned by the parked consumer when a sleep slice ends
+ * (mpsc_tombstone_dead(), pid 0: memfd cannot name it), and by a waitset
+ * that holds the consumer (baton__memfd_mpsc_reap()); -EPIPE comes only
+ * once every producer has gone and nothing is left.
  *
  * What this backend cannot do, compared with /dev/baton:
  *  - no role-scoped mappings: the file is opened read-write by both roles
@@ -761,6 +763,29 @@ static int stalled_on_dead_ticket(struct baton_ring *r, uint64_t expected)
 	       mpsc_tombstone_dead(r, expected);
 }
 
+/* The waitset's form (lib/waitset.c): at the consumer's next ticket. */
+int baton__memfd_mpsc_reap(struct baton_ring *r)
+{
+	return r->backend == BATON_BACKEND_MEMFD &&
+	       stalled_on_dead_ticket(r, r->local);
+}
+
+/*
+ * Every peer has gone (baton__memfd_peer_gone() said 1): -EPIPE if
+ * nothing is left at @expected, else 0 (look again) or @otherwise. An
+ * MPSC consumer asks once more about a dead holder's ticket first: the
+ * ask before the lock check may have seen that holder still alive (it
+ * died in between), and tickets past its own may be published; ending
+ * the stream there would lose them.
+ */
+static int gone_verdict(struct baton_ring *r, still_fn still,
+			uint64_t expected, int otherwise)
+{
+	if (stalled_on_dead_ticket(r, expected))
+		return 0;
+	return still(r, expected) > 0 ? -EPIPE : otherwise;
+}
+
 /*
  * Sleep on the armed word in slices of at most DEATH_SLICE_NS: the
  * backstop that notices a peer dying (nothing wakes us then) within one
@@ -786,8 +811,9 @@ static int sleep_armed(struct baton_ring *r, uint32_t *word, uint32_t val,
 		if (last) {	/* a short deadline still learns of a death */
 			if (stalled_on_dead_ticket(r, expected))
 				return 0;
-			return baton__memfd_peer_gone(r) &&
-			       still(r, expected) > 0 ? -EPIPE : -ETIMEDOUT;
+			return baton__memfd_peer_gone(r) ?
+			       gone_verdict(r, still, expected, -ETIMEDOUT) :
+			       -ETIMEDOUT;
 		}
 		ret = still(r, expected);
 		if (ret <= 0)
@@ -795,7 +821,7 @@ static int sleep_armed(struct baton_ring *r, uint32_t *word, uint32_t val,
 		if (stalled_on_dead_ticket(r, expected))
 			return 0;
 		if (baton__memfd_peer_gone(r))
-			return still(r, expected) > 0 ? -EPIPE : 0;
+			return gone_verdict(r, still, expected, 0);
 	}
 }
 

@@ -202,6 +202,7 @@ BATON_HIDDEN uint32_t baton__spin_policy(uint32_t budget, uint32_t limit,
 BATON_HIDDEN int baton__memfd_arm(uint32_t *word, uint32_t val);
 BATON_HIDDEN void baton__memfd_disarm(uint32_t *word);
 BATON_HIDDEN int baton__memfd_peer_gone(struct baton_ring *r);
+BATON_HIDDEN int baton__memfd_mpsc_reap(struct baton_ring *r);
 BATON_HIDDEN void baton__memfd_producer_attach(struct baton_ring *r);
 BATON_HIDDEN int baton__memfd_barrier(void);
 BATON_HIDDEN int baton__shm_reserve(int fd, uint64_t size);

@@ -24,9 +24,12 @@
  *    one membarrier (F and G for all of them), look again, then one
  *    futex_waitv(2) over all the words. A waker that takes an episode
  *    changes the word, so the vector's compare fails or the wake arrives.
- *    Sleeps are slices of at most DEATH_SLICE_NS, after which the set
- *    disarms, checks the peers' role locks and looks again: a peer's
- *    death wakes nobody. On kernels without futex_waitv (before 5.16,
+ *    Sleeps are slices of at most DEATH_SLICE_NS. A peer's death wakes
+ *    nobody: the set asks the peers' role locks at most once a
+ *    DEATH_SLICE_NS, at whichever look falls due (deaths_due()), and at
+ *    the last look before a timeout; an MPSC consumer stalled on a dead
+ *    producer's ticket has it tombstoned then, as the module's poll
+ *    does. On kernels without futex_waitv (before 5.16,
  *    ENOSYS) the set sleeps on the first word alone in slices of
  *    FALLBACK_SLICE_NS.
  *
@@ -79,6 +82,8 @@ struct baton_waitset {
 	uint32_t count;
 	uint32_t spin_budget;		/* looks before arming (lib/park.c) */
 	int no_waitv;			/* futex_waitv said ENOSYS */
+	uint32_t next;			/* where the next look starts */
+	uint64_t deaths_due;		/* memfd: when to ask the locks next */
 	struct ws_entry e[BATON_WAITSET_MAX];
 };
 
@@ -184,6 +189,22 @@ int baton_waitset_remove(struct baton_waitset *ws, uint64_t cookie)
 	return -ENOENT;
 }
 
+/*
+ * An SPSC ring with nothing to do: are its indices corrupt? The reserve
+ * and peek steps say only "none" then (the blocking forms learn EPROTO
+ * from their park), so the set asks as the park does (spsc_still() in
+ * backend_memfd.c, the module's poll): the peer's index more than the
+ * slot count from our own, which only we write.
+ */
+static int spsc_corrupt(const struct baton_ring *r)
+{
+	int consumer = r->role == BATON_ROLE_CONSUMER;
+	uint64_t peer = __atomic_load_n(consumer ? r->tail : r->head,
+					__ATOMIC_RELAXED);
+
+	return (consumer ? peer - r->local : r->local - peer) > r->slot_count;
+}
+
 /* A ring's state from shared memory alone: BATON_WS_* bits or 0. */
 static uint32_t ring_ready(struct baton_ring *r)
 {
@@ -200,8 +221,10 @@ static uint32_t ring_ready(struct baton_ring *r)
 		return ret == -EAGAIN ? 0 : BATON_WS_ERROR;
 	}
 	if (r->role == BATON_ROLE_PRODUCER)
-		return baton_spsc_prod_reserve(r, 1, &idx) ? BATON_WS_READY : 0;
-	return baton_spsc_cons_peek(r, 1, &idx) ? BATON_WS_READY : 0;
+		return baton_spsc_prod_reserve(r, 1, &idx) ? BATON_WS_READY :
+		       spsc_corrupt(r) ? BATON_WS_ERROR : 0;
+	return baton_spsc_cons_peek(r, 1, &idx) ? BATON_WS_READY :
+	       spsc_corrupt(r) ? BATON_WS_ERROR : 0;
 }
 
 /*
@@ -216,28 +239,61 @@ static int ring_gone(struct baton_ring *r)
 }
 
 /*
+ * A ring that is not ready, when deaths are due: what a death left.
+ * On memfd an MPSC consumer's next ticket may be a dead producer's,
+ * which nobody will publish; the module's poll tombstones it, and here
+ * the set does (the pop then returns BATON_MPSC_LOST), once before the
+ * peers are asked and once after, since the holder may have died in
+ * between. Gone means drained: an SPSC ring that is not ready is empty;
+ * an MPSC consumer is drained only when no ticket past its own was
+ * handed out (a published one may wait behind a ticket still held).
+ */
+static uint32_t ring_after_deaths(struct baton_ring *r)
+{
+	uint32_t what;
+
+	if (baton__memfd_mpsc_reap(r))
+		return ring_ready(r);
+	if (!ring_gone(r))
+		return 0;
+	what = ring_ready(r);		/* gone, then look again */
+	if (what)
+		return what;
+	if (baton__memfd_mpsc_reap(r))
+		return ring_ready(r);
+	if (r->kind == BATON_RING_MPSC && r->role == BATON_ROLE_CONSUMER &&
+	    __atomic_load_n(r->tail, __ATOMIC_ACQUIRE) != r->local)
+		return 0;
+	return BATON_WS_GONE;
+}
+
+/*
  * Look at every entry; fill @ev (up to @max) with the ready ones. With
  * @deaths, rings that are not ready are asked about their peer too (a
- * syscall each on memfd, so only when a sleep slice ends or at the start).
+ * syscall each on memfd, so at most once a DEATH_SLICE_NS, deaths_due()).
+ * A look starts where the last full one stopped, so that objects that
+ * stay ready cannot hide the others from a caller taking fewer events
+ * than are ready. A ring closed while in the set is an error event, not
+ * a crash (its handle is poisoned, not freed: ring.c).
  */
 static int collect(struct baton_waitset *ws, struct baton_waitset_event *ev,
 		   uint32_t max, int deaths)
 {
-	uint32_t i, n = 0;
+	uint32_t i, k, n = 0;
 
-	for (i = 0; i < ws->count && n < max; i++) {
-		struct ws_entry *e = &ws->e[i];
+	for (k = 0; k < ws->count && n < max; k++) {
+		struct ws_entry *e;
 		uint32_t what = 0;
 		int ret;
 
-		if (e->ring) {
+		i = (ws->next + k) % ws->count;
+		e = &ws->e[i];
+		if (e->ring && __baton_ring_check(e->ring, 0, 0)) {
+			what = BATON_WS_ERROR;
+		} else if (e->ring) {
 			what = ring_ready(e->ring);
-			/* Gone, then look again: drained first. */
-			if (!what && deaths && ring_gone(e->ring)) {
-				what = ring_ready(e->ring);
-				if (!what)
-					what = BATON_WS_GONE;
-			}
+			if (!what && deaths)
+				what = ring_after_deaths(e->ring);
 		} else {
 			ret = baton_epoch_poll(e->epoch, e->target);
 			what = ret == 0 ? BATON_WS_READY :
@@ -248,9 +304,29 @@ static int collect(struct baton_waitset *ws, struct baton_waitset_event *ev,
 		ev[n].cookie = e->cookie;
 		ev[n].events = what;
 		ev[n].index = i;
-		n++;
+		if (++n == max)
+			ws->next = (i + 1) % ws->count;
 	}
 	return (int)n;
+}
+
+/*
+ * memfd: whether the role locks are due to be asked (a death wakes
+ * nobody, and asking costs a syscall per ring that is not ready): at
+ * most once a DEATH_SLICE_NS, whatever ends the sleeps or whether the
+ * caller sleeps at all. kmod reads the GONE bits: always.
+ */
+static int deaths_due(struct baton_waitset *ws)
+{
+	uint64_t now;
+
+	if (ws->backend != BATON_BACKEND_MEMFD)
+		return 1;
+	now = baton__now_ns();
+	if (now < ws->deaths_due)
+		return 0;
+	ws->deaths_due = now + DEATH_SLICE_NS;
+	return 1;
 }
 
 /* timeout_ns < 0: none. Saturates. */
@@ -387,10 +463,10 @@ static int sleep_words(struct baton_waitset *ws, uint64_t until)
 
 /*
  * One armed sleep: events found after arming (> 0 with @ev filled), or
- * 0 / 1 / -errno from sleep_words().
+ * 0 / -errno from sleep_words() (a slice that ran out is 0 too).
  */
 static int wait_memfd(struct baton_waitset *ws, struct baton_waitset_event *ev,
-		      uint32_t max, uint64_t deadline, int *slice_over)
+		      uint32_t max, uint64_t deadline)
 {
 	uint64_t until = baton__now_ns() + DEATH_SLICE_NS;
 	int n, ret;
@@ -407,7 +483,6 @@ static int wait_memfd(struct baton_waitset *ws, struct baton_waitset_event *ev,
 		ret = sleep_words(ws, until);
 	}
 	disarm_all(ws);
-	*slice_over = ret == 1;
 	return ret == 1 ? 0 : ret;
 }
 
@@ -454,9 +529,10 @@ static int spin(struct baton_waitset *ws, struct baton_waitset_event *ev,
 }
 
 /*
- * memfd asks the peers' role locks (a syscall per ring) only when a
- * slice ran out: a death wakes nobody, and the slice bounds the delay.
- * kmod reads the GONE bits from the header: every time.
+ * memfd asks the peers' role locks (a syscall per ring) when they are
+ * due (deaths_due()), and once more before it answers -ETIMEDOUT: a death
+ * wakes nobody, and the due time bounds the delay. kmod reads the GONE
+ * bits from the header: every time.
  */
 int baton_waitset_wait(struct baton_waitset *ws,
 		       struct baton_waitset_event *ev, uint32_t max_events,
@@ -464,14 +540,14 @@ int baton_waitset_wait(struct baton_waitset *ws,
 {
 	uint32_t limit, polls = 0;
 	uint64_t deadline, t0;
-	int memfd, deaths, n = ws_check(ws);
+	int memfd, n = ws_check(ws);
 
 	if (n)
 		return n;
 	if (!ev || !max_events || !ws->count)
 		return -EINVAL;
 	memfd = ws->backend == BATON_BACKEND_MEMFD;
-	n = collect(ws, ev, max_events, !memfd);
+	n = collect(ws, ev, max_events, deaths_due(ws));
 	if (n || timeout_ns == 0)
 		return n ? n : -ETIMEDOUT;
 	deadline = deadline_of(timeout_ns);
@@ -484,18 +560,21 @@ int baton_waitset_wait(struct baton_waitset *ws,
 		return n;
 	}
 	for (;;) {
-		deaths = !memfd;
-		n = memfd ? wait_memfd(ws, ev, max_events, deadline, &deaths) :
+		int last;
+
+		n = memfd ? wait_memfd(ws, ev, max_events, deadline) :
 			    wait_kmod(ws, deadline);
+		last = baton__now_ns() >= deadline;
 		if (!n)
-			n = collect(ws, ev, max_events, deaths);
+			n = collect(ws, ev, max_events,
+				    last ? 1 : deaths_due(ws));
 		if (n > 0 && limit)
 			ws->spin_budget = baton__spin_next(ws->spin_budget,
 							   limit, polls,
 							   baton__now_ns() - t0 + 1);
 		if (n)
 			return n;
-		if (baton__now_ns() >= deadline)
+		if (last)
 			return -ETIMEDOUT;
 	}
 }

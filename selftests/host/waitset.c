@@ -358,4 +358,225 @@ TEST(mpsc_in_set)
 	baton_ring_unlink(name, BATON_BACKEND_AUTO);
 }
 
+/*
+ * A death is seen beside a ring that stays ready: ring 0 keeps a message
+ * nobody reads, ring 1's producer is killed. memfd asks the role locks
+ * when they are due, whatever the sleeps do; before that, only a sleep
+ * slice that ran out asked them, and a wait that found ring 0 ready at
+ * its first look never slept, so ring 1's death was never reported.
+ * Both the blocking form and polls (timeout 0) must see it.
+ */
+TEST_F(ws, death_seen_beside_a_ready_ring)
+{
+	uint64_t v = 1, t0;
+	int n, k, poll, st;
+	pid_t pid;
+
+	if (self->n < 2)
+		SKIP(return, "needs two rings");
+	if (UNDER_TSAN)
+		SKIP(return, "TSan cannot follow memory across processes");
+	add_consumers(_metadata, self);
+	for (poll = 0; poll < 2; poll++) {
+		uint32_t dead = 1 + (uint32_t)poll;
+		int seen = 0;
+
+		ASSERT_EQ(0, baton_spsc_try_push(self->prod[0], &v, sizeof(v)));
+		baton_ring_close(self->prod[dead]);
+		self->prod[dead] = NULL;
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0) {
+			struct baton_ring *p;
+
+			if (baton_ring_open(self->name[dead],
+					    BATON_ROLE_PRODUCER,
+					    BATON_BACKEND_AUTO, &p))
+				_exit(2);
+			raise(SIGKILL);
+		}
+		waitpid(pid, &st, 0);
+		ASSERT_TRUE(WIFSIGNALED(st));
+		t0 = now_ns();
+		while (!seen && now_ns() - t0 < 1000 * MS) {
+			n = baton_waitset_wait(self->ws, self->ev, MAXN,
+					       poll ? 0 : OP_TIMEOUT_NS);
+			ASSERT_LT(0, n);
+			for (k = 0; k < n; k++)
+				seen |= self->ev[k].cookie == 1000 + dead &&
+					self->ev[k].events == BATON_WS_GONE;
+			usleep(100);
+		}
+		EXPECT_TRUE(seen)
+			TH_LOG("%s: ring %u's death never reported beside ring 0",
+			       poll ? "polls" : "waits", dead);
+		ASSERT_EQ(0, baton_spsc_try_pop(self->cons[0], &v, sizeof(v)));
+		ASSERT_EQ(0, baton_waitset_remove(self->ws, 1000 + dead));
+		if (self->n < 3)
+			break;
+	}
+}
+
+/*
+ * Objects that stay ready take turns: with room for one event per wait,
+ * two rings that both keep a message are reported in turn, not the
+ * first for ever.
+ */
+TEST_F(ws, ready_rings_take_turns)
+{
+	struct baton_waitset_event one;
+	uint64_t v = 2, seen = 0;
+	int i;
+
+	if (self->n < 2)
+		SKIP(return, "needs two rings");
+	add_consumers(_metadata, self);
+	ASSERT_EQ(0, baton_spsc_try_push(self->prod[0], &v, sizeof(v)));
+	ASSERT_EQ(0, baton_spsc_try_push(self->prod[1], &v, sizeof(v)));
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(1, baton_waitset_wait(self->ws, &one, 1, 0));
+		seen |= 1ULL << (one.cookie - 1000);
+	}
+	EXPECT_EQ(3U, seen);
+}
+
+/*
+ * Corrupt indices are an error event, on either role (waitset.rst): a
+ * tail scribbled past the slot count leaves the consumer nothing to
+ * read, and the set used to wait its whole timeout, every time.
+ */
+TEST_F(ws, corrupt_indices_are_an_error)
+{
+	uint64_t saved;
+	int n;
+
+	ASSERT_EQ(0, baton_waitset_add_ring(self->ws, self->cons[0], 5));
+	saved = *self->prod[0]->tail;
+	__atomic_store_n(self->prod[0]->tail, saved + 1000, __ATOMIC_RELAXED);
+	n = baton_waitset_wait(self->ws, self->ev, MAXN, 200 * MS);
+	ASSERT_EQ(1, n);
+	EXPECT_EQ(5U, self->ev[0].cookie);
+	EXPECT_EQ(BATON_WS_ERROR, self->ev[0].events);
+	__atomic_store_n(self->prod[0]->tail, saved, __ATOMIC_RELAXED);
+	ASSERT_EQ(0, baton_waitset_remove(self->ws, 5));
+	/* The producer's side, full (no room cached): a head past its tail. */
+	ASSERT_EQ(0, baton_waitset_add_ring(self->ws, self->prod[0], 6));
+	for (n = 0; n < 4; n++)
+		ASSERT_EQ(0, baton_spsc_try_push(self->prod[0], &saved,
+						 sizeof(saved)));
+	saved = *self->cons[0]->head;
+	__atomic_store_n(self->cons[0]->head, saved + 1000, __ATOMIC_RELAXED);
+	n = baton_waitset_wait(self->ws, self->ev, MAXN, 200 * MS);
+	ASSERT_EQ(1, n);
+	EXPECT_EQ(6U, self->ev[0].cookie);
+	EXPECT_EQ(BATON_WS_ERROR, self->ev[0].events);
+	__atomic_store_n(self->cons[0]->head, saved, __ATOMIC_RELAXED);
+}
+
+/* A ring closed while in a set is an error event, not a crash. */
+TEST_F(ws, ring_closed_in_a_set_is_an_error)
+{
+	int n;
+
+	ASSERT_EQ(0, baton_waitset_add_ring(self->ws, self->cons[0], 9));
+	ASSERT_EQ(0, baton_ring_close(self->cons[0]));
+	self->cons[0] = NULL;
+	n = baton_waitset_wait(self->ws, self->ev, MAXN, 50 * MS);
+	ASSERT_EQ(1, n);
+	EXPECT_EQ(9U, self->ev[0].cookie);
+	EXPECT_EQ(BATON_WS_ERROR, self->ev[0].events);
+	EXPECT_EQ(0, baton_waitset_remove(self->ws, 9));
+}
+
+/*
+ * MPSC on memfd: producer A holds ticket 0 and is killed, producer B
+ * publishes tickets 1..3. The set tombstones A's ticket as the module's
+ * poll does: READY, and the pops give LOST, then 1, 2, 3. Before, the set
+ * stayed not ready while B lived (every wait timed out), and once B had
+ * closed it said GONE, "drained", with the three messages unread. Run
+ * with B open through the wait, and with B closed before it.
+ */
+static void dead_ticket_in_a_set(struct __test_metadata *_metadata,
+				 int b_closes)
+{
+	struct baton_ring_params p = {
+		.kind = BATON_RING_MPSC, .slot_count = 8, .slot_size = 8,
+		.mode = 0600, .backend = BATON_BACKEND_AUTO, .max_producers = 4,
+	};
+	struct baton_waitset_event ev[2];
+	struct baton_ring *cons, *b;
+	struct baton_waitset *ws;
+	char name[BATON_NAME_MAX], c;
+	uint64_t v, idx;
+	int fds[2], n, st;
+	pid_t a;
+
+	force_memfd();
+	ring_name(name, sizeof(name), "wsd");
+	ASSERT_EQ(0, baton_ring_create(name, &p, BATON_ROLE_CONSUMER, &cons));
+	ASSERT_EQ(0, pipe(fds));
+	a = fork();
+	ASSERT_LE(0, a);
+	if (a == 0) {
+		struct baton_ring *pa;
+
+		if (baton_ring_open(name, BATON_ROLE_PRODUCER,
+				    BATON_BACKEND_AUTO, &pa))
+			_exit(2);
+		/* Ticket 0, taken and never published. */
+		if (baton_mpsc_prod_reserve(pa, 1) != 0)
+			_exit(3);
+		(void)!write(fds[1], "x", 1);
+		pause();
+		_exit(0);
+	}
+	ASSERT_EQ(1, read(fds[0], &c, 1));
+	ASSERT_EQ(0, baton_ring_open(name, BATON_ROLE_PRODUCER,
+				     BATON_BACKEND_AUTO, &b));
+	for (v = 1; v <= 3; v++)
+		ASSERT_EQ(0, baton_mpsc_push(b, &v, sizeof(v)));
+	kill(a, SIGKILL);
+	waitpid(a, &st, 0);
+	if (b_closes)
+		baton_ring_close(b);
+	ASSERT_EQ(0, baton_waitset_create(&ws));
+	ASSERT_EQ(0, baton_waitset_add_ring(ws, cons, 1));
+	n = baton_waitset_wait(ws, ev, 2, 1000 * MS);
+	ASSERT_EQ(1, n);
+	EXPECT_EQ(BATON_WS_READY, ev[0].events);
+	EXPECT_EQ(BATON_MPSC_LOST, baton_mpsc_pop(cons, &v, sizeof(v), 0, NULL));
+	for (idx = 1; idx <= 3; idx++) {
+		ASSERT_EQ(1, baton_waitset_wait(ws, ev, 2, 1000 * MS));
+		EXPECT_EQ(BATON_WS_READY, ev[0].events);
+		ASSERT_EQ(0, baton_mpsc_pop(cons, &v, sizeof(v), 0, NULL));
+		EXPECT_EQ(idx, v);
+	}
+	if (b_closes) {
+		ASSERT_EQ(1, baton_waitset_wait(ws, ev, 2, 1000 * MS));
+		EXPECT_EQ(BATON_WS_GONE, ev[0].events);
+	} else {
+		EXPECT_EQ(-ETIMEDOUT, baton_waitset_wait(ws, ev, 2, 20 * MS));
+		baton_ring_close(b);
+	}
+	baton_waitset_destroy(ws);
+	baton_ring_close(cons);
+	baton_ring_unlink(name, BATON_BACKEND_AUTO);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+TEST(mpsc_dead_ticket_with_a_live_producer_is_ready)
+{
+	if (UNDER_TSAN)
+		SKIP(return, "TSan cannot follow memory across processes");
+	dead_ticket_in_a_set(_metadata, 0);
+}
+
+TEST(mpsc_dead_ticket_then_every_producer_gone_drains_before_gone)
+{
+	if (UNDER_TSAN)
+		SKIP(return, "TSan cannot follow memory across processes");
+	dead_ticket_in_a_set(_metadata, 1);
+}
+
 TEST_HARNESS_MAIN
