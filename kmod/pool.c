@@ -102,6 +102,8 @@ struct baton_pool {
 	struct baton_pool_suspect suspect[BATON_POOL_SUSPECTS];
 	u32 nr_suspects;		/* pool->lock */
 	struct delayed_work repair;	/* retries what a live holder held */
+	u32 repair_ms;			/* its next delay (pool->lock) */
+	u32 repair_left;		/* what its last run left (U32_MAX: none) */
 	wait_queue_head_t waitq;	/* BATON_POOL_IOC_WAIT */
 };
 
@@ -382,18 +384,21 @@ static void baton_pool_push(struct baton_pool *pool, struct baton_pool_cls *c,
 /*
  * The pending buffers of every class, again. A descriptor that no longer
  * says KERNEL was scribbled: it is dropped (counted), never queued twice.
- * True while some are still pending.
+ * Returns how many are still pending. A class holds up to 2^16 buffers:
+ * the walk yields the CPU as it goes (pool->lock is a mutex).
  */
-static bool baton_pool_push_pending(struct baton_pool *pool)
+static u32 baton_pool_push_pending(struct baton_pool *pool)
 {
-	bool left = false;
-	u32 i, j;
+	u32 i, j, left = 0, seen = 0;
 
 	for (i = 0; i < pool->nr_classes; i++) {
 		struct baton_pool_cls *c = &pool->cls[i];
 
 		for_each_set_bit(j, c->pending, c->lay.count) {
 			u64 s = READ_ONCE(c->desc[j].state);
+
+			if (!(++seen % 1024))
+				cond_resched();
 
 			if (BATON_POOL_S_KIND(s) != BATON_POOL_KERNEL) {
 				clear_bit(j, c->pending);
@@ -402,7 +407,7 @@ static bool baton_pool_push_pending(struct baton_pool *pool)
 						       BATON_POOL_S_GEN(s))) {
 				clear_bit(j, c->pending);
 			} else {
-				left = true;
+				left++;
 			}
 		}
 	}
@@ -1043,6 +1048,8 @@ static bool baton_pool_resolve(struct baton_pool *pool)
 
 	lockdep_assert_held(&pool->lock);
 	while (i < pool->nr_suspects) {
+		/* Each may scan every holder's claim (a mutex is held). */
+		cond_resched();
 		if (baton_pool_resolve_one(pool, &pool->suspect[i]))
 			i++;
 		else
@@ -1051,19 +1058,38 @@ static bool baton_pool_resolve(struct baton_pool *pool)
 	return pool->nr_suspects;
 }
 
+/*
+ * The repair retries every REPAIR_MS while it makes progress (fewer
+ * suspects and pending buffers than the run before), and backs off to
+ * REPAIR_MAX_MS while it makes none: a holder that scribbled the queue
+ * so that nothing can ever be pushed, or that keeps a claim that "may
+ * hold" every suspect ticket, costs the pool's lock a run every
+ * REPAIR_MAX_MS, not every REPAIR_MS, for as long as it lasts. The cap
+ * is the most a legitimate retry (a live holder that moved on) waits.
+ */
+#define REPAIR_MS	5
+#define REPAIR_MAX_MS	40
+
 static void baton_pool_repair_work(struct work_struct *work)
 {
 	struct baton_pool *pool = container_of(to_delayed_work(work),
 					       struct baton_pool, repair);
-	bool again;
+	u32 left, delay;
 
 	mutex_lock(&pool->lock);
-	again = baton_pool_resolve(pool);
-	again |= baton_pool_push_pending(pool);
+	left = baton_pool_resolve(pool) ? pool->nr_suspects : 0;
+	left += baton_pool_push_pending(pool);
+	if (!left || left < pool->repair_left)
+		pool->repair_ms = REPAIR_MS;
+	else
+		pool->repair_ms = min_t(u32, 2 * pool->repair_ms, REPAIR_MAX_MS);
+	pool->repair_left = left ? left : U32_MAX;
+	delay = pool->repair_ms;
 	mutex_unlock(&pool->lock);
 	baton_pool_kick(pool);
-	if (again)
-		queue_delayed_work(baton_wq, &pool->repair, msecs_to_jiffies(5));
+	if (left)
+		queue_delayed_work(baton_wq, &pool->repair,
+				   msecs_to_jiffies(delay));
 }
 
 /* ---- decay ---- */
@@ -1479,6 +1505,8 @@ static struct baton_pool *baton_pool_alloc(const struct baton_pool_create *k)
 	init_waitqueue_head(&pool->waitq);
 	INIT_DELAYED_WORK(&pool->decay, baton_pool_decay_work);
 	INIT_DELAYED_WORK(&pool->repair, baton_pool_repair_work);
+	pool->repair_ms = REPAIR_MS;
+	pool->repair_left = U32_MAX;
 	baton_pool_init_layout(pool);
 	return pool;
 

@@ -849,6 +849,14 @@ static long baton_park_loop(struct baton_parker *p, u32 flags,
 			return -ETIMEDOUT;
 		if (!baton_parker_still_armed(p)) {
 			finish_wait(&w->wq, &p->wait);
+			/*
+			 * A peer's WAKEs can dequeue us faster than we get
+			 * to sleep, and only a sleep that runs out noticed
+			 * the deadline: the check above has run after it.
+			 */
+			if ((flags & BATON_PARK_DEADLINE) &&
+			    ktime_compare(ktime_get(), deadline) >= 0)
+				return -ETIMEDOUT;
 			baton_parker_arm(p);
 			baton_ring_count(ring, p->role == BATON_ROLE_CONSUMER ?
 					 &ring->hdr->rearms_of_consumer :

@@ -596,4 +596,55 @@ TEST_F_TIMEOUT(park, blocking_consumer_one_wake_per_park, 240)
 	baton_ring_close(c);
 }
 
+/*
+ * A peer that calls WAKE in a loop cannot keep a park past its deadline.
+ * Each WAKE dequeues the parker and takes its flag down; the parker
+ * re-arms (a barrier round) and looks again, and a WAKE that lands in
+ * that window sends it round once more without sleeping. The deadline
+ * used to be noticed only when a sleep ran out, so a fast enough waker
+ * held the park for as long as it kept waking. Here the waker runs for
+ * up to 20 s; the park of 100 ms must come back while it still runs.
+ * Under TCG the waker is not fast enough to close every window (about
+ * 10,000 re-arms and 25,000 WAKEs in the 100 ms), so this passes on the
+ * tree before the fix too: a guard, not a reproduction.
+ */
+TEST_F_TIMEOUT(park, wake_loop_cannot_outlast_the_deadline, 120)
+{
+	volatile uint32_t *shared;
+	int64_t t0, t1;
+	pid_t pid;
+	int st;
+
+	raw_ring(_metadata, self, 4);
+	shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, (void *)shared);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int64_t end = bt_now_ns() + 20 * BT_NSEC;
+
+		shared[1] = 1;
+		while (!shared[0] && bt_now_ns() < end)
+			_test_wake(self->prod);
+		shared[2] = 1;	/* the waker stopped */
+		_exit(0);
+	}
+	while (!shared[1])
+		usleep(100);
+	t0 = bt_now_ns();
+	EXPECT_EQ(ETIMEDOUT, _test_park(self->cons, BATON_PARK_DEADLINE, 0,
+					t0 + 100 * BT_MSEC));
+	t1 = bt_now_ns();
+	EXPECT_EQ(0, shared[2])
+		TH_LOG("the park came back only when the WAKE loop stopped");
+	shared[0] = 1;
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	TH_LOG("park of 100 ms under a WAKE loop: %.1f ms, %llu re-arms, %llu wakes",
+	       (double)(t1 - t0) / 1e6,
+	       (unsigned long long)BT_REARMS_CONS(*self->hdr),
+	       (unsigned long long)self->hdr->wakes_of_consumer);
+	munmap((void *)shared, 4096);
+}
+
 TEST_HARNESS_MAIN
