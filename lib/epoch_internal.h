@@ -40,6 +40,10 @@ BATON_HIDDEN int baton__epoch_memfd_collect(struct baton_epoch *d,
 					    uint64_t *frontier,
 					    uint64_t *completed,
 					    int *holder);
+BATON_HIDDEN int baton__epoch_memfd_try_collect(struct baton_epoch *d,
+						uint64_t *frontier);
+BATON_HIDDEN void baton__epoch_memfd_raise_sync(struct baton_epoch *d,
+						uint64_t epoch);
 BATON_HIDDEN int baton__epoch_memfd_synchronize(struct baton_epoch *d,
 						uint64_t epoch,
 						int has_deadline,

@@ -298,15 +298,20 @@ static uint64_t drain_part(struct baton_epoch *d, uint8_t *r, uint64_t proven)
 	return n;
 }
 
-int baton__epoch_memfd_collect(struct baton_epoch *d, uint64_t *frontier,
-			       uint64_t *completed, int *holder)
+/*
+ * One collection cycle under the collector's lock: drain, publish, the
+ * barrier, the scan. @wait: wait for the lock, or -EBUSY if another
+ * open file description holds it.
+ */
+static int collect(struct baton_epoch *d, int wait, uint64_t *frontier,
+		   uint64_t *completed, int *holder)
 {
 	struct baton_epoch_hdr *h = (struct baton_epoch_hdr *)d->hdr;
 	uint64_t proven, g, min, n = 0, f;
 	int ret, who = -1;
 	uint32_t i;
 
-	ret = lock_byte(d->fd, BATON_EPOCH_LOCK_BASE - 1, 1, F_WRLCK);
+	ret = lock_byte(d->fd, BATON_EPOCH_LOCK_BASE - 1, wait, F_WRLCK);
 	if (ret)
 		return ret;
 	proven = h->frontier;
@@ -358,6 +363,22 @@ out:
 	return ret;
 }
 
+int baton__epoch_memfd_collect(struct baton_epoch *d, uint64_t *frontier,
+			       uint64_t *completed, int *holder)
+{
+	return collect(d, 1, frontier, completed, holder);
+}
+
+/*
+ * baton_epoch_poll()'s cycle, which never blocks: -EBUSY when another
+ * opener holds the collector's lock (a cycle under way, or an opener
+ * stopped in one), and the caller answers from the frontier alone.
+ */
+int baton__epoch_memfd_try_collect(struct baton_epoch *d, uint64_t *frontier)
+{
+	return collect(d, 0, frontier, NULL, NULL);
+}
+
 /*
  * hdr->sync_epoch = max(it, @epoch): the word only grows, so racing
  * synchronizers need no lock and none can lower another's.
@@ -370,6 +391,16 @@ static void raise_sync_epoch(struct baton_epoch_hdr *h, uint64_t epoch)
 	       !__atomic_compare_exchange_n(&h->sync_epoch, &cur, epoch, 1,
 					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
+}
+
+/*
+ * A waitset's arm (lib/waitset.c), as a synchronizer's: raised before
+ * the cycles whose IPIs (Q) order it for the readers' exits (T), so a
+ * reader that held @epoch or older kicks wake_seq when it leaves.
+ */
+void baton__epoch_memfd_raise_sync(struct baton_epoch *d, uint64_t epoch)
+{
+	raise_sync_epoch((struct baton_epoch_hdr *)d->hdr, epoch);
 }
 
 int baton__epoch_memfd_synchronize(struct baton_epoch *d, uint64_t epoch,

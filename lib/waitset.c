@@ -58,6 +58,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "epoch_internal.h"
 
 #define DEATH_SLICE_NS		(5ULL * 1000 * 1000)
 #define EPOCH_SLICE_NS		(1ULL * 1000 * 1000)
@@ -267,9 +268,33 @@ static uint32_t ring_after_deaths(struct baton_ring *r)
 	return BATON_WS_GONE;
 }
 
+/* collect()'s @how: what a look may cost beyond reading shared memory. */
+#define LOOK_DEATHS	1	/* ask about the rings' peers */
+#define LOOK_FULL	2	/* epoch entries: run a collection cycle */
+
+/*
+ * An epoch entry's state. A full look asks baton_epoch_poll(), which may
+ * run a collection cycle (on memfd a membarrier: an IPI to every CPU
+ * running a baton process, the peers this set waits on among them); the
+ * spin's looks read the published frontier alone, so spinning costs
+ * nobody else anything. A cycle runs at the first look, after arming and
+ * after each sleep.
+ */
+static uint32_t epoch_ready(const struct ws_entry *e, int full)
+{
+	int ret;
+
+	if (!full)
+		return e->target <= __atomic_load_n(&e->epoch->hdr->frontier,
+						    __ATOMIC_ACQUIRE) ?
+		       BATON_WS_READY : 0;
+	ret = baton_epoch_poll(e->epoch, e->target);
+	return ret == 0 ? BATON_WS_READY : ret == -EAGAIN ? 0 : BATON_WS_ERROR;
+}
+
 /*
  * Look at every entry; fill @ev (up to @max) with the ready ones. With
- * @deaths, rings that are not ready are asked about their peer too (a
+ * LOOK_DEATHS, rings that are not ready are asked about their peer too (a
  * syscall each on memfd, so at most once a DEATH_SLICE_NS, deaths_due()).
  * A look starts where the last full one stopped, so that objects that
  * stay ready cannot hide the others from a caller taking fewer events
@@ -277,14 +302,13 @@ static uint32_t ring_after_deaths(struct baton_ring *r)
  * a crash (its handle is poisoned, not freed: ring.c).
  */
 static int collect(struct baton_waitset *ws, struct baton_waitset_event *ev,
-		   uint32_t max, int deaths)
+		   uint32_t max, int how)
 {
 	uint32_t i, k, n = 0;
 
 	for (k = 0; k < ws->count && n < max; k++) {
 		struct ws_entry *e;
 		uint32_t what = 0;
-		int ret;
 
 		i = (ws->next + k) % ws->count;
 		e = &ws->e[i];
@@ -292,12 +316,10 @@ static int collect(struct baton_waitset *ws, struct baton_waitset_event *ev,
 			what = BATON_WS_ERROR;
 		} else if (e->ring) {
 			what = ring_ready(e->ring);
-			if (!what && deaths)
+			if (!what && (how & LOOK_DEATHS))
 				what = ring_after_deaths(e->ring);
 		} else {
-			ret = baton_epoch_poll(e->epoch, e->target);
-			what = ret == 0 ? BATON_WS_READY :
-			       ret == -EAGAIN ? 0 : BATON_WS_ERROR;
+			what = epoch_ready(e, how & LOOK_FULL);
 		}
 		if (!what)
 			continue;
@@ -321,12 +343,12 @@ static int deaths_due(struct baton_waitset *ws)
 	uint64_t now;
 
 	if (ws->backend != BATON_BACKEND_MEMFD)
-		return 1;
+		return LOOK_DEATHS;
 	now = baton__now_ns();
 	if (now < ws->deaths_due)
 		return 0;
 	ws->deaths_due = now + DEATH_SLICE_NS;
-	return 1;
+	return LOOK_DEATHS;
 }
 
 /* timeout_ns < 0: none. Saturates. */
@@ -415,6 +437,11 @@ static int arm_all(struct baton_waitset *ws)
 			e->word = baton__memfd_ws_arm(e->ring, &e->armed);
 			continue;
 		}
+		/*
+		 * As a synchronizer: sync_epoch first, or the readers'
+		 * exits (T) would not kick for this target.
+		 */
+		baton__epoch_memfd_raise_sync(e->epoch, e->target);
 		__atomic_fetch_add((uint32_t *)&e->epoch->hdr->sync_waiters, 1,
 				   __ATOMIC_SEQ_CST);
 		e->word = (uint32_t *)&e->epoch->hdr->wake_seq;
@@ -475,7 +502,7 @@ static int wait_memfd(struct baton_waitset *ws, struct baton_waitset_event *ev,
 		until = deadline;
 	ret = arm_all(ws);
 	if (!ret) {
-		n = collect(ws, ev, max, 0);
+		n = collect(ws, ev, max, LOOK_FULL);
 		if (n) {
 			disarm_all(ws);
 			return n;
@@ -518,7 +545,7 @@ static int spin(struct baton_waitset *ws, struct baton_waitset_event *ev,
 
 	for (*polls = 1; *polls <= budget; ++*polls) {
 		baton__cpu_relax();
-		n = collect(ws, ev, max, 0);
+		n = collect(ws, ev, max, 0);	/* no syscall, no IPI */
 		if (n)
 			return n;
 		if (!(*polls % 64) && baton__now_ns() >= deadline)
@@ -547,7 +574,7 @@ int baton_waitset_wait(struct baton_waitset *ws,
 	if (!ev || !max_events || !ws->count)
 		return -EINVAL;
 	memfd = ws->backend == BATON_BACKEND_MEMFD;
-	n = collect(ws, ev, max_events, deaths_due(ws));
+	n = collect(ws, ev, max_events, LOOK_FULL | deaths_due(ws));
 	if (n || timeout_ns == 0)
 		return n ? n : -ETIMEDOUT;
 	deadline = deadline_of(timeout_ns);
@@ -567,7 +594,8 @@ int baton_waitset_wait(struct baton_waitset *ws,
 		last = baton__now_ns() >= deadline;
 		if (!n)
 			n = collect(ws, ev, max_events,
-				    last ? 1 : deaths_due(ws));
+				    LOOK_FULL | (last ? LOOK_DEATHS :
+						 deaths_due(ws)));
 		if (n > 0 && limit)
 			ws->spin_budget = baton__spin_next(ws->spin_budget,
 							   limit, polls,

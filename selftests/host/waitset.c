@@ -579,4 +579,147 @@ TEST(mpsc_dead_ticket_then_every_producer_gone_drains_before_gone)
 	dead_ticket_in_a_set(_metadata, 1);
 }
 
+/* An epoch domain of its own, a registered reader holding epoch @e. */
+struct ws_domain {
+	char name[BATON_NAME_MAX];
+	struct baton_epoch *d, *r;
+	uint64_t e;
+};
+
+static void domain_with_reader(struct __test_metadata *_metadata,
+			       struct ws_domain *w)
+{
+	struct baton_epoch_params p = {
+		.max_participants = 4, .queue_len = 4, .mode = 0600,
+		.backend = BATON_BACKEND_AUTO,
+	};
+
+	force_memfd();
+	ring_name(w->name, sizeof(w->name), "wsx");
+	ASSERT_EQ(0, baton_epoch_create(w->name, &p, &w->d));
+	ASSERT_LE(0, baton_epoch_register(w->d));
+	ASSERT_EQ(0, baton_epoch_open(w->name, BATON_BACKEND_AUTO, &w->r));
+	ASSERT_LE(0, baton_epoch_register(w->r));
+	baton_epoch_enter(w->r);
+	ASSERT_EQ(0, baton_epoch_retire(w->d, 1, 0, &w->e));
+}
+
+static void domain_done(struct ws_domain *w)
+{
+	baton_epoch_close(w->r);
+	baton_epoch_close(w->d);
+	baton_epoch_unlink(w->name, BATON_BACKEND_AUTO);
+}
+
+/*
+ * baton_epoch_poll() never blocks (baton_epoch.h), so neither does a set
+ * with an epoch entry: another opener holding the collector's lock (one
+ * stopped mid-cycle, or a hostile one) used to keep a 10 ms wait asleep
+ * in fcntl(F_OFD_SETLKW) for as long as it held the lock.
+ */
+TEST(epoch_poll_never_blocks_on_a_held_collector_lock)
+{
+	struct flock fl = {
+		.l_type = F_WRLCK, .l_whence = SEEK_SET,
+		.l_start = (1LL << 40) - 1, .l_len = 1,	/* the collector's */
+	};
+	struct baton_waitset_event ev[2];
+	struct baton_waitset *ws;
+	struct ws_domain w;
+	char path[128];
+	int fd;
+
+	domain_with_reader(_metadata, &w);
+	snprintf(path, sizeof(path), "/dev/shm/baton-epoch.%s", w.name);
+	fd = open(path, O_RDWR);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fcntl(fd, F_OFD_SETLK, &fl));
+	EXPECT_EQ(-EAGAIN, baton_epoch_poll(w.d, w.e));
+	ASSERT_EQ(0, baton_waitset_create(&ws));
+	ASSERT_EQ(0, baton_waitset_add_epoch(ws, w.d, w.e, 3));
+	EXPECT_EQ(-ETIMEDOUT, baton_waitset_wait(ws, ev, 2, 10 * MS));
+	/* The lock goes; the reader leaves: ready. */
+	close(fd);
+	baton_epoch_exit(w.r);
+	ASSERT_EQ(1, baton_waitset_wait(ws, ev, 2, OP_TIMEOUT_NS));
+	EXPECT_EQ(BATON_WS_READY, ev[0].events);
+	baton_waitset_destroy(ws);
+	domain_done(&w);
+}
+
+static void *exit_later(void *arg)
+{
+	struct ws_domain *w = arg;
+
+	usleep(20 * 1000);
+	baton_epoch_exit(w->r);
+	return NULL;
+}
+
+/*
+ * A set waiting on an epoch is woken by the reader that leaves it, as a
+ * synchronizer is (waitset.rst): the reader's exit kicks wake_seq only
+ * if its epoch is at or below sync_epoch, which the set did not raise,
+ * so readiness came only when a 5 ms slice ran out.
+ */
+TEST(an_epoch_entry_is_woken_by_its_readers_exit)
+{
+	struct baton_waitset_event ev[2];
+	struct baton_epoch_stats st;
+	struct baton_waitset *ws;
+	struct ws_domain w;
+	pthread_t th;
+
+	domain_with_reader(_metadata, &w);
+	ASSERT_EQ(0, baton_waitset_create(&ws));
+	ASSERT_EQ(0, baton_waitset_add_epoch(ws, w.d, w.e, 4));
+	ASSERT_EQ(0, pthread_create(&th, NULL, exit_later, &w));
+	ASSERT_EQ(1, baton_waitset_wait(ws, ev, 2, OP_TIMEOUT_NS));
+	EXPECT_EQ(BATON_WS_READY, ev[0].events);
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, baton_epoch_stats(w.d, &st));
+	EXPECT_LE(1U, st.kicks);
+	baton_waitset_destroy(ws);
+	domain_done(&w);
+}
+
+/*
+ * A set that spins beside an epoch entry reads the published frontier;
+ * it does not run a collection cycle per look (each a membarrier: an IPI
+ * to every CPU running a baton process). Before, a 10 ms wait with an
+ * idle ring ran about 2000 cycles; now one at the first look, and one
+ * after each arm and each sleep (5 ms slices).
+ */
+TEST(spinning_beside_an_epoch_runs_no_cycles)
+{
+	struct baton_ring_params rp = {
+		.kind = BATON_RING_SPSC, .slot_count = 4, .slot_size = 8,
+		.mode = 0600, .backend = BATON_BACKEND_AUTO,
+	};
+	struct baton_waitset_event ev[2];
+	struct baton_epoch_stats st0, st1;
+	char rname[BATON_NAME_MAX];
+	struct baton_waitset *ws;
+	struct baton_ring *cons;
+	struct ws_domain w;
+
+	domain_with_reader(_metadata, &w);
+	ring_name(rname, sizeof(rname), "wss");
+	ASSERT_EQ(0, baton_ring_create(rname, &rp, BATON_ROLE_CONSUMER, &cons));
+	ASSERT_EQ(0, baton_waitset_create(&ws));
+	ASSERT_EQ(0, baton_waitset_add_ring(ws, cons, 1));
+	ASSERT_EQ(0, baton_waitset_add_epoch(ws, w.d, w.e, 2));
+	ASSERT_EQ(0, baton_epoch_stats(w.d, &st0));
+	EXPECT_EQ(-ETIMEDOUT, baton_waitset_wait(ws, ev, 2, 10 * MS));
+	ASSERT_EQ(0, baton_epoch_stats(w.d, &st1));
+	EXPECT_GT(20U, st1.collections - st0.collections)
+		TH_LOG("%llu collection cycles in one 10 ms wait",
+		       (unsigned long long)(st1.collections - st0.collections));
+	baton_waitset_destroy(ws);
+	baton_ring_close(cons);
+	baton_ring_unlink(rname, BATON_BACKEND_AUTO);
+	baton_epoch_exit(w.r);
+	domain_done(&w);
+}
+
 TEST_HARNESS_MAIN
