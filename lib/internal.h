@@ -228,6 +228,23 @@ static inline void baton__cpu_relax(void)
 #endif
 }
 
+/*
+ * A spin's look at the clock, every 64 polls (park.c, mpsc.c): 1 once
+ * the deadline has passed, so a short timeout is not spun past by the
+ * whole budget (which may be millions of polls).
+ */
+static inline int baton__spin_expired(uint32_t polls, int has,
+				      uint64_t deadline)
+{
+	return has && !(polls % 64) && baton__now_ns() >= deadline;
+}
+
+/* After a park that found nothing: 1 once the deadline has passed. */
+static inline int baton__past(int has, uint64_t deadline)
+{
+	return has && baton__now_ns() >= deadline;
+}
+
 static inline uint32_t *baton__lo32(uint64_t *p)
 {
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__

@@ -439,6 +439,7 @@ int baton__mpsc_peek_wait(struct baton_ring *r, uint64_t *idx,
 	if (ret != -EAGAIN || timeout_ns == 0)
 		return ret == -EAGAIN ? -ETIMEDOUT : ret;
 	budget = baton__spin_budget(r);
+	has = baton__deadline_from(timeout_ns, &deadline);
 	t0 = baton__now_ns();
 	for (polls = 1; polls <= budget; polls++) {
 		baton__cpu_relax();
@@ -447,9 +448,10 @@ int baton__mpsc_peek_wait(struct baton_ring *r, uint64_t *idx,
 			baton__spin_learn(r, polls, 0);
 			return ret;
 		}
+		if (baton__spin_expired(polls, has, deadline))
+			break;	/* the park below says -ETIMEDOUT */
 	}
 	ops = baton__ops(r->backend);
-	has = baton__deadline_from(timeout_ns, &deadline);
 	for (;;) {
 		int pk;
 
@@ -464,6 +466,8 @@ int baton__mpsc_peek_wait(struct baton_ring *r, uint64_t *idx,
 		}
 		if (pk < 0 && pk != -EAGAIN)
 			return pk;
+		if (baton__past(has, deadline))
+			return -ETIMEDOUT;
 	}
 }
 
@@ -532,14 +536,16 @@ int baton_mpsc_push_timeout(struct baton_ring *r, const void *msg, size_t len,
 	ret = baton_mpsc_try_push(r, msg, len);
 	if (ret != -EAGAIN || timeout_ns == 0)
 		return ret == -EAGAIN ? -ETIMEDOUT : ret;
+	has = baton__deadline_from(timeout_ns, &deadline);
 	for (polls = 1; polls <= r->spin_limit; polls++) {
 		prod_poll_pause(polls);
 		ret = baton_mpsc_try_push(r, msg, len);
 		if (ret != -EAGAIN)
 			return ret;
+		if (baton__spin_expired(polls, has, deadline))
+			break;	/* the park below says -ETIMEDOUT */
 	}
 	ops = baton__ops(r->backend);
-	has = baton__deadline_from(timeout_ns, &deadline);
 	for (;;) {
 		pk = 0;
 		if (!baton_mpsc_prod_room(r, &tail)) {
@@ -555,6 +561,8 @@ int baton_mpsc_push_timeout(struct baton_ring *r, const void *msg, size_t len,
 			return ret;
 		if (pk < 0 && pk != -EAGAIN)
 			return pk;
+		if (baton__past(has, deadline))
+			return -ETIMEDOUT;
 	}
 }
 

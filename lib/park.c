@@ -264,6 +264,7 @@ static int wait_ring(struct baton_ring *r, uint32_t n, uint64_t *idx,
 	if (timeout_ns == 0)
 		return -ETIMEDOUT;
 	budget = baton__spin_budget(r);
+	has = baton__deadline_from(timeout_ns, &deadline);
 	t0 = baton__now_ns();
 	for (polls = 1; polls <= budget; polls++) {
 		baton__cpu_relax();
@@ -272,8 +273,9 @@ static int wait_ring(struct baton_ring *r, uint32_t n, uint64_t *idx,
 			baton__spin_learn(r, polls, 0);
 			return (int)got;
 		}
+		if (baton__spin_expired(polls, has, deadline))
+			break;	/* the park below says -ETIMEDOUT */
 	}
-	has = baton__deadline_from(timeout_ns, &deadline);
 	for (;;) {
 		ret = park_once(r, has, deadline);
 		/* Work that raced with a timeout or EPIPE still counts. */
@@ -285,6 +287,9 @@ static int wait_ring(struct baton_ring *r, uint32_t n, uint64_t *idx,
 		}
 		if (ret < 0)
 			return ret;
+		/* Woken, or the word moved, with nothing to do: in time? */
+		if (baton__past(has, deadline))
+			return -ETIMEDOUT;
 	}
 }
 

@@ -699,4 +699,43 @@ TEST(mpsc_producers_park_apart)
 	baton_ring_unlink(name, BATON_BACKEND_AUTO);
 }
 
+/*
+ * A short timeout is not spun past: with a spin limit of 2^28 polls
+ * (about 7 s of pauses here, and still 0.7 s where a pause is ten times
+ * cheaper) a 10 us pop used to spin the whole budget before its first
+ * look at the clock. The spins now look every 64 polls. The bound is
+ * loose (250 ms, 25,000 times the timeout): it tells a spin that looks
+ * at the clock from one that does not, not how fast a park returns.
+ */
+TEST(short_timeouts_are_not_spun_past)
+{
+	struct baton_ring_params sp = spsc_params(8), mp = mpsc_params(8, 2);
+	struct baton_ring *sc, *mc;
+	char sname[BATON_NAME_MAX], mname[BATON_NAME_MAX];
+	uint64_t v, t;
+
+	force_memfd();
+	ring_name(sname, sizeof(sname), "short");
+	ring_name(mname, sizeof(mname), "shortm");
+	ASSERT_EQ(0, baton_ring_create(sname, &sp, BATON_ROLE_CONSUMER, &sc));
+	ASSERT_EQ(0, baton_ring_create(mname, &mp, BATON_ROLE_CONSUMER, &mc));
+	sc->spin_limit = 1U << 28;
+	sc->spin_budget = 0;	/* starts at the limit */
+	mc->spin_limit = 1U << 28;
+	mc->spin_budget = 0;
+	t = now_ns();
+	EXPECT_EQ(-ETIMEDOUT, baton_spsc_pop(sc, &v, sizeof(v), 10 * 1000));
+	t = now_ns() - t;
+	EXPECT_GT((uint64_t)(250 * MS), t) TH_LOG("SPSC pop of 10 us took %.1f ms", t / 1e6);
+	t = now_ns();
+	EXPECT_EQ(-ETIMEDOUT, baton_mpsc_pop(mc, &v, sizeof(v), 10 * 1000,
+					     NULL));
+	t = now_ns() - t;
+	EXPECT_GT((uint64_t)(250 * MS), t) TH_LOG("MPSC pop of 10 us took %.1f ms", t / 1e6);
+	baton_ring_close(sc);
+	baton_ring_close(mc);
+	baton_ring_unlink(sname, BATON_BACKEND_AUTO);
+	baton_ring_unlink(mname, BATON_BACKEND_AUTO);
+}
+
 TEST_HARNESS_MAIN
