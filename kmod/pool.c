@@ -31,6 +31,7 @@
 #include <linux/fs.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
+#include <linux/nospec.h>
 #include <linux/pid.h>
 #include <linux/sched.h>
 #include <linux/shmem_fs.h>
@@ -464,10 +465,19 @@ static void baton_pool_fill(struct baton_pool *pool, struct baton_pool_cls *c,
 		u64 free = BATON_POOL_STATE(gen, BATON_POOL_FREE, 0);
 		u64 s = READ_ONCE(d->state);
 
-		if (s == BATON_POOL_STATE(gen, BATON_POOL_OWNED, holder + 1)) {
+		/*
+		 * Take it first (KERNEL keeps everyone else off), then aux,
+		 * then FREE (release: Y1): aux is never written on a buffer
+		 * a scribble moved on between the read and the take, where
+		 * it may say a SENT buffer's ring or a SHARED one's readers.
+		 */
+		if (s == BATON_POOL_STATE(gen, BATON_POOL_OWNED, holder + 1) &&
+		    cmpxchg(&d->state, s,
+			    BATON_POOL_STATE(gen, BATON_POOL_KERNEL, 0)) == s) {
 			WRITE_ONCE(d->aux, baton_pool_now_ms());
-			if (cmpxchg(&d->state, s, free) == s)
-				s = free;
+			/* Y1: aux before FREE, as every freer orders them. */
+			smp_store_release(&d->state, free);
+			s = free;
 		}
 		if (s != free)
 			v = BATON_POOL_NO_INDEX;
@@ -566,6 +576,8 @@ static void baton_pool_finish_claim(struct baton_pool *pool, u32 holder)
 			baton_pool_suspect(pool, cls, n, floor);
 		return;
 	}
+	/* Checked above; no speculation past the check either. */
+	cls = array_index_nospec(cls, pool->nr_classes);
 	if (op == BATON_POOL_CLAIM_PUSH)
 		baton_pool_finish_push(pool, &pool->cls[cls], cl, n, t, holder);
 	else if (op == BATON_POOL_CLAIM_POP)
@@ -736,7 +748,8 @@ static void baton_pool_unpark(struct baton_pool *pool, u32 holder)
 
 	if (!parked || parked > pool->nr_classes)
 		return;
-	w = (atomic_t *)&pool->cls[parked - 1].waiting->waiters;
+	parked = array_index_nospec(parked - 1, pool->nr_classes);
+	w = (atomic_t *)&pool->cls[parked].waiting->waiters;
 	atomic_add_unless(w, -1, 0);
 }
 
@@ -931,6 +944,7 @@ static long baton_pool_unstick_ioc(struct baton_pool *pool, void __user *uarg)
 		return ret;
 	if (k.flags || k.reserved || k.cls >= pool->nr_classes)
 		return -EINVAL;
+	k.cls = array_index_nospec(k.cls, pool->nr_classes);
 	ret = baton_pool_unstick(pool, k.cls, k.ticket, &moved);
 	/* Only a hole filled or an entry requeued can end a parker's wait. */
 	if (moved)
@@ -967,7 +981,7 @@ static long baton_pool_wait_ioc(struct baton_pool *pool, void __user *uarg)
 	    k.cls >= pool->nr_classes ||
 	    (!(k.flags & BATON_POOL_WAIT_DEADLINE) && k.deadline_ns))
 		return -EINVAL;
-	c = &pool->cls[k.cls];
+	c = &pool->cls[array_index_nospec(k.cls, pool->nr_classes)];
 	if (!(k.flags & BATON_POOL_WAIT_DEADLINE))
 		return wait_event_interruptible(pool->waitq,
 						baton_pool_woken(c, k.wakes));
