@@ -1177,7 +1177,8 @@ static bool baton_pool_decay_take(struct baton_pool_cls *c,
  */
 static bool baton_pool_decay_give(struct baton_pool *pool,
 				  struct baton_pool_cls *c,
-				  const struct baton_pool_cand *cand, bool blind)
+				  const struct baton_pool_cand *cand, bool blind,
+				  u32 *bad)
 {
 	struct baton_pool_desc *d = &c->desc[cand->index];
 	u32 gen = BATON_POOL_S_GEN(cand->state);
@@ -1198,11 +1199,12 @@ static bool baton_pool_decay_give(struct baton_pool *pool,
 	/*
 	 * Y10: the pages are gone and aux is the tail before it is COLD
 	 * (cmpxchg: a full barrier). From the KERNEL we stored: a holder
-	 * that rewrote the word meanwhile keeps what it wrote, counted.
+	 * that rewrote the word meanwhile keeps what it wrote, counted (by
+	 * the caller, under pool->lock, where every counter is written).
 	 */
 	if (cmpxchg(&d->state, kernel,
 		    BATON_POOL_STATE(gen, BATON_POOL_COLD, 0)) != kernel)
-		baton_pool_count(&pool->hdr->bad_words, 1);
+		(*bad)++;
 	return cand->aux;
 }
 
@@ -1347,7 +1349,7 @@ static u64 baton_pool_decay_class(struct baton_pool *pool,
 				  bool full)
 {
 	struct baton_pool_cand *cand;
-	u32 j, n, cold;
+	u32 j, n, cold, bad = 0;
 	u64 paged = 0;
 	bool blind;
 
@@ -1366,8 +1368,14 @@ static u64 baton_pool_decay_class(struct baton_pool *pool,
 		return 0;
 	}
 	for (j = 0; j < n; j++) {
-		paged += baton_pool_decay_give(pool, c, &cand[j], blind);
+		paged += baton_pool_decay_give(pool, c, &cand[j], blind,
+					       &bad);
 		cond_resched();
+	}
+	if (bad) {
+		mutex_lock(&pool->lock);
+		baton_pool_count(&pool->hdr->bad_words, bad);
+		mutex_unlock(&pool->lock);
 	}
 	if (blind && n) {
 		mutex_lock(&pool->lock);
