@@ -298,9 +298,22 @@ static uint64_t drain_part(struct baton_epoch *d, uint8_t *r, uint64_t proven)
 	return n;
 }
 
+/* Bump wake_seq and wake whoever sleeps on it (a kick, or a cycle's end). */
+static void wake_waiters(struct baton_epoch_hdr *h)
+{
+	__atomic_fetch_add(&h->wake_seq, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &h->wake_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
 /*
  * One collection cycle under the collector's lock: drain, publish, the
- * barrier, the scan. @wait: wait for the lock, or -EBUSY if another
+ * barrier, the scan. A cycle that moved the frontier wakes the waiters
+ * (synchronizers, waitsets): one that polled while this cycle held the
+ * lock answered from the old frontier and may be asleep already, with
+ * the reader's kick spent on us. Store then load on both sides: the
+ * frontier store and the sync_waiters load are seq_cst (on x86 the store
+ * is an xchg, a full barrier), the waiter's increment is a locked RMW
+ * followed by its membarrier before it looks; a slow path either way. @wait: wait for the lock, or -EBUSY if another
  * open file description holds it.
  */
 static int collect(struct baton_epoch *d, int wait, uint64_t *frontier,
@@ -349,9 +362,11 @@ static int collect(struct baton_epoch *d, int wait, uint64_t *frontier,
 		}
 	}
 	f = min - 1 > proven ? min - 1 : proven;
-	__atomic_store_n(&h->frontier, f, __ATOMIC_RELEASE);
+	__atomic_store_n(&h->frontier, f, __ATOMIC_SEQ_CST);
 	h->collections++;
 	h->completed += n;
+	if (f > proven && __atomic_load_n(&h->sync_waiters, __ATOMIC_SEQ_CST))
+		wake_waiters(h);
 	if (frontier)
 		*frontier = f;
 	if (completed)
@@ -464,7 +479,6 @@ void baton__epoch_memfd_kick(struct baton_epoch *d)
 {
 	struct baton_epoch_hdr *h = (struct baton_epoch_hdr *)d->hdr;
 
-	__atomic_fetch_add(&h->wake_seq, 1, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&h->kicks, 1, __ATOMIC_RELAXED);
-	syscall(SYS_futex, &h->wake_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	wake_waiters(h);
 }

@@ -434,7 +434,7 @@ int baton__mpsc_peek_wait(struct baton_ring *r, uint64_t *idx,
 	const struct baton_backend_ops *ops;
 	uint64_t deadline = 0, t0;
 	uint32_t polls, budget;
-	int has, ret = baton_mpsc_cons_peek(r, idx);
+	int has, final = 0, ret = baton_mpsc_cons_peek(r, idx);
 
 	if (ret != -EAGAIN || timeout_ns == 0)
 		return ret == -EAGAIN ? -ETIMEDOUT : ret;
@@ -466,7 +466,8 @@ int baton__mpsc_peek_wait(struct baton_ring *r, uint64_t *idx,
 		}
 		if (pk < 0 && pk != -EAGAIN)
 			return pk;
-		if (baton__past(has, deadline))
+		/* As in park.c: one more park past the deadline, then stop. */
+		if (baton__past(has, deadline) && final++)
 			return -ETIMEDOUT;
 	}
 }
@@ -526,7 +527,7 @@ int baton_mpsc_push_timeout(struct baton_ring *r, const void *msg, size_t len,
 	const struct baton_backend_ops *ops;
 	uint64_t deadline = 0, tail;
 	uint32_t polls;
-	int has, pk, ret = baton__ring_ok(r, BATON_RING_MPSC,
+	int has, pk, final = 0, ret = baton__ring_ok(r, BATON_RING_MPSC,
 					  BATON_ROLE_PRODUCER);
 
 	if (ret)
@@ -561,7 +562,7 @@ int baton_mpsc_push_timeout(struct baton_ring *r, const void *msg, size_t len,
 			return ret;
 		if (pk < 0 && pk != -EAGAIN)
 			return pk;
-		if (baton__past(has, deadline))
+		if (baton__past(has, deadline) && final++)
 			return -ETIMEDOUT;
 	}
 }

@@ -254,7 +254,7 @@ static int wait_ring(struct baton_ring *r, uint32_t n, uint64_t *idx,
 {
 	uint64_t deadline = 0, t0;
 	uint32_t got, polls, budget;
-	int has, ret;
+	int has, ret, final = 0;
 
 	if (!n)
 		return -EINVAL;
@@ -287,8 +287,12 @@ static int wait_ring(struct baton_ring *r, uint32_t n, uint64_t *idx,
 		}
 		if (ret < 0)
 			return ret;
-		/* Woken, or the word moved, with nothing to do: in time? */
-		if (baton__past(has, deadline))
+		/*
+		 * Woken, or the word moved, with nothing to do, and past the
+		 * deadline: one more park, which sees the deadline gone and
+		 * makes its last checks (a dead peer: -EPIPE), then give up.
+		 */
+		if (baton__past(has, deadline) && final++)
 			return -ETIMEDOUT;
 	}
 }

@@ -240,6 +240,23 @@ static int ring_gone(struct baton_ring *r)
 }
 
 /*
+ * kmod, an MPSC consumer whose producers have all gone with a ticket
+ * handed out and unpublished: only the module tombstones it, in its poll
+ * or a park, and a wait with timeout 0 makes neither. Ask its poll once
+ * (no sleep), then take the arm down again. 1 when asked.
+ */
+static int kmod_tombstone(struct baton_ring *r)
+{
+	struct pollfd pfd = { .fd = r->fd, .events = POLLIN };
+
+	if (r->backend != BATON_BACKEND_KMOD)
+		return 0;
+	(void)poll(&pfd, 1, 0);
+	baton_ring_poll_disarm(r);
+	return 1;
+}
+
+/*
  * A ring that is not ready, when deaths are due: what a death left.
  * On memfd an MPSC consumer's next ticket may be a dead producer's,
  * which nobody will publish; the module's poll tombstones it, and here
@@ -264,7 +281,7 @@ static uint32_t ring_after_deaths(struct baton_ring *r)
 		return ring_ready(r);
 	if (r->kind == BATON_RING_MPSC && r->role == BATON_ROLE_CONSUMER &&
 	    __atomic_load_n(r->tail, __ATOMIC_ACQUIRE) != r->local)
-		return 0;
+		return kmod_tombstone(r) ? ring_ready(r) : 0;
 	return BATON_WS_GONE;
 }
 
@@ -329,6 +346,13 @@ static int collect(struct baton_waitset *ws, struct baton_waitset_event *ev,
 		if (++n == max)
 			ws->next = (i + 1) % ws->count;
 	}
+	/*
+	 * A death look that stopped at @max has not asked the rest: still
+	 * due, so the next look (which starts where this one stopped) asks
+	 * them, whenever it comes.
+	 */
+	if ((how & LOOK_DEATHS) && k < ws->count)
+		ws->deaths_due = 0;
 	return (int)n;
 }
 

@@ -722,4 +722,62 @@ TEST(spinning_beside_an_epoch_runs_no_cycles)
 	domain_done(&w);
 }
 
+/*
+ * Deaths are asked about everywhere, even when each wait has room for
+ * one event and other rings stay ready: A and C (producers with room)
+ * are always ready, B's producer attached and left. A death look that
+ * stopped at max_events used to count as done, so the next due look fell
+ * on a call starting at A or at B depending on the caller's interval:
+ * B's GONE came after 4, 36, 200 and never (600) calls 2, 3, 3.5 and 4 ms
+ * apart. A look now stays due until it has asked every ring, so a new
+ * set reports B by its second call, at any interval.
+ */
+TEST(death_reported_when_each_wait_takes_one_event)
+{
+	struct baton_ring_params p = {
+		.kind = BATON_RING_SPSC, .slot_count = 4, .slot_size = 8,
+		.mode = 0600, .backend = BATON_BACKEND_AUTO,
+	};
+	char na[BATON_NAME_MAX], nb[BATON_NAME_MAX], nc[BATON_NAME_MAX];
+	static const int interval_us[] = { 2000, 3000, 3500, 4000, 4500 };
+	struct baton_ring *a, *b, *c, *bp;
+	struct baton_waitset_event ev;
+	struct baton_waitset *ws;
+	int i, k, gone;
+
+	force_memfd();
+	ring_name(na, sizeof(na), "wa");
+	ring_name(nb, sizeof(nb), "wb");
+	ring_name(nc, sizeof(nc), "wc");
+	ASSERT_EQ(0, baton_ring_create(na, &p, BATON_ROLE_PRODUCER, &a));
+	ASSERT_EQ(0, baton_ring_create(nb, &p, BATON_ROLE_CONSUMER, &b));
+	ASSERT_EQ(0, baton_ring_create(nc, &p, BATON_ROLE_PRODUCER, &c));
+	ASSERT_EQ(0, baton_ring_open(nb, BATON_ROLE_PRODUCER,
+				     BATON_BACKEND_AUTO, &bp));
+	baton_ring_close(bp);	/* attached, then gone */
+	for (k = 0; k < 5; k++) {
+		ASSERT_EQ(0, baton_waitset_create(&ws));
+		ASSERT_EQ(0, baton_waitset_add_ring(ws, a, 0));
+		ASSERT_EQ(0, baton_waitset_add_ring(ws, b, 1));
+		ASSERT_EQ(0, baton_waitset_add_ring(ws, c, 2));
+		for (i = 1, gone = 0; i <= 40 && !gone; i++) {
+			ASSERT_EQ(1, baton_waitset_wait(ws, &ev, 1, 0));
+			gone = ev.cookie == 1 && ev.events == BATON_WS_GONE;
+			if (!gone)
+				usleep(interval_us[k]);
+		}
+		EXPECT_TRUE(gone && i - 1 <= 2)
+			TH_LOG("calls %d us apart: B's death %s after %d calls",
+			       interval_us[k], gone ? "reported" : "not reported",
+			       i - 1);
+		baton_waitset_destroy(ws);
+	}
+	baton_ring_close(a);
+	baton_ring_close(b);
+	baton_ring_close(c);
+	baton_ring_unlink(na, BATON_BACKEND_AUTO);
+	baton_ring_unlink(nb, BATON_BACKEND_AUTO);
+	baton_ring_unlink(nc, BATON_BACKEND_AUTO);
+}
+
 TEST_HARNESS_MAIN
