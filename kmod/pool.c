@@ -364,6 +364,23 @@ static bool baton_pool_try_push(struct baton_pool_cls *c, u32 index, u32 gen)
 }
 
 /*
+ * The repair work's schedule (baton_pool_repair_work()): every REPAIR_MS
+ * while it makes progress, backing off to REPAIR_MAX_MS while it makes
+ * none. New work (a dead holder's) brings it back to REPAIR_MS at once:
+ * a backoff earned by older, stuck work must not delay it.
+ */
+#define REPAIR_MS	5
+#define REPAIR_MAX_MS	40
+
+static void baton_pool_repair_soon(struct baton_pool *pool)
+{
+	lockdep_assert_held(&pool->lock);
+	pool->repair_ms = REPAIR_MS;
+	pool->repair_left = U32_MAX;
+	mod_delayed_work(baton_wq, &pool->repair, msecs_to_jiffies(REPAIR_MS));
+}
+
+/*
  * Queue buffer @index (the kernel's: KERNEL) as FREE(@gen), now or, if
  * the tail's entry is still held by a slow taker of the previous lap,
  * from the repair work. pool->lock keeps UNSTICK away meanwhile.
@@ -379,7 +396,7 @@ static void baton_pool_push(struct baton_pool *pool, struct baton_pool_cls *c,
 	if (baton_pool_try_push(c, index, gen))
 		return;
 	set_bit(index, c->pending);
-	queue_delayed_work(baton_wq, &pool->repair, msecs_to_jiffies(5));
+	baton_pool_repair_soon(pool);
 }
 
 /*
@@ -767,7 +784,7 @@ static void baton_pool_holder_release(struct baton_pool *pool, u32 holder)
 	clear_bit(holder, pool->blind);
 	baton_pool_finish_claim(pool, holder);
 	if (pool->nr_suspects && baton_pool_resolve(pool))
-		queue_delayed_work(baton_wq, &pool->repair, msecs_to_jiffies(5));
+		baton_pool_repair_soon(pool);
 	n = baton_pool_reclaim(pool, holder);
 	baton_pool_claim_reset(pool, holder);
 	baton_pool_count(&pool->hdr->reclaimed, n);
@@ -1081,8 +1098,6 @@ static bool baton_pool_resolve(struct baton_pool *pool)
  * REPAIR_MAX_MS, not every REPAIR_MS, for as long as it lasts. The cap
  * is the most a legitimate retry (a live holder that moved on) waits.
  */
-#define REPAIR_MS	5
-#define REPAIR_MAX_MS	40
 
 static void baton_pool_repair_work(struct work_struct *work)
 {
