@@ -87,27 +87,42 @@ void baton__mpsc_unmap(struct baton_ring *r)
 }
 
 /*
- * A consumer releases slot c with two stores, seq[c] = c + N (M), then
- * head = c + 1 (C). One that died between them left head at c with slot c
- * already handed to the next lap, which may even have published (or, its
- * producer dead, tombstoned) ticket c + N there. Slot c was consumed:
- * resume after it. Read as a ticket-c state, c + N would be EPROTO, and
- * the ring would be stuck for every later consumer. Only one slot can be
- * in this state (M and C alternate), and only the consumer writes head.
+ * Slot c belongs to the next lap: free for ticket c + N, or published or
+ * tombstoned by it. Read as a ticket-c state that would be EPROTO.
  */
-static void resume_consumer(struct baton_ring *r)
+static int next_lap(const struct baton_ring *r, uint64_t c)
 {
-	uint64_t c = r->local, n = r->slot_count;
+	uint64_t n = r->slot_count;
 	/* L, matches K and M: as in baton_mpsc_cons_peek(). */
 	uint64_t s = __atomic_load_n(&r->seq[c & r->mask], __ATOMIC_ACQUIRE);
 
-	if (s != c + n && s != c + n + 1 &&
-	    s != ((c + n + 1) | BATON_MPSC_TOMB))
+	return s == c + n || s == c + n + 1 ||
+	       s == ((c + n + 1) | BATON_MPSC_TOMB);
+}
+
+/*
+ * A consumer frees slots with their sequence stores, seq[c] = c + N (M),
+ * then moves the head past them (C): baton_mpsc_cons_release() one slot,
+ * baton_mpsc_cons_release_n() a batch with one head store. One that died
+ * between them left the head at c with slots c.. already handed to the
+ * next lap, which may even have published (or, its producer dead,
+ * tombstoned) tickets there. Those slots were consumed: resume behind
+ * them, else every later consumer would read EPROTO at c and the ring
+ * would be stuck. They are a prefix (M goes in ticket order), at most a
+ * lap of them, and only the consumer writes head.
+ */
+static void resume_consumer(struct baton_ring *r)
+{
+	uint64_t c = r->local, end = c + r->slot_count;
+
+	while (c != end && next_lap(r, c))
+		c++;
+	if (c == r->local)
 		return;
-	r->local = c + 1;
-	r->cached = r->local;
+	r->local = c;
+	r->cached = c;
 	/* C: as in baton_mpsc_cons_release(). */
-	__atomic_store_n(r->head, r->local, __ATOMIC_RELEASE);
+	__atomic_store_n(r->head, c, __ATOMIC_RELEASE);
 }
 
 /*

@@ -12,8 +12,12 @@
  * no duplicate, gets everything published before the kill, and the
  * losses are reported. Scribbled sequence, tail and claim words give
  * EPROTO or a timeout, never an oops (the runner checks the kernel log).
+ * And a consumer killed inside a batch release, between its sequence
+ * stores and its head store (mpsc_cases.h, run on memfd by the host
+ * tests too): the next consumer resumes behind every slot it freed.
  */
 #include "mpsc_common.h"
+#include "mpsc_cases.h"
 
 FIXTURE(mpsc_death) {
 	int dev;
@@ -474,6 +478,12 @@ TEST_F_TIMEOUT(mpsc_death, poll_reports_tombstone, 60)
 	EXPECT_EQ(0, *c->prod_waiting);
 	baton_ring_close(c);
 	bt_sync_close(&s);
+}
+
+TEST_F_TIMEOUT(mpsc_death, consumer_dead_mid_release_n_resumes, 60)
+{
+	EXPECT_EQ(0, mc_resume_after_partial_release(self->name,
+						     BATON_BACKEND_KMOD));
 }
 
 TEST_HARNESS_MAIN

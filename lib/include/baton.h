@@ -1586,7 +1586,9 @@ baton_mpsc_push_bulk(struct baton_ring *r, const void *msgs, size_t size,
 static inline uint32_t baton_mpsc_cons_peek_n(struct baton_ring *r,
 					      uint32_t n, uint64_t *idx)
 {
-	uint64_t c = r->local;
+	/* Locals: each acquire would make the compiler reload r's fields. */
+	const uint64_t *seq = r->seq;
+	uint64_t c = r->local, mask = r->mask;
 	uint32_t k;
 
 	/* A batch never laps the ring, whatever the words say. */
@@ -1595,8 +1597,8 @@ static inline uint32_t baton_mpsc_cons_peek_n(struct baton_ring *r,
 	*idx = c;
 	for (k = 0; k < n; k++)
 		/* L, matches K: each slot written before we read it. */
-		if (__atomic_load_n(&r->seq[(c + k) & r->mask],
-				    __ATOMIC_ACQUIRE) != c + k + 1)
+		if (__atomic_load_n(&seq[(c + k) & mask], __ATOMIC_ACQUIRE) !=
+		    c + k + 1)
 			break;
 	return k;
 }
@@ -1606,25 +1608,29 @@ static inline uint32_t baton_mpsc_cons_peek_n(struct baton_ring *r,
  * @r: the consumer handle of an MPSC ring
  * @k: how many, from baton_mpsc_cons_peek_n()
  *
- * Per slot the two stores of baton_mpsc_cons_release() (M, then C), so a
- * consumer that dies midway leaves at most one slot freed beyond the
- * head, as that function does; then one wake decision.
+ * The sequence store of each slot (M, in ticket order), then one head
+ * store (C) for them all, then one wake decision. A consumer that dies
+ * between M and C leaves the slots it freed past the head, a prefix of
+ * the batch; the next consumer resumes behind them (Documentation/
+ * mpsc.rst, "Consumer restart"). One head store, not one per slot: half
+ * the stores, and 1.8x the 8-byte stream (Documentation/bulk.rst).
  */
 static inline void baton_mpsc_cons_release_n(struct baton_ring *r,
 					     uint32_t k)
 {
-	uint64_t c = r->local;
+	/* Locals: each release store would make the compiler reload r's. */
+	uint64_t *seq = r->seq;
+	uint64_t c = r->local, mask = r->mask, lap = r->slot_count;
 	uint32_t i;
 
 	if (!k)
 		return;
-	for (i = 0; i < k; i++) {
+	for (i = 0; i < k; i++)
 		/* M, matches N */
-		__atomic_store_n(&r->seq[(c + i) & r->mask],
-				 c + i + r->slot_count, __ATOMIC_RELEASE);
-		/* C */
-		__atomic_store_n(r->head, c + i + 1, __ATOMIC_RELEASE);
-	}
+		__atomic_store_n(&seq[(c + i) & mask], c + i + lap,
+				 __ATOMIC_RELEASE);
+	/* C */
+	__atomic_store_n(r->head, c + k, __ATOMIC_RELEASE);
 	r->local = c + k;
 	/* E: as in baton_mpsc_cons_release(). */
 	baton__store_then_load();

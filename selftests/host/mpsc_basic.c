@@ -7,13 +7,15 @@
  * in-order delivery per producer with 1..8 producers as threads (TSan sees
  * every access) and as processes, on rings small enough that producers
  * park on their slots all the time (no lost wakeup, or the test hangs
- * into its timeout).
+ * into its timeout); a consumer killed inside a batch release resumes
+ * behind every slot it freed (../mpsc_cases.h, also run on kmod).
  *
  * Every message is two words: (producer << 48 | seq) and a hash of it, so
  * the consumer detects loss, duplication, reordering and torn slots.
  */
 #include "kselftest_harness.h"
 #include "common.h"
+#include "../mpsc_cases.h"
 
 #define MSG_SIZE	16
 
@@ -254,6 +256,13 @@ TEST_F(mpsc, dead_holder_tombstoned_while_others_live)
 	close(go[1]);
 	EXPECT_EQ(0, wait_child(live));
 	baton_ring_close(c);
+}
+
+/* A consumer killed inside baton_mpsc_cons_release_n() (../mpsc_cases.h). */
+TEST_F(mpsc, consumer_dead_mid_release_n_resumes)
+{
+	EXPECT_EQ(0, mc_resume_after_partial_release(self->name,
+						     BATON_BACKEND_MEMFD));
 }
 
 TEST_F(mpsc, corrupt_seq)
