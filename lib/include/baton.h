@@ -1511,10 +1511,12 @@ void __baton_mpsc_wake_n(struct baton_ring *r, uint64_t idx, uint32_t n);
 static inline void baton__mpsc_publish_n(struct baton_ring *r, uint64_t t,
 					 uint32_t n)
 {
+	/* Locals: each release store would make the compiler reload r's. */
+	uint64_t *seq = r->seq, mask = r->mask;
 	uint32_t i;
 
 	for (i = 0; i < n; i++)
-		__atomic_store_n(&r->seq[(t + i) & r->mask], t + i + 1,
+		__atomic_store_n(&seq[(t + i) & mask], t + i + 1,
 				 __ATOMIC_RELEASE);
 	baton__store_then_load();
 	if (baton__wait_armed(__atomic_load_n(r->cons_waiting,
