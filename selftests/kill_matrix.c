@@ -824,19 +824,23 @@ static void km_victim_consume(const char *name, struct bt_sync *att,
 }
 
 /*
- * The commit point after a consumer died: its head, plus the slot at the
- * head if it had already freed it (MPSC, killed between M and C).
+ * The commit point after a consumer died: its head, plus the slots from
+ * the head it had already freed (MPSC, killed between its M stores and
+ * its C store; a batch release leaves a prefix of its batch so).
  */
 static uint64_t km_commit_point(struct baton_ring *pr)
 {
-	uint64_t h = __atomic_load_n(pr->head, __ATOMIC_ACQUIRE), s, n;
+	uint64_t h = __atomic_load_n(pr->head, __ATOMIC_ACQUIRE), s, n, end;
 
 	if (pr->kind != BATON_RING_MPSC)
 		return h;
 	n = pr->slot_count;
-	s = __atomic_load_n(&pr->seq[h & pr->mask], __ATOMIC_ACQUIRE);
-	if (s == h + n || s == h + n + 1 || s == ((h + n + 1) | BATON_MPSC_TOMB))
-		return h + 1;
+	for (end = h + n; h != end; h++) {
+		s = __atomic_load_n(&pr->seq[h & pr->mask], __ATOMIC_ACQUIRE);
+		if (s != h + n && s != h + n + 1 &&
+		    s != ((h + n + 1) | BATON_MPSC_TOMB))
+			break;
+	}
 	return h;
 }
 

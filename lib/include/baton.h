@@ -1615,7 +1615,8 @@ static inline uint32_t baton_mpsc_cons_peek_n(struct baton_ring *r,
  * between M and C leaves the slots it freed past the head, a prefix of
  * the batch; the next consumer resumes behind them (Documentation/
  * mpsc.rst, "Consumer restart"). One head store, not one per slot: half
- * the stores, and 1.8x the 8-byte stream (Documentation/bulk.rst).
+ * the stores, and 1.8x the 8-byte stream with the CPUs near
+ * (Documentation/bulk.rst).
  */
 static inline void baton_mpsc_cons_release_n(struct baton_ring *r,
 					     uint32_t k)

@@ -541,6 +541,8 @@ struct baton_mpsc_hdr {
  *  fetch_add(tail, n) acq_rel   (I)    read slot
  *  store_release claim.first,   (J)    store_release seq[c] = c + N   (M)
  *        claim.count                   store_release head = c + 1     (C)
+ *                                      (a batch of k: M for each slot,
+ *                                      then one C, head = c + k)
  *  load_acquire seq[i] == i     (N)    load prod_waiting (plain)      (E)
  *  write slot
  *  store_release seq[i] = i+1   (K)
