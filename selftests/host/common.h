@@ -246,4 +246,40 @@ static inline struct child_report *report_page(void)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/*
+ * A child that opens a producer of MPSC ring @name, takes ticket 0 and
+ * never publishes it, then waits to be killed: a producer that dies
+ * holding a ticket. Returns its pid once it holds the ticket, or -1.
+ */
+static inline pid_t fork_ticket0_holder(const char *name)
+{
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		struct baton_ring *pa;
+
+		if (baton_ring_open(name, BATON_ROLE_PRODUCER,
+				    BATON_BACKEND_AUTO, &pa))
+			_exit(2);
+		if (baton_mpsc_prod_reserve(pa, 1) != 0)
+			_exit(3);
+		(void)!write(fds[1], "x", 1);
+		pause();
+		_exit(0);
+	}
+	close(fds[1]);
+	if (pid > 0 && read(fds[0], &c, 1) != 1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(fds[0]);
+	return pid;
+}
+
 #endif /* BATON_HOST_COMMON_H */

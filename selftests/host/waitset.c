@@ -506,31 +506,17 @@ static void dead_ticket_in_a_set(struct __test_metadata *_metadata,
 	struct baton_waitset_event ev[2];
 	struct baton_ring *cons, *b;
 	struct baton_waitset *ws;
-	char name[BATON_NAME_MAX], c;
+	char name[BATON_NAME_MAX];
 	uint64_t v, idx;
-	int fds[2], n, st;
+	int n, st;
 	pid_t a;
 
 	force_memfd();
 	ring_name(name, sizeof(name), "wsd");
 	ASSERT_EQ(0, baton_ring_create(name, &p, BATON_ROLE_CONSUMER, &cons));
-	ASSERT_EQ(0, pipe(fds));
-	a = fork();
-	ASSERT_LE(0, a);
-	if (a == 0) {
-		struct baton_ring *pa;
-
-		if (baton_ring_open(name, BATON_ROLE_PRODUCER,
-				    BATON_BACKEND_AUTO, &pa))
-			_exit(2);
-		/* Ticket 0, taken and never published. */
-		if (baton_mpsc_prod_reserve(pa, 1) != 0)
-			_exit(3);
-		(void)!write(fds[1], "x", 1);
-		pause();
-		_exit(0);
-	}
-	ASSERT_EQ(1, read(fds[0], &c, 1));
+	/* Ticket 0, taken and never published. */
+	a = fork_ticket0_holder(name);
+	ASSERT_LT(0, a);
 	ASSERT_EQ(0, baton_ring_open(name, BATON_ROLE_PRODUCER,
 				     BATON_BACKEND_AUTO, &b));
 	for (v = 1; v <= 3; v++)
@@ -561,8 +547,6 @@ static void dead_ticket_in_a_set(struct __test_metadata *_metadata,
 	baton_waitset_destroy(ws);
 	baton_ring_close(cons);
 	baton_ring_unlink(name, BATON_BACKEND_AUTO);
-	close(fds[0]);
-	close(fds[1]);
 }
 
 TEST(mpsc_dead_ticket_with_a_live_producer_is_ready)
