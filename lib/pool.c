@@ -1233,9 +1233,16 @@ static int pool_info(const struct baton_pool *p, struct baton_pool_info *info)
  * was, which is 2.5's up to cold[]. Each gets exactly its own size
  * written. A static link sees only the default (@@) version.
  */
-#define POOL_INFO_SIZE_2_1	312	/* 16 + 8 classes of 32 + 5 counters */
-_Static_assert(offsetof(struct baton_pool_info, cold) == POOL_INFO_SIZE_2_1,
+#define POOL_INFO_SIZE_2_1	offsetof(struct baton_pool_info, cold)
+/*
+ * The size 2.1 shipped with on x86-64: 16 + 8 classes of 32 + 5 counters.
+ * Other ABIs lay the same fields out their own way (i386 aligns uint64_t
+ * to 4 in structs: 308), which the offset above follows.
+ */
+#if defined(__x86_64__) && defined(__LP64__)
+_Static_assert(POOL_INFO_SIZE_2_1 == 312,
 	       "struct baton_pool_info: 2.1's fields moved");
+#endif
 
 int baton__pool_info_2_5(const struct baton_pool *p,
 			 struct baton_pool_info *info);
