@@ -114,9 +114,10 @@ static int class_valid(const struct baton_pool_hdr *g, uint32_t i)
 	blk = BATON_POOL_Q_ENTRIES + (uint64_t)c->qcap * 16 +
 	      (uint64_t)c->count * 16;
 	bytes = (uint64_t)c->count << c->buf_shift;
-	return c->ctl_off % 4096 == 0 && c->ctl_off + blk <= g->claim_off &&
-	       c->data_off + bytes <= g->data_size &&
-	       c->data_off + bytes > c->data_off;
+	/* Each sum written as a difference: a scribbled offset cannot wrap. */
+	return c->ctl_off % 4096 == 0 && c->ctl_off <= g->claim_off &&
+	       blk <= g->claim_off - c->ctl_off && bytes <= g->data_size &&
+	       c->data_off <= g->data_size - bytes;
 }
 
 int baton__pool_geometry_valid(const struct baton_pool_hdr *g, uint64_t magic,
@@ -180,12 +181,16 @@ static int pool_map(struct baton_pool *p)
 	if (m == MAP_FAILED)
 		return -errno;
 	p->hdr = m;
+	/* Read once, checked, then only the copy (memfd: any holder writes). */
 	memcpy(&p->geo, p->hdr, sizeof(p->geo));
 	if (!baton__pool_geometry_valid(&p->geo,
 					p->backend == BATON_BACKEND_MEMFD ?
 					BATON__POOL_MEMFD_MAGIC :
 					BATON_POOL_MAGIC,
 					p->f.holder))
+		return -EPROTO;
+	if (p->backend == BATON_BACKEND_MEMFD &&
+	    !baton__pool_memfd_geometry_ok(p->fd, &p->geo))
 		return -EPROTO;
 	m = mmap(NULL, p->geo.ctl_size, PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_POPULATE, p->fd, (off_t)p->geo.ctl_mmap);

@@ -396,6 +396,20 @@ static int check_file(int fd, uint32_t *max_holders)
 	return 0;
 }
 
+/*
+ * The copy of the header pool_map() took from the mapping, the one every
+ * pointer is computed from: the same checks as check_file() made of its
+ * own read. Any holder can rewrite the header between the two reads, so
+ * the first one only picks a holder index; this one is the copy used.
+ */
+int baton__pool_memfd_geometry_ok(int fd, const struct baton_pool_hdr *g)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && plan_matches(g) &&
+	       (uint64_t)st.st_size >= g->data_mmap + g->data_size;
+}
+
 int baton__pool_memfd_open(const char *name, int *fd, uint32_t *holder)
 {
 	char path[sizeof(SHM_DIR) + sizeof(SHM_PREFIX) + BATON_NAME_MAX];
