@@ -555,6 +555,17 @@ int baton_pool_check(const struct baton_pool *p, uint64_t h)
 /* ---- the free queue ---- */
 
 /*
+ * A shared word in no state any holder, live or dead, leaves: counted on
+ * memfd, whose header the holders keep (the module counts its own).
+ */
+static void note_bad_word(struct baton_pool *p)
+{
+	if (p->backend == BATON_BACKEND_MEMFD)
+		__atomic_fetch_add((uint64_t *)&p->hdr->bad_words, 1,
+				   __ATOMIC_RELAXED);
+}
+
+/*
  * Ask the kernel about the entry of ticket @t, which has not moved for a
  * while: 0 when it has moved or was repaired, -EAGAIN while a live holder
  * may still hold the ticket (uapi: BATON_POOL_IOC_UNSTICK).
@@ -615,9 +626,20 @@ static int take_entry(struct baton_pool *p, struct baton_pool_cls *c,
 	d = &c->desc[index];
 	for (;;) {
 		uint64_t s = __atomic_load_n(&d->state, __ATOMIC_ACQUIRE);
+		uint32_t by = BATON_POOL_S_HOLDER(s);
 
 		if (BATON_POOL_S_KIND(s) == BATON_POOL_KERNEL &&
 		    BATON_POOL_S_GEN(s) == gen) {
+			/*
+			 * memfd: a decay is a holder's, KERNEL with its index
+			 * + 1; none names no holder (a scribble nobody will
+			 * ever undo): drop the index, as a stale entry.
+			 */
+			if (p->backend == BATON_BACKEND_MEMFD &&
+			    (!by || by > p->geo.max_holders)) {
+				note_bad_word(p);
+				return 0;
+			}
 			baton__pool_relax(&spins);
 			if (spins >= 4096 && p->backend == BATON_BACKEND_MEMFD)
 				baton__pool_memfd_repair(p);
@@ -676,17 +698,35 @@ static uint32_t published(const struct baton_pool_cls *c, uint64_t h,
  * The head entry is unpublished although its ticket was taken (h below
  * the tail): a freer between its fetch_add and its publication, or one
  * that died there. Wait while the head stays at h, asking the kernel
- * every millisecond after the first.
+ * every millisecond after the first. 0: look again. While the head is
+ * at h the entry can only be free for ticket h (its freer pending) or
+ * still the last lap's (its taker between the head and Y3). A lap on
+ * says the head was written back past an entry already taken: it moves
+ * forward again. Anything else is a scribbled word no freer will ever
+ * fix: -EPROTO, and the class answers as empty rather than spin for ever.
  */
-static void wait_head(struct baton_pool *p, uint32_t cls, uint64_t h)
+static int wait_head(struct baton_pool *p, uint32_t cls, uint64_t h)
 {
 	struct baton_pool_cls *c = &p->f.cls[cls];
 	struct baton_pool_qent *e = &c->q[h & (c->qcap - 1)];
 	unsigned int spins = 0;
-	uint64_t asked = 0;
+	uint64_t asked = 0, s;
 
-	while (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != h + 1 &&
-	       __atomic_load_n(c->head, __ATOMIC_ACQUIRE) == h) {
+	for (;;) {
+		s = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+		if (s == h + 1 || __atomic_load_n(c->head, __ATOMIC_ACQUIRE) != h)
+			return 0;
+		if (s == h + c->qcap || s == h + c->qcap + 1) {
+			note_bad_word(p);
+			__atomic_compare_exchange_n(c->head, &h, h + 1, 0,
+						    __ATOMIC_ACQ_REL,
+						    __ATOMIC_ACQUIRE);
+			return 0;
+		}
+		if (s != h && s != h - c->qcap + 1) {
+			note_bad_word(p);
+			return -EPROTO;
+		}
 		baton__pool_relax(&spins);
 		if (spins >= 4096 && baton__pool_now_ms() != asked) {
 			asked = baton__pool_now_ms();
@@ -718,7 +758,8 @@ again:
 		h = __atomic_load_n(c->head, __ATOMIC_ACQUIRE);
 		k = published(c, h, want);
 		if (!k && __atomic_load_n(c->tail, __ATOMIC_ACQUIRE) > h) {
-			wait_head(p, cls, h);
+			if (wait_head(p, cls, h))
+				break;	/* a scribbled entry: as empty */
 			continue;
 		}
 		if (!k) {

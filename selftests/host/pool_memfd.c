@@ -174,6 +174,92 @@ TEST(scribbled_header_is_eproto)
 	baton_pool_unlink(name);
 }
 
+/*
+ * Allocate class 0 dry: how many distinct buffers came out (-1 for one
+ * handed out twice). The handles stay allocated.
+ */
+static int alloc_all_distinct(struct baton_pool *pool, uint64_t *h, int max)
+{
+	int n = 0, i;
+
+	while (n < max && !baton_pool_alloc(pool, 4096, &h[n]))
+		n++;
+	for (i = 0; i < n; i++)
+		for (int j = 0; j < i; j++)
+			if (BATON_POOL_H_INDEX(h[i]) == BATON_POOL_H_INDEX(h[j]))
+				return -1;
+	return n;
+}
+
+/*
+ * Queue words another holder scribbled (memfd: any holder can write
+ * them), none of which a live or dead holder ever leaves: a head written
+ * back past taken entries moves forward again, losing nothing; an entry
+ * in no state at the head makes the class answer ENOMEM; a buffer left
+ * KERNEL by no holder is dropped. Each is counted in bad_words, and none
+ * spins for ever (before: every one of them did).
+ */
+TEST(scribbled_queue_words_end_the_wait)
+{
+	struct baton_pool_params prm = pc_params(64, 0);
+	struct baton_pool_info info;
+	struct baton_pool_cls *c;
+	struct baton_pool *pool;
+	uint64_t h[80], seq;
+	char name[64];
+	int n;
+
+	force_memfd();
+	ring_name(name, sizeof(name), "scq");
+	ASSERT_EQ(0, baton_pool_create(name, &prm, &pool));
+	baton_pool_unlink(name);
+	c = &baton__pool_fast(pool)->cls[0];
+
+	/* The head written back one entry: all 64, each once. */
+	ASSERT_EQ(0, baton_pool_alloc(pool, 4096, &h[0]));
+	ASSERT_LT(0U, *c->head);
+	(*c->head)--;
+	n = alloc_all_distinct(pool, h + 1, 79);
+	EXPECT_EQ(63, n);
+	ASSERT_EQ(0, baton_pool_info(pool, &info));
+	EXPECT_LE(1U, info.bad_words);
+	for (int i = 0; i <= n; i++)
+		ASSERT_EQ(0, baton_pool_free(pool, h[i]));
+	baton_pool_close(pool);
+
+	/* The head entry in no state: ENOMEM, not a spin. */
+	ring_name(name, sizeof(name), "scq");
+	ASSERT_EQ(0, baton_pool_create(name, &prm, &pool));
+	baton_pool_unlink(name);
+	c = &baton__pool_fast(pool)->cls[0];
+	seq = 12345;
+	c->q[*c->head & (c->qcap - 1)].seq = seq;
+	n = alloc_all_distinct(pool, h, 79);
+	EXPECT_LE(0, n);
+	EXPECT_GT(64, n);
+	EXPECT_EQ(-ENOMEM, baton_pool_alloc(pool, 4096, &h[79]));
+	ASSERT_EQ(0, baton_pool_info(pool, &info));
+	EXPECT_LE(1U, info.bad_words);
+	baton_pool_close(pool);
+
+	/* The buffer at the head KERNEL for no holder: dropped, once. */
+	ring_name(name, sizeof(name), "scq");
+	ASSERT_EQ(0, baton_pool_create(name, &prm, &pool));
+	baton_pool_unlink(name);
+	c = &baton__pool_fast(pool)->cls[0];
+	{
+		uint64_t v = c->q[*c->head & (c->qcap - 1)].value;
+		struct baton_pool_desc *d = &c->desc[v & 0xffffffffu];
+
+		d->state = BATON_POOL_STATE(v >> 32, BATON_POOL_KERNEL, 0);
+	}
+	n = alloc_all_distinct(pool, h, 79);
+	EXPECT_EQ(63, n);
+	ASSERT_EQ(0, baton_pool_info(pool, &info));
+	EXPECT_LE(1U, info.bad_words);
+	baton_pool_close(pool);
+}
+
 TEST(every_buffer_once_then_enomem_then_recovery)
 {
 	char name[64];
