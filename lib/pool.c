@@ -132,7 +132,9 @@ int baton__pool_geometry_valid(const struct baton_pool_hdr *g, uint64_t magic,
 	    holder >= g->max_holders)
 		return 0;
 	if (g->ctl_mmap != 4096 || g->ctl_size % 4096 || g->data_size % 4096 ||
-	    g->claim_off + (uint64_t)g->max_holders * 4096 != g->ctl_size ||
+	    g->claim_off > g->ctl_size ||
+	    g->ctl_size - g->claim_off != (uint64_t)g->max_holders * 4096 ||
+	    g->ctl_size > UINT64_MAX - g->ctl_mmap ||
 	    g->data_mmap != g->ctl_mmap + g->ctl_size)
 		return 0;
 	for (i = 0; i < g->nr_classes; i++)
@@ -610,8 +612,8 @@ static void wait_seq(struct baton_pool *p, uint32_t cls,
  * hold it (KERNEL) for the moment it takes to give its pages back; a
  * generation other than the entry's, or any other state, is a stale or
  * scribbled entry: the index is dropped, never used twice. On memfd the
- * decay is a holder's (KERNEL with its index): one that dies there is
- * repaired after a millisecond of waiting.
+ * decay is a holder's and ends in COLD, so a KERNEL entry is dropped at
+ * once (the COLD buffer is found by its own search, refill_or_cold()).
  */
 static int take_entry(struct baton_pool *p, struct baton_pool_cls *c,
 		      uint64_t v)
@@ -631,18 +633,20 @@ static int take_entry(struct baton_pool *p, struct baton_pool_cls *c,
 		if (BATON_POOL_S_KIND(s) == BATON_POOL_KERNEL &&
 		    BATON_POOL_S_GEN(s) == gen) {
 			/*
-			 * memfd: a decay is a holder's, KERNEL with its index
-			 * + 1; none names no holder (a scribble nobody will
-			 * ever undo): drop the index, as a stale entry.
+			 * memfd: a holder's decay (KERNEL with its index + 1),
+			 * which only ever ends in COLD, never FREE again: the
+			 * entry is stale already, so drop it now rather than
+			 * wait for the COLD that drops it anyway. No KERNEL
+			 * word, a decayer's that is slow or dead or one
+			 * scribbled, then stalls a taker. kmod: the module's
+			 * decay or requeue, which may end in FREE: wait.
 			 */
-			if (p->backend == BATON_BACKEND_MEMFD &&
-			    (!by || by > p->geo.max_holders)) {
-				note_bad_word(p);
+			if (p->backend == BATON_BACKEND_MEMFD) {
+				if (!by || by > p->geo.max_holders)
+					note_bad_word(p);
 				return 0;
 			}
 			baton__pool_relax(&spins);
-			if (spins >= 4096 && p->backend == BATON_BACKEND_MEMFD)
-				baton__pool_memfd_repair(p);
 			continue;
 		}
 		if (s != BATON_POOL_STATE(gen, BATON_POOL_FREE, 0))

@@ -197,7 +197,8 @@ static int alloc_all_distinct(struct baton_pool *pool, uint64_t *h, int max)
  * back past taken entries moves forward again, losing nothing; an entry
  * in no state at the head makes the class answer ENOMEM; a buffer left
  * KERNEL by no holder is dropped. Each is counted in bad_words, and none
- * spins for ever (before: every one of them did).
+ * spins for ever (before: every one of them did). Last, a KERNEL buffer
+ * of a live holder's decay is dropped too, not waited on.
  */
 TEST(scribbled_queue_words_end_the_wait)
 {
@@ -257,6 +258,26 @@ TEST(scribbled_queue_words_end_the_wait)
 	EXPECT_EQ(63, n);
 	ASSERT_EQ(0, baton_pool_info(pool, &info));
 	EXPECT_LE(1U, info.bad_words);
+	baton_pool_close(pool);
+
+	/*
+	 * KERNEL for a live holder (here ourselves), as a decayer leaves it
+	 * mid-punch: on memfd that only ever ends in COLD, so the entry is
+	 * dropped at once rather than waited on. Not counted: it is legal.
+	 */
+	ring_name(name, sizeof(name), "scq");
+	ASSERT_EQ(0, baton_pool_create(name, &prm, &pool));
+	baton_pool_unlink(name);
+	c = &baton__pool_fast(pool)->cls[0];
+	{
+		uint64_t v = c->q[*c->head & (c->qcap - 1)].value;
+		struct baton_pool_desc *d = &c->desc[v & 0xffffffffu];
+
+		d->state = BATON_POOL_STATE(v >> 32, BATON_POOL_KERNEL,
+					    baton__pool_fast(pool)->holder + 1);
+	}
+	n = alloc_all_distinct(pool, h, 79);
+	EXPECT_EQ(63, n);
 	baton_pool_close(pool);
 }
 
