@@ -197,87 +197,108 @@ static int alloc_all_distinct(struct baton_pool *pool, uint64_t *h, int max)
  * back past taken entries moves forward again, losing nothing; an entry
  * in no state at the head makes the class answer ENOMEM; a buffer left
  * KERNEL by no holder is dropped. Each is counted in bad_words, and none
- * spins for ever (before: every one of them did). Last, a KERNEL buffer
- * of a live holder's decay is dropped too, not waited on.
+ * spins for ever (before: every one of them did). A KERNEL buffer of a
+ * live holder's decay is dropped too, not waited on (before: it was).
  */
-TEST(scribbled_queue_words_end_the_wait)
+
+/* A pool of pc_params(64, 0), its name gone already: class 0's view. */
+static struct baton_pool_cls *scribble_pool(struct baton_pool **pool)
 {
 	struct baton_pool_params prm = pc_params(64, 0);
-	struct baton_pool_info info;
-	struct baton_pool_cls *c;
-	struct baton_pool *pool;
-	uint64_t h[80], seq;
 	char name[64];
-	int n;
 
 	force_memfd();
 	ring_name(name, sizeof(name), "scq");
-	ASSERT_EQ(0, baton_pool_create(name, &prm, &pool));
+	if (baton_pool_create(name, &prm, pool))
+		return NULL;
 	baton_pool_unlink(name);
-	c = &baton__pool_fast(pool)->cls[0];
+	return &baton__pool_fast(*pool)->cls[0];
+}
 
-	/* The head written back one entry: all 64, each once. */
+/* The buffer the head entry names: KERNEL for holder index @by. */
+static void head_buffer_kernel(struct baton_pool_cls *c, uint32_t by)
+{
+	uint64_t v = c->q[*c->head & (c->qcap - 1)].value;
+
+	c->desc[v & 0xffffffffu].state =
+		BATON_POOL_STATE(v >> 32, BATON_POOL_KERNEL, by);
+}
+
+static uint64_t bad_words_of(struct baton_pool *pool)
+{
+	struct baton_pool_info info;
+
+	return baton_pool_info(pool, &info) ? 0 : info.bad_words;
+}
+
+TEST(scribbled_head_written_back_moves_forward)
+{
+	struct baton_pool_cls *c;
+	struct baton_pool *pool;
+	uint64_t h[80];
+	int n;
+
+	c = scribble_pool(&pool);
+	ASSERT_NE(NULL, c);
 	ASSERT_EQ(0, baton_pool_alloc(pool, 4096, &h[0]));
 	ASSERT_LT(0U, *c->head);
 	(*c->head)--;
+	/* All 64, each once. */
 	n = alloc_all_distinct(pool, h + 1, 79);
 	EXPECT_EQ(63, n);
-	ASSERT_EQ(0, baton_pool_info(pool, &info));
-	EXPECT_LE(1U, info.bad_words);
+	EXPECT_LE(1U, bad_words_of(pool));
 	for (int i = 0; i <= n; i++)
 		ASSERT_EQ(0, baton_pool_free(pool, h[i]));
 	baton_pool_close(pool);
+}
 
-	/* The head entry in no state: ENOMEM, not a spin. */
-	ring_name(name, sizeof(name), "scq");
-	ASSERT_EQ(0, baton_pool_create(name, &prm, &pool));
-	baton_pool_unlink(name);
-	c = &baton__pool_fast(pool)->cls[0];
-	seq = 12345;
-	c->q[*c->head & (c->qcap - 1)].seq = seq;
+TEST(scribbled_head_entry_answers_enomem)
+{
+	struct baton_pool_cls *c;
+	struct baton_pool *pool;
+	uint64_t h[80];
+	int n;
+
+	c = scribble_pool(&pool);
+	ASSERT_NE(NULL, c);
+	c->q[*c->head & (c->qcap - 1)].seq = 12345;
 	n = alloc_all_distinct(pool, h, 79);
 	EXPECT_LE(0, n);
 	EXPECT_GT(64, n);
 	EXPECT_EQ(-ENOMEM, baton_pool_alloc(pool, 4096, &h[79]));
-	ASSERT_EQ(0, baton_pool_info(pool, &info));
-	EXPECT_LE(1U, info.bad_words);
+	EXPECT_LE(1U, bad_words_of(pool));
 	baton_pool_close(pool);
+}
 
-	/* The buffer at the head KERNEL for no holder: dropped, once. */
-	ring_name(name, sizeof(name), "scq");
-	ASSERT_EQ(0, baton_pool_create(name, &prm, &pool));
-	baton_pool_unlink(name);
-	c = &baton__pool_fast(pool)->cls[0];
-	{
-		uint64_t v = c->q[*c->head & (c->qcap - 1)].value;
-		struct baton_pool_desc *d = &c->desc[v & 0xffffffffu];
+TEST(kernel_buffer_of_no_holder_is_dropped_and_counted)
+{
+	struct baton_pool_cls *c;
+	struct baton_pool *pool;
+	uint64_t h[80];
 
-		d->state = BATON_POOL_STATE(v >> 32, BATON_POOL_KERNEL, 0);
-	}
-	n = alloc_all_distinct(pool, h, 79);
-	EXPECT_EQ(63, n);
-	ASSERT_EQ(0, baton_pool_info(pool, &info));
-	EXPECT_LE(1U, info.bad_words);
+	c = scribble_pool(&pool);
+	ASSERT_NE(NULL, c);
+	head_buffer_kernel(c, 0);
+	EXPECT_EQ(63, alloc_all_distinct(pool, h, 79));
+	EXPECT_LE(1U, bad_words_of(pool));
 	baton_pool_close(pool);
+}
 
-	/*
-	 * KERNEL for a live holder (here ourselves), as a decayer leaves it
-	 * mid-punch: on memfd that only ever ends in COLD, so the entry is
-	 * dropped at once rather than waited on. Not counted: it is legal.
-	 */
-	ring_name(name, sizeof(name), "scq");
-	ASSERT_EQ(0, baton_pool_create(name, &prm, &pool));
-	baton_pool_unlink(name);
-	c = &baton__pool_fast(pool)->cls[0];
-	{
-		uint64_t v = c->q[*c->head & (c->qcap - 1)].value;
-		struct baton_pool_desc *d = &c->desc[v & 0xffffffffu];
+/*
+ * KERNEL for a live holder (here ourselves), as a decayer leaves it
+ * mid-punch: on memfd that only ever ends in COLD, so the entry is
+ * dropped at once rather than waited on. Not counted: it is legal.
+ */
+TEST(kernel_buffer_of_a_live_decayer_is_not_waited_on)
+{
+	struct baton_pool_cls *c;
+	struct baton_pool *pool;
+	uint64_t h[80];
 
-		d->state = BATON_POOL_STATE(v >> 32, BATON_POOL_KERNEL,
-					    baton__pool_fast(pool)->holder + 1);
-	}
-	n = alloc_all_distinct(pool, h, 79);
-	EXPECT_EQ(63, n);
+	c = scribble_pool(&pool);
+	ASSERT_NE(NULL, c);
+	head_buffer_kernel(c, baton__pool_fast(pool)->holder + 1);
+	EXPECT_EQ(63, alloc_all_distinct(pool, h, 79));
 	baton_pool_close(pool);
 }
 
