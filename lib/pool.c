@@ -558,7 +558,9 @@ int baton_pool_check(const struct baton_pool *p, uint64_t h)
 
 /*
  * A shared word in no state any holder, live or dead, leaves: counted on
- * memfd, whose header the holders keep (the module counts its own).
+ * memfd, whose header the holders keep. On kmod the header is the
+ * module's and read-only here, and the module never sees these words:
+ * not counted.
  */
 static void note_bad_word(struct baton_pool *p)
 {

@@ -382,25 +382,12 @@ int baton__pool_memfd_create(struct baton_pool_create *k)
 }
 
 /* Read the header once and check it against its own classes and the file. */
-static int check_file(int fd, uint32_t *max_holders)
-{
-	struct baton_pool_hdr h;
-	struct stat st;
-
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
-	    pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
-	    !plan_matches(&h) ||
-	    (uint64_t)st.st_size < h.data_mmap + h.data_size)
-		return -EPROTO;
-	*max_holders = h.max_holders;
-	return 0;
-}
-
 /*
- * The copy of the header pool_map() took from the mapping, the one every
- * pointer is computed from: the same checks as check_file() made of its
- * own read. Any holder can rewrite the header between the two reads, so
- * the first one only picks a holder index; this one is the copy used.
+ * A header copy: exactly the layout its classes give, in a file that long.
+ * Asked of check_file()'s read and of the copy pool_map() takes from the
+ * mapping, the one every pointer is computed from: any holder can rewrite
+ * the header between the two reads, so the first only picks a holder
+ * index.
  */
 int baton__pool_memfd_geometry_ok(int fd, const struct baton_pool_hdr *g)
 {
@@ -408,6 +395,19 @@ int baton__pool_memfd_geometry_ok(int fd, const struct baton_pool_hdr *g)
 
 	return !fstat(fd, &st) && plan_matches(g) &&
 	       (uint64_t)st.st_size >= g->data_mmap + g->data_size;
+}
+
+static int check_file(int fd, uint32_t *max_holders)
+{
+	struct baton_pool_hdr h;
+	struct stat st;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	    !baton__pool_memfd_geometry_ok(fd, &h))
+		return -EPROTO;
+	*max_holders = h.max_holders;
+	return 0;
 }
 
 int baton__pool_memfd_open(const char *name, int *fd, uint32_t *holder)
