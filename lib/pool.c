@@ -588,26 +588,55 @@ static int unstick(struct baton_pool *p, uint32_t cls, uint64_t t)
 }
 
 /*
- * Wait for entry @e to show @want; after about a millisecond of it, ask
- * the kernel every millisecond (a holder may have died between two of
- * its steps).
+ * Whether a freer of ticket @t may find entry seq @s there: free for its
+ * lap (t), or still the lap before's, published and not yet released
+ * (t - qcap + 1) or not yet published (t - qcap), which a slow or dead
+ * holder of that earlier ticket leaves until UNSTICK or it moves on.
+ * Every entry of the class shows only values of its own index mod qcap,
+ * one lap at a time; anything else no holder, live or dead, writes.
+ */
+static int freer_may_find(uint64_t s, uint64_t t, uint64_t qcap)
+{
+	return s == t || (t >= qcap && (s == t - qcap + 1 || s == t - qcap));
+}
+
+/*
+ * Wait for entry @e of ticket @t to be free for it; after about a
+ * millisecond of it, ask the kernel every millisecond (a holder may have
+ * died between two of its steps). A seq no holder leaves there (a
+ * scribble) ends the wait, counted: the ticket is ours alone, so
+ * publishing over the word loses only what the scribble already lost,
+ * where waiting would lose the freer.
  */
 static void wait_seq(struct baton_pool *p, uint32_t cls,
-		     struct baton_pool_qent *e, uint64_t want, uint64_t t)
+		     struct baton_pool_qent *e, uint64_t t)
 {
+	uint64_t qcap = p->f.cls[cls].qcap, asked = 0, s;
 	unsigned int spins = 0;
-	uint64_t asked = 0;
 
-	while (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != want) {
+	while ((s = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE)) != t) {
 		baton__pool_relax(&spins);
-		if (spins < 4096)
+		if (spins < 4096 || baton__pool_now_ms() == asked)
 			continue;
-		if (baton__pool_now_ms() != asked) {
-			asked = baton__pool_now_ms();
-			unstick(p, cls, t);
+		if (!freer_may_find(s, t, qcap)) {
+			note_bad_word(p);
+			return;
 		}
+		asked = baton__pool_now_ms();
+		unstick(p, cls, t);
 	}
 }
+
+/*
+ * How long a taker on the module waits for a KERNEL buffer its entry
+ * names (the module's decay truncating its pages, with no lock held)
+ * before it drops the entry. Every path of the module that leaves KERNEL
+ * with the entry's generation makes that entry stale (COLD, or a push
+ * under the next generation), so dropping it early loses nothing: the
+ * wait only spares a taker an ENOMEM while the decay finishes. The bound
+ * is what a word scribbled KERNEL costs a taker.
+ */
+#define KERNEL_WAIT_MS	20
 
 /*
  * Take buffer @v's index from FREE to OWNED by us (Y4). The decay may
@@ -620,7 +649,7 @@ static void wait_seq(struct baton_pool *p, uint32_t cls,
 static int take_entry(struct baton_pool *p, struct baton_pool_cls *c,
 		      uint64_t v)
 {
-	uint64_t index = v & 0xffffffffu;
+	uint64_t index = v & 0xffffffffu, since = 0;
 	uint32_t gen = (uint32_t)(v >> 32);
 	struct baton_pool_desc *d;
 	unsigned int spins = 0;
@@ -641,7 +670,8 @@ static int take_entry(struct baton_pool *p, struct baton_pool_cls *c,
 			 * wait for the COLD that drops it anyway. No KERNEL
 			 * word, a decayer's that is slow or dead or one
 			 * scribbled, then stalls a taker. kmod: the module's
-			 * decay or requeue, which may end in FREE: wait.
+			 * decay, whose COLD we may then take: wait, at most
+			 * KERNEL_WAIT_MS.
 			 */
 			if (p->backend == BATON_BACKEND_MEMFD) {
 				if (!by || by > p->geo.max_holders)
@@ -649,6 +679,12 @@ static int take_entry(struct baton_pool *p, struct baton_pool_cls *c,
 				return 0;
 			}
 			baton__pool_relax(&spins);
+			if (spins < 4096)
+				continue;
+			if (!since)
+				since = baton__pool_now_ms();
+			else if (baton__pool_now_ms() - since > KERNEL_WAIT_MS)
+				return 0;
 			continue;
 		}
 		if (s != BATON_POOL_STATE(gen, BATON_POOL_FREE, 0))
@@ -992,8 +1028,11 @@ static void flush(struct baton_pool *p, uint32_t cls, uint32_t n)
 		struct baton_pool_qent *e = &c->q[(t + i) & (c->qcap - 1)];
 		struct baton_pool_desc *d = &c->desc[BATON_POOL_H_INDEX(mh[i])];
 
-		/* Free for our lap: at once unless a taker is slow or dead. */
-		wait_seq(p, cls, e, t + i, t + i);
+		/*
+		 * Free for our lap: at once unless a taker is slow or dead
+		 * (or the word was scribbled: wait_seq()).
+		 */
+		wait_seq(p, cls, e, t + i);
 		/*
 		 * FREE only now, entry by entry: a buffer whose entry we never
 		 * reach stays OWNED, and the kernel's reclaim walk returns it

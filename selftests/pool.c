@@ -184,6 +184,29 @@ TEST(forged_and_stale_handles_touch_nothing)
 	EXPECT_EQ(0, pc_forged_and_stale(name));
 }
 
+/*
+ * Queue words no holder leaves there (pool_cases.h): no taker or freer
+ * spins on one for ever. On the module a KERNEL word is its decay's, so a
+ * taker waits a little before it drops the entry.
+ */
+TEST(kernel_word_no_decay_ends_is_dropped)
+{
+	char name[64];
+
+	BT_REQUIRE_DEV();
+	bt_make_name(name, sizeof(name), "kword");
+	EXPECT_EQ(0, pc_kernel_word_at_head(name, 0));
+}
+
+TEST(scribbled_entry_of_a_freers_ticket_is_published_over)
+{
+	char name[64];
+
+	BT_REQUIRE_DEV();
+	bt_make_name(name, sizeof(name), "fword");
+	EXPECT_EQ(0, pc_scribbled_freer_entry(name));
+}
+
 TEST(buffers_cross_processes_through_a_ring)
 {
 	char pname[64], rname[64];

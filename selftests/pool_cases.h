@@ -1707,6 +1707,93 @@ static inline int pf_run(const char *pname, const char *rbase, int backend,
 	return rc;
 }
 
+/* ---- queue words no holder leaves there ---- */
+
+/*
+ * Every holder maps the free queues and descriptors read-write, on both
+ * backends, so any holder can write a word that no holder, live or dead,
+ * ever leaves there. The library must not spin on one for ever
+ * (Documentation/pool.rst, "Scribbled words"). Each case writes such a
+ * word through the test's own mapping, then checks that every buffer
+ * still comes out once. Before the fixes, each spun until the harness's
+ * timeout.
+ */
+
+/* Class 0 of a fresh pool of pc_params(64, 0) named @name, name gone. */
+static inline struct baton_pool_cls *pc_scribble_pool(const char *name,
+						      struct baton_pool **pool)
+{
+	struct baton_pool_params prm = pc_params(64, 0);
+
+	if (baton_pool_create(name, &prm, pool))
+		return NULL;
+	baton_pool_unlink(name);
+	return &baton__pool_fast(*pool)->cls[0];
+}
+
+/* Make the buffer the head entry names KERNEL for holder index @by. */
+static inline void pc_head_buffer_kernel(struct baton_pool_cls *c, uint32_t by)
+{
+	uint64_t v = c->q[*c->head & (c->qcap - 1)].value;
+
+	__atomic_store_n(&c->desc[v & 0xffffffffu].state,
+			 BATON_POOL_STATE(v >> 32, BATON_POOL_KERNEL, by),
+			 __ATOMIC_RELEASE);
+}
+
+/*
+ * The head's buffer left KERNEL for holder index @by (0: none): a taker
+ * drops the entry (memfd at once; the module's decay, which KERNEL stands
+ * for there, within KERNEL_WAIT_MS) and the other 63 come out once.
+ */
+static inline int pc_kernel_word_at_head(const char *name, uint32_t by)
+{
+	struct baton_pool_cls *c;
+	struct baton_pool *pool;
+	uint64_t h[80];
+	int n, dups;
+
+	c = pc_scribble_pool(name, &pool);
+	if (!c)
+		return 1;
+	pc_head_buffer_kernel(c, by);
+	n = pc_alloc_all(pool, h, 80, &dups);
+	pc_free_all(pool, h, n);
+	baton_pool_close(pool);
+	return n != 63 || dups ? 2 : 0;
+}
+
+/*
+ * The entry of the next free's ticket, scribbled to a seq of no lap: the
+ * freer publishes over it, and all 64 buffers come out again, once.
+ */
+static inline int pc_scribbled_freer_entry(const char *name)
+{
+	struct baton_pool_cls *c;
+	struct baton_pool *pool;
+	uint64_t h[80], t;
+	int n, dups, step = 0;
+
+	c = pc_scribble_pool(name, &pool);
+	if (!c)
+		return 1;
+	n = pc_alloc_all(pool, h, 80, &dups);
+	if (n != 64 || dups) {
+		step = 2;
+	} else {
+		t = __atomic_load_n(c->tail, __ATOMIC_ACQUIRE);
+		__atomic_store_n(&c->q[t & (c->qcap - 1)].seq,
+				 t + c->qcap / 2, __ATOMIC_RELEASE);
+		pc_free_all(pool, h, n);
+		n = pc_alloc_all(pool, h, 80, &dups);
+		if (n != 64 || dups)
+			step = 3;
+	}
+	pc_free_all(pool, h, n);
+	baton_pool_close(pool);
+	return step;
+}
+
 /* ---- decay under steady traffic ---- */
 
 #define PC_TRAFFIC_BUFS		256	/* of 64 KiB: a magazine holds 16 */

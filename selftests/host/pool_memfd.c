@@ -175,53 +175,24 @@ TEST(scribbled_header_is_eproto)
 }
 
 /*
- * Allocate class 0 dry: how many distinct buffers came out (-1 for one
- * handed out twice). The handles stay allocated.
- */
-static int alloc_all_distinct(struct baton_pool *pool, uint64_t *h, int max)
-{
-	int n = 0, i;
-
-	while (n < max && !baton_pool_alloc(pool, 4096, &h[n]))
-		n++;
-	for (i = 0; i < n; i++)
-		for (int j = 0; j < i; j++)
-			if (BATON_POOL_H_INDEX(h[i]) == BATON_POOL_H_INDEX(h[j]))
-				return -1;
-	return n;
-}
-
-/*
- * Queue words another holder scribbled (memfd: any holder can write
- * them), none of which a live or dead holder ever leaves: a head written
- * back past taken entries moves forward again, losing nothing; an entry
- * in no state at the head makes the class answer ENOMEM; a buffer left
- * KERNEL by no holder is dropped. Each is counted in bad_words, and none
+ * Queue words another holder scribbled, none of which a live or dead
+ * holder ever leaves (pool_cases.h, "queue words no holder leaves
+ * there"): a head written back past taken entries moves forward again,
+ * losing nothing; an entry in no state at the head makes the class answer
+ * ENOMEM; a buffer left KERNEL by no holder is dropped; a freer's entry
+ * in no state is published over. Each is counted in bad_words, and none
  * spins for ever (before: every one of them did). A KERNEL buffer of a
  * live holder's decay is dropped too, not waited on (before: it was).
  */
 
-/* A pool of pc_params(64, 0), its name gone already: class 0's view. */
+/* A pool of pc_params(64, 0) on memfd, its name gone already: class 0. */
 static struct baton_pool_cls *scribble_pool(struct baton_pool **pool)
 {
-	struct baton_pool_params prm = pc_params(64, 0);
 	char name[64];
 
 	force_memfd();
 	ring_name(name, sizeof(name), "scq");
-	if (baton_pool_create(name, &prm, pool))
-		return NULL;
-	baton_pool_unlink(name);
-	return &baton__pool_fast(*pool)->cls[0];
-}
-
-/* The buffer the head entry names: KERNEL for holder index @by. */
-static void head_buffer_kernel(struct baton_pool_cls *c, uint32_t by)
-{
-	uint64_t v = c->q[*c->head & (c->qcap - 1)].value;
-
-	c->desc[v & 0xffffffffu].state =
-		BATON_POOL_STATE(v >> 32, BATON_POOL_KERNEL, by);
+	return pc_scribble_pool(name, pool);
 }
 
 static uint64_t bad_words_of(struct baton_pool *pool)
@@ -236,7 +207,7 @@ TEST(scribbled_head_written_back_moves_forward)
 	struct baton_pool_cls *c;
 	struct baton_pool *pool;
 	uint64_t h[80];
-	int n;
+	int n, dups;
 
 	c = scribble_pool(&pool);
 	ASSERT_NE(NULL, c);
@@ -244,8 +215,9 @@ TEST(scribbled_head_written_back_moves_forward)
 	ASSERT_LT(0U, *c->head);
 	(*c->head)--;
 	/* All 64, each once. */
-	n = alloc_all_distinct(pool, h + 1, 79);
+	n = pc_alloc_all(pool, h + 1, 79, &dups);
 	EXPECT_EQ(63, n);
+	EXPECT_EQ(0, dups);
 	EXPECT_LE(1U, bad_words_of(pool));
 	for (int i = 0; i <= n; i++)
 		ASSERT_EQ(0, baton_pool_free(pool, h[i]));
@@ -257,13 +229,13 @@ TEST(scribbled_head_entry_answers_enomem)
 	struct baton_pool_cls *c;
 	struct baton_pool *pool;
 	uint64_t h[80];
-	int n;
+	int n, dups;
 
 	c = scribble_pool(&pool);
 	ASSERT_NE(NULL, c);
 	c->q[*c->head & (c->qcap - 1)].seq = 12345;
-	n = alloc_all_distinct(pool, h, 79);
-	EXPECT_LE(0, n);
+	n = pc_alloc_all(pool, h, 79, &dups);
+	EXPECT_EQ(0, dups);
 	EXPECT_GT(64, n);
 	EXPECT_EQ(-ENOMEM, baton_pool_alloc(pool, 4096, &h[79]));
 	EXPECT_LE(1U, bad_words_of(pool));
@@ -275,31 +247,46 @@ TEST(kernel_buffer_of_no_holder_is_dropped_and_counted)
 	struct baton_pool_cls *c;
 	struct baton_pool *pool;
 	uint64_t h[80];
+	int dups;
 
 	c = scribble_pool(&pool);
 	ASSERT_NE(NULL, c);
-	head_buffer_kernel(c, 0);
-	EXPECT_EQ(63, alloc_all_distinct(pool, h, 79));
+	pc_head_buffer_kernel(c, 0);
+	EXPECT_EQ(63, pc_alloc_all(pool, h, 79, &dups));
+	EXPECT_EQ(0, dups);
 	EXPECT_LE(1U, bad_words_of(pool));
 	baton_pool_close(pool);
 }
 
 /*
- * KERNEL for a live holder (here ourselves), as a decayer leaves it
- * mid-punch: on memfd that only ever ends in COLD, so the entry is
- * dropped at once rather than waited on. Not counted: it is legal.
+ * KERNEL for a live holder (here the test's own next one, the index the
+ * case's pool gets), as a decayer leaves it mid-punch: on memfd that only
+ * ever ends in COLD, so the entry is dropped at once rather than waited
+ * on. Not counted: it is legal.
  */
 TEST(kernel_buffer_of_a_live_decayer_is_not_waited_on)
 {
 	struct baton_pool_cls *c;
 	struct baton_pool *pool;
 	uint64_t h[80];
+	int dups;
 
 	c = scribble_pool(&pool);
 	ASSERT_NE(NULL, c);
-	head_buffer_kernel(c, baton__pool_fast(pool)->holder + 1);
-	EXPECT_EQ(63, alloc_all_distinct(pool, h, 79));
+	pc_head_buffer_kernel(c, baton__pool_fast(pool)->holder + 1);
+	EXPECT_EQ(63, pc_alloc_all(pool, h, 79, &dups));
+	EXPECT_EQ(0, dups);
+	EXPECT_EQ(0U, bad_words_of(pool));
 	baton_pool_close(pool);
+}
+
+TEST(scribbled_entry_of_a_freers_ticket_is_published_over)
+{
+	char name[64];
+
+	force_memfd();
+	ring_name(name, sizeof(name), "fw0");
+	EXPECT_EQ(0, pc_scribbled_freer_entry(name));
 }
 
 TEST(every_buffer_once_then_enomem_then_recovery)
