@@ -433,8 +433,17 @@ int baton_pool_create(const char *name, const struct baton_pool_params *params,
 	}
 	else
 		ret = be;
-	if (!ret)
+	if (!ret) {
 		ret = pool_attach(k.out_fd, k.out_holder, be, out);
+		/*
+		 * A create that fails leaves nothing: the name goes too, so a
+		 * retry does not meet EEXIST from a pool nobody holds. An
+		 * unlink and create of the same name by another process in
+		 * the window (one mmap long) would lose theirs instead.
+		 */
+		if (ret)
+			baton_pool_unlink(k.name);
+	}
 	pthread_mutex_unlock(&open_lock);
 	return ret == -ENODEV ? -EOPNOTSUPP : ret;
 }

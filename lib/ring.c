@@ -487,10 +487,14 @@ int baton_ring_create(const char *name, const struct baton_ring_params *p,
 	return 0;
 
 err_close:
-	/* The name exists now; leave it, as the kernel would after a failed
-	 * mmap: the caller may unlink it.
+	/*
+	 * A create that fails leaves nothing: the name goes too, so a retry
+	 * does not meet EEXIST from a ring nobody holds. An unlink and create
+	 * of the same name by another process in the window (one mmap long)
+	 * would lose theirs instead.
 	 */
 	close(d.fd);
+	ops->unlink(name);
 err_free:
 	free(r);
 	return baton__fail(&w, ret);

@@ -31,4 +31,26 @@ TEST(every_mistake_is_named_on_kmod)
 			TH_LOG("%s", setup_log[i]);
 }
 
+/* setup_errors.h: the mapping fails, and no name stays behind. */
+TEST(failed_ring_create_leaves_no_name_on_kmod)
+{
+	char name[64];
+
+	BT_REQUIRE_DEV();
+	bt_make_name(name, sizeof(name), "bigr");
+	EXPECT_EQ(0, setup_failed_create_leaves_no_name(name,
+							BATON_BACKEND_KMOD, 0));
+}
+
+TEST(failed_pool_create_leaves_no_name_on_kmod)
+{
+	char name[64];
+
+	BT_REQUIRE_DEV();
+	setenv("BATON_BACKEND", "kmod", 1);
+	bt_make_name(name, sizeof(name), "bigp");
+	EXPECT_EQ(0, setup_failed_create_leaves_no_name(name,
+							BATON_BACKEND_KMOD, 1));
+}
+
 TEST_HARNESS_MAIN

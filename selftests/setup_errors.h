@@ -15,6 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "baton.h"
 #include "baton_epoch.h"
@@ -303,6 +306,104 @@ static int check_setup_cases(const char *tag,
 	}
 	baton_set_print(old);
 	return failures;
+}
+
+/* ---- a create whose mapping fails leaves nothing behind ---- */
+
+#define SETUP_BIG_MIB		32	/* what the failing create maps */
+#define SETUP_HEADROOM_MIB	8	/* the address space left to it */
+
+/* The process's mapped address space in KiB (VmSize), -1 if unknown. */
+static long setup_vm_kib(void)
+{
+	char line[128];
+	long kib = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmSize: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+/* A ring of SETUP_BIG_MIB (@pool 0) or a pool of as much (@pool 1). */
+static int setup_big_create(const char *name, int backend, int pool)
+{
+	struct baton_ring_params rp = setup_good;
+	struct baton_pool_params pp;
+	struct baton_ring *r;
+	struct baton_pool *p;
+	int ret;
+
+	if (pool) {
+		memset(&pp, 0, sizeof(pp));
+		pp.nr_classes = 1;
+		pp.max_holders = 4;
+		pp.classes[0].buf_shift = 20;
+		pp.classes[0].count = SETUP_BIG_MIB;
+		ret = baton_pool_create(name, &pp, &p);
+		if (!ret)
+			baton_pool_close(p);
+		return ret;
+	}
+	rp.backend = backend;
+	rp.slot_count = 1u << 15;
+	rp.slot_size = SETUP_BIG_MIB * 32;
+	ret = baton_ring_create(name, &rp, BATON_ROLE_PRODUCER, &r);
+	if (!ret)
+		baton_ring_close(r);
+	return ret;
+}
+
+/*
+ * In a child, with the address space capped SETUP_HEADROOM_MIB above what
+ * it maps already (the cap cannot be lifted again), a create of a big
+ * ring or pool: the create itself succeeds and its mapping fails. The
+ * call must fail (exit 0) and leave no name: an open then says ENOENT and
+ * a create without the cap succeeds (before: EEXIST for ever, from an
+ * object nobody held). Returns 0 or the step that failed.
+ */
+static int setup_failed_create_leaves_no_name(const char *name, int backend,
+					      int pool)
+{
+	struct baton_ring *r;
+	struct baton_pool *p;
+	int status, ret;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return 1;
+	if (!pid) {
+		long kib = setup_vm_kib();
+		struct rlimit rl;
+
+		baton_set_print(NULL);
+		rl.rlim_cur = (rlim_t)(kib + SETUP_HEADROOM_MIB * 1024) * 1024;
+		rl.rlim_max = rl.rlim_cur;
+		if (kib < 0 || setrlimit(RLIMIT_AS, &rl))
+			_exit(2);
+		_exit(setup_big_create(name, backend, pool) < 0 ? 0 : 3);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return 4;
+	if (WEXITSTATUS(status))
+		return WEXITSTATUS(status);
+	if (pool)
+		ret = baton_pool_open(name, &p);
+	else
+		ret = baton_ring_open(name, BATON_ROLE_CONSUMER, backend, &r);
+	if (ret != -ENOENT)
+		return 5;
+	if (setup_big_create(name, backend, pool))
+		return 6;
+	if (pool)
+		baton_pool_unlink(name);
+	else
+		baton_ring_unlink(name, backend);
+	return 0;
 }
 
 #endif /* BATON_SETUP_ERRORS_H */

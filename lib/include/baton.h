@@ -195,7 +195,8 @@ struct baton_ring_stats {
  * @out: the new handle, for baton_ring_close()
  *
  * The name stays until baton_ring_unlink(), like a file's; the ring goes
- * once its name and every handle have.
+ * once its name and every handle have. A create that fails leaves no
+ * name, also when the ring was made and only mapping it failed.
  *
  * Return: 0, or -EINVAL (a bad name, geometry, kind, role or mode), -EEXIST
  * (the name is taken), -EDQUOT (a per-user cap, kmod), -ENOSPC (no room in
@@ -1944,7 +1945,8 @@ struct baton_pool_info {
  * The backend is the one BATON_BACKEND_AUTO resolves to. Each handle is
  * one holder: when it is closed every buffer it still owned goes back;
  * when its process dies, the module returns them at once, or on the memfd
- * backend the next holder that looks does (Documentation/pool.rst).
+ * backend the next holder that looks does (Documentation/pool.rst). A
+ * create that fails leaves no name, also when only the mapping failed.
  *
  * Return: 0, or -EEXIST (the name is taken), -EINVAL (geometry, name, or
  * $BATON_BACKEND), -E2BIG (more than 256 GiB of buffers), -EDQUOT

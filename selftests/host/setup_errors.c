@@ -27,6 +27,27 @@ TEST(every_mistake_is_named)
 	EXPECT_EQ(0, check_setup_cases(tag, report));
 }
 
+/* setup_errors.h: the mapping fails, and no name stays behind. */
+TEST(failed_ring_create_leaves_no_name)
+{
+	char name[64];
+
+	force_memfd();
+	ring_name(name, sizeof(name), "bigr");
+	EXPECT_EQ(0, setup_failed_create_leaves_no_name(name,
+							BATON_BACKEND_MEMFD, 0));
+}
+
+TEST(failed_pool_create_leaves_no_name)
+{
+	char name[64];
+
+	force_memfd();
+	ring_name(name, sizeof(name), "bigp");
+	EXPECT_EQ(0, setup_failed_create_leaves_no_name(name,
+							BATON_BACKEND_MEMFD, 1));
+}
+
 /* Run @fn in a child whose stderr is a pipe; return what it wrote. */
 static void child_stderr(void (*fn)(void), char *out, size_t len)
 {
