@@ -293,22 +293,39 @@ static void atfork_register(void)
  * A handle's fd comes and goes under open_lock, with the handle's place
  * on the list: a fork() in another thread between the two would give the
  * child an fd the child handler does not know of.
+ *
+ * Thread cancellation is off while open_lock is held: the memfd attach
+ * and detach wait for another holder's repair under it (F_OFD_SETLKW, a
+ * cancellation point), and a thread cancelled there would leave it held
+ * for good, every later open, close and fork() of the process hung on
+ * it. A cancel requested meanwhile acts at the thread's next
+ * cancellation point after the call. Returns the state to restore.
  */
-static void open_lock_take(void)
+static int open_lock_take(void)
 {
+	int cs;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
 	pthread_once(&atfork_once, atfork_register);
 	pthread_mutex_lock(&open_lock);
+	return cs;
+}
+
+static void open_lock_give(int cs)
+{
+	pthread_mutex_unlock(&open_lock);
+	pthread_setcancelstate(cs, NULL);
 }
 
 /* For pool_memfd.c: its watch fds come and go under the same lock. */
-void baton__pool_open_lock(void)
+int baton__pool_open_lock(void)
 {
-	open_lock_take();
+	return open_lock_take();
 }
 
-void baton__pool_open_unlock(void)
+void baton__pool_open_unlock(int cs)
 {
-	pthread_mutex_unlock(&open_lock);
+	open_lock_give(cs);
 }
 
 static void open_add(struct baton_pool *p)
@@ -405,7 +422,7 @@ int baton_pool_create(const char *name, const struct baton_pool_params *params,
 {
 	struct baton_pool_create k;
 	uint32_t i;
-	int ret, be;
+	int ret, be, cs;
 
 	if (!params || !out || params->nr_classes > BATON_POOL_CLASSES_MAX)
 		return -EINVAL;
@@ -424,7 +441,7 @@ int baton_pool_create(const char *name, const struct baton_pool_params *params,
 	if (ret)
 		return ret;
 	be = pool_backend();
-	open_lock_take();
+	cs = open_lock_take();
 	if (be == BATON_BACKEND_MEMFD)
 		ret = baton__pool_memfd_create(&k);
 	else if (be == BATON_BACKEND_KMOD) {
@@ -444,14 +461,14 @@ int baton_pool_create(const char *name, const struct baton_pool_params *params,
 		if (ret)
 			baton_pool_unlink(k.name);
 	}
-	pthread_mutex_unlock(&open_lock);
+	open_lock_give(cs);
 	return ret == -ENODEV ? -EOPNOTSUPP : ret;
 }
 
 int baton_pool_open(const char *name, struct baton_pool **out)
 {
 	struct baton_pool_open k;
-	int ret, be;
+	int ret, be, cs;
 
 	if (!out)
 		return -EINVAL;
@@ -461,7 +478,7 @@ int baton_pool_open(const char *name, struct baton_pool **out)
 	if (ret)
 		return ret;
 	be = pool_backend();
-	open_lock_take();
+	cs = open_lock_take();
 	if (be == BATON_BACKEND_MEMFD)
 		ret = baton__pool_memfd_open(k.name, &k.out_fd, &k.out_holder);
 	else if (be == BATON_BACKEND_KMOD) {
@@ -472,7 +489,7 @@ int baton_pool_open(const char *name, struct baton_pool **out)
 		ret = be;
 	if (!ret)
 		ret = pool_attach(k.out_fd, k.out_holder, be, out);
-	pthread_mutex_unlock(&open_lock);
+	open_lock_give(cs);
 	return ret == -ENODEV ? -EOPNOTSUPP : ret;
 }
 
@@ -503,9 +520,11 @@ int baton_pool_unlink(const char *name)
  */
 void baton_pool_close(struct baton_pool *p)
 {
+	int cs;
+
 	if (!p)
 		return;
-	open_lock_take();
+	cs = open_lock_take();
 	if (!p->forked) {
 		if (p->backend == BATON_BACKEND_MEMFD)
 			baton__pool_memfd_detach(p);
@@ -513,7 +532,7 @@ void baton_pool_close(struct baton_pool *p)
 		close(p->fd);
 	}
 	open_remove(p);
-	pthread_mutex_unlock(&open_lock);
+	open_lock_give(cs);
 	free(p->adopt);
 	free(p);
 }
@@ -1179,18 +1198,20 @@ int baton_pool_free(struct baton_pool *p, uint64_t handle)
 #define PARK_SLICE_KMOD_NS	(100ULL * 1000 * 1000)
 #define PARK_SLICE_MEMFD_NS	(5ULL * 1000 * 1000)
 
-int baton_pool_alloc_wait(struct baton_pool *p, size_t size, uint64_t *handle,
-			  int64_t timeout_ns)
+/*
+ * Not a cancellation point: a thread cancelled in its park would leave
+ * the class's waiter count one high for good, a wake call on every later
+ * flush of every holder. Cancellation is off for the call (a cancel
+ * requested meanwhile acts at the next cancellation point after it);
+ * the timeout is what bounds it.
+ */
+static int alloc_wait(struct baton_pool *p, size_t size, uint64_t *handle,
+		      int64_t timeout_ns)
 {
 	struct baton_pool_waiting *w;
 	uint64_t deadline = 0, slice;
 	int has, ret, cls;
 
-	ret = baton__pool_alloc_inline(p, size, handle);
-	if (ret != -ENOMEM)
-		return ret;
-	if (!timeout_ns)
-		return -ETIMEDOUT;
 	has = baton__deadline_from(timeout_ns, &deadline);
 	cls = size_class(p, size);
 	w = waiting_of(p, (uint32_t)cls);
@@ -1220,6 +1241,21 @@ int baton_pool_alloc_wait(struct baton_pool *p, size_t size, uint64_t *handle,
 		if (slept)
 			return slept;
 	}
+}
+
+int baton_pool_alloc_wait(struct baton_pool *p, size_t size, uint64_t *handle,
+			  int64_t timeout_ns)
+{
+	int ret = baton__pool_alloc_inline(p, size, handle), cs;
+
+	if (ret != -ENOMEM)
+		return ret;
+	if (!timeout_ns)
+		return -ETIMEDOUT;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
+	ret = alloc_wait(p, size, handle, timeout_ns);
+	pthread_setcancelstate(cs, NULL);
+	return ret;
 }
 
 /*
@@ -1454,6 +1490,7 @@ static int bind_ring(struct baton_ring *r, struct baton_pool *p)
 	int memfd = r->backend == BATON_BACKEND_MEMFD &&
 		    p->backend == BATON_BACKEND_MEMFD;
 	uint64_t id = 0;
+	int cs;
 
 	/*
 	 * memfd: bound, but the watch went (dropped after a look found the
@@ -1471,9 +1508,9 @@ static int bind_ring(struct baton_ring *r, struct baton_pool *p)
 			return -errno;
 	} else if (memfd) {
 		/* The watch's fd comes and goes under the open lock (fork). */
-		open_lock_take();
+		cs = open_lock_take();
 		id = baton__pool_memfd_watch(p, r);
-		pthread_mutex_unlock(&open_lock);
+		open_lock_give(cs);
 	}
 	r->pool_bound = p->serial;
 	r->pool_ring_id = id;

@@ -106,8 +106,8 @@ BATON_HIDDEN uint64_t baton__pool_memfd_watch(struct baton_pool *p,
 					      const struct baton_ring *r);
 BATON_HIDDEN int baton__pool_memfd_unwatched(const struct baton_pool *p,
 					    uint64_t id);
-BATON_HIDDEN void baton__pool_open_lock(void);
-BATON_HIDDEN void baton__pool_open_unlock(void);
+BATON_HIDDEN int baton__pool_open_lock(void);
+BATON_HIDDEN void baton__pool_open_unlock(int cancel_state);
 BATON_HIDDEN void baton__pool_memfd_unwatch_all(struct baton_pool *p);
 BATON_HIDDEN void baton__pool_memfd_wake(uint32_t *wakes);
 BATON_HIDDEN int baton__pool_memfd_sleep(uint32_t *wakes, uint32_t seen,

@@ -54,6 +54,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <stdio.h>
@@ -306,9 +307,29 @@ static int held_by_other(int fd, off_t at)
 	return fl.l_type != F_UNLCK;
 }
 
-static int repair_lock(struct baton_pool *p)
+/*
+ * The repair lock (@cmd F_OFD_SETLKW to wait for it, F_OFD_SETLK to try),
+ * with thread cancellation off while it is held: a thread cancelled in
+ * the wait (a cancellation point) or at one inside the section would
+ * leave the byte locked by an open file description that lives on with
+ * the handle, and every other holder's repair waiting for good. 0 with
+ * *@cs the state repair_unlock() restores, or -errno.
+ */
+static int repair_lock(struct baton_pool *p, int cmd, int *cs)
 {
-	return lock_byte(p->fd, LOCK_REPAIR, F_OFD_SETLKW, F_WRLCK);
+	int ret;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, cs);
+	ret = lock_byte(p->fd, LOCK_REPAIR, cmd, F_WRLCK);
+	if (ret)
+		pthread_setcancelstate(*cs, NULL);
+	return ret;
+}
+
+static void repair_unlock(struct baton_pool *p, int cs)
+{
+	unlock(p->fd, LOCK_REPAIR);
+	pthread_setcancelstate(cs, NULL);
 }
 
 /* ---- create, open, unlink ---- */
@@ -896,14 +917,15 @@ static uint64_t repair_dead(struct baton_pool *p, int self)
 int baton__pool_memfd_repair(struct baton_pool *p)
 {
 	uint64_t now = baton__pool_now_ms(), n;
+	int cs;
 
 	if (now == p->repaired_ms)
 		return 0;
 	p->repaired_ms = now;
-	if (repair_lock(p))
+	if (repair_lock(p, F_OFD_SETLKW, &cs))
 		return 0;
 	n = repair_dead(p, 0);
-	unlock(p->fd, LOCK_REPAIR);
+	repair_unlock(p, cs);
 	return n > 0x7fffffff ? 0x7fffffff : (int)n;
 }
 
@@ -1032,7 +1054,9 @@ void baton__pool_memfd_unwatch_all(struct baton_pool *p)
 
 void baton__pool_memfd_attach(struct baton_pool *p)
 {
-	if (repair_lock(p))
+	int cs;
+
+	if (repair_lock(p, F_OFD_SETLKW, &cs))
 		return;
 	/* Whatever a dead holder of our index left is repaired first. */
 	repair_dead(p, 1);
@@ -1044,7 +1068,7 @@ void baton__pool_memfd_attach(struct baton_pool *p)
 		count(&p->hdr->holder_releases, 1);
 	else
 		count(&p->hdr->holders, 1);
-	unlock(p->fd, LOCK_REPAIR);
+	repair_unlock(p, cs);
 }
 
 /* Everything we own, in use or cached, back to the free queues. */
@@ -1052,6 +1076,7 @@ void baton__pool_memfd_detach(struct baton_pool *p)
 {
 	uint64_t dead[BATON_POOL_HOLDERS_MAX / 64] = { 0 }, n, cold = 0;
 	uint32_t i;
+	int cs;
 
 	/* A ring we sent through that nobody reads: its buffers, then. */
 	watch_check(p);
@@ -1060,12 +1085,12 @@ void baton__pool_memfd_detach(struct baton_pool *p)
 	for (i = 0; i < p->geo.nr_classes; i++)
 		p->f.cls[i].mag.n = 0;	/* OWNED by us: the walk finds them */
 	dead[p->f.holder / 64] = 1ULL << (p->f.holder % 64);
-	if (repair_lock(p))
+	if (repair_lock(p, F_OFD_SETLKW, &cs))
 		return;
 	life_end(p, p->f.holder);
 	n = reclaim_walk(p, dead, &cold);
 	count(&p->hdr->reclaimed, n);
-	unlock(p->fd, LOCK_REPAIR);
+	repair_unlock(p, cs);
 	/*
 	 * A flush is a slow path: its maintenance may repair a dead holder
 	 * and its waits may UNSTICK, and both adopt. What they adopt is
@@ -1088,9 +1113,9 @@ int baton__pool_memfd_unstick(struct baton_pool *p, uint32_t cls, uint64_t c)
 	struct baton_pool_cls *k = &p->f.cls[cls];
 	struct baton_pool_qent *e = &k->q[c & (k->qcap - 1)];
 	uint64_t seq, prev;
-	int ret = 0, filled = 0;
+	int ret = 0, filled = 0, cs;
 
-	if (repair_lock(p))
+	if (repair_lock(p, F_OFD_SETLKW, &cs))
 		return -EAGAIN;
 	/*
 	 * The module finishes a dead holder's claims at its release, before
@@ -1118,7 +1143,7 @@ int baton__pool_memfd_unstick(struct baton_pool *p, uint32_t cls, uint64_t c)
 		else
 			release_entry(p, cls, prev);
 	}
-	unlock(p->fd, LOCK_REPAIR);
+	repair_unlock(p, cs);
 	/* Entries behind a hole are takeable now. */
 	if (filled)
 		wake_all_parked(p);
@@ -1308,6 +1333,7 @@ void baton__pool_memfd_maintain(struct baton_pool *p)
 {
 	struct pool_words *w = words(p);
 	uint64_t now = baton__pool_now_ms(), period;
+	int cs;
 
 	/*
 	 * Our own rings: whoever does the pool's maintenance below. Under
@@ -1318,13 +1344,13 @@ void baton__pool_memfd_maintain(struct baton_pool *p)
 	 */
 	if (p->nr_watch && now >= p->watch_next_ms) {
 		p->watch_next_ms = now + WATCH_MS;
-		baton__pool_open_lock();
+		cs = baton__pool_open_lock();
 		watch_check(p);
-		baton__pool_open_unlock();
+		baton__pool_open_unlock(cs);
 	}
 	if (now < __atomic_load_n(&w->next_ms, __ATOMIC_RELAXED))
 		return;
-	if (try_lock(p->fd, LOCK_REPAIR))
+	if (repair_lock(p, F_OFD_SETLK, &cs))
 		return;		/* another holder is at it */
 	period = p->geo.decay_ms ? p->geo.decay_ms / 4 : IDLE_REPAIR_MS;
 	if (now >= w->next_ms) {
@@ -1334,5 +1360,5 @@ void baton__pool_memfd_maintain(struct baton_pool *p)
 		if (p->geo.decay_ms)
 			decay(p, now);
 	}
-	unlock(p->fd, LOCK_REPAIR);
+	repair_unlock(p, cs);
 }

@@ -2077,7 +2077,8 @@ static inline void *baton__pool_ptr_inline(const struct baton_pool *pool,
  * buffer reaches the class's free queue: another holder's flush or close,
  * or the return of a dead holder's buffers. Buffers that sit in other
  * holders' magazines are not seen. The wake costs the freer one system
- * call per flush while someone is parked; nothing otherwise.
+ * call per flush while someone is parked; nothing otherwise. Not a thread
+ * cancellation point: the timeout bounds it (Documentation/pool.rst).
  *
  * Return: 0, or -ETIMEDOUT, -EINTR, and baton_pool_alloc()'s other errors.
  */

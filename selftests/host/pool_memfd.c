@@ -507,6 +507,65 @@ TEST(fork_while_another_thread_opens_inherits_no_pool_fd)
 }
 
 /* Fan-out: share, put, the last put frees (pool_cases.h). */
+/*
+ * A thread cancelled while its open waits for another holder's repair
+ * lock (F_OFD_SETLKW, a cancellation point, reached under the library's
+ * open lock) must not leave that lock held: before, the cancel left it
+ * locked, and every later open, close and fork() of the process hung.
+ * The test holds the repair byte (0) itself, through its own open file
+ * description of the pool file.
+ */
+static void *open_and_close(void *arg)
+{
+	struct baton_pool *p;
+
+	if (!baton_pool_open(arg, &p))
+		baton_pool_close(p);
+	return NULL;
+}
+
+/* Join @t within 5 s: 0, or ETIMEDOUT while it is still stuck. */
+static int join_within_5s(pthread_t t)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 5;
+	return pthread_timedjoin_np(t, NULL, &ts);
+}
+
+TEST(cancelled_opener_leaves_the_open_lock_free)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+			    .l_start = 0, .l_len = 1 };
+	struct baton_pool_params prm = pc_params(16, 0);
+	struct baton_pool *owner;
+	char name[64], path[128];
+	pthread_t t;
+	int fd;
+
+	force_memfd();
+	ring_name(name, sizeof(name), "cancel");
+	ASSERT_EQ(0, baton_pool_create(name, &prm, &owner));
+	pool_file(path, sizeof(path), name);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fcntl(fd, F_OFD_SETLK, &fl));
+	ASSERT_EQ(0, pthread_create(&t, NULL, open_and_close, name));
+	usleep(100 * 1000);	/* it waits for byte 0 now */
+	ASSERT_EQ(0, pthread_cancel(t));
+	usleep(50 * 1000);
+	fl.l_type = F_UNLCK;
+	ASSERT_EQ(0, fcntl(fd, F_OFD_SETLK, &fl));
+	ASSERT_EQ(0, join_within_5s(t));
+	/* The open lock is free: another open and close finish. */
+	ASSERT_EQ(0, pthread_create(&t, NULL, open_and_close, name));
+	ASSERT_EQ(0, join_within_5s(t)) TH_LOG("the open lock is still held");
+	close(fd);
+	baton_pool_close(owner);
+	baton_pool_unlink(name);
+}
+
 TEST(shared_buffer_returns_after_the_last_put)
 {
 	char pname[64];
