@@ -416,6 +416,18 @@ int baton_mpsc_push_batch_n(struct baton_ring *r, const void *msgs,
  */
 void __baton_mpsc_wake_n(struct baton_ring *r, uint64_t idx, uint32_t n)
 {
+	__baton_mpsc_release_wake(r, idx, n);
+}
+
+/*
+ * The same, for a release_n() that stores the head once per batch (2.6):
+ * its own symbol, so that a binary built with that inline release binds
+ * to LIBBATON_2.6 and never runs with a library whose consumer restart
+ * walks past only one freed slot (Documentation/mpsc.rst, "Consumer
+ * restart").
+ */
+void __baton_mpsc_release_wake(struct baton_ring *r, uint64_t idx, uint32_t n)
+{
 	uint32_t i;
 
 	if (r->backend != BATON_BACKEND_MEMFD) {

@@ -1497,11 +1497,17 @@ baton_spsc_try_pop_bulk(struct baton_ring *r, void *msgs, size_t size,
 
 /*
  * Out of line (lib/mpsc.c): the bulk forms' waits and wakes. fill: n or a
- * negative errno, as baton_mpsc_push_bulk(); wake_n reports nothing.
+ * negative errno, as baton_mpsc_push_bulk(); the wakes report nothing.
+ * release_wake is the one baton_mpsc_cons_release_n() calls since 2.6
+ * (one head store per batch), so that binaries built with it need a
+ * library whose consumer restart walks the whole batch; wake_n stays for
+ * binaries built before.
  */
 int __baton_mpsc_fill(struct baton_ring *r, uint64_t t, const void *msgs,
 		      size_t size, uint32_t n, uint32_t *published);
 void __baton_mpsc_wake_n(struct baton_ring *r, uint64_t idx, uint32_t n);
+void __baton_mpsc_release_wake(struct baton_ring *r, uint64_t idx,
+			       uint32_t n);
 
 /*
  * MPSC producer: tickets [t, t + n) written; publish them in order (K, as
@@ -1640,7 +1646,7 @@ static inline void baton_mpsc_cons_release_n(struct baton_ring *r,
 	baton__store_then_load();
 	if (baton__wait_armed(__atomic_load_n(r->prod_waiting,
 					      __ATOMIC_RELAXED)))
-		__baton_mpsc_wake_n(r, c, k);
+		__baton_mpsc_release_wake(r, c, k);
 }
 
 /**

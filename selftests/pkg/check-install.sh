@@ -18,6 +18,7 @@
 #  - baton_pool_info's two versions: a new binary binds to LIBBATON_2.5,
 #    and the LIBBATON_2.1 version writes only the old struct
 #    (pool_info_compat.c);
+#  - a binary using the inline batch release binds to LIBBATON_2.6;
 #  - Documentation/examples/ build the same way and run on memfd;
 #  - every public function has a man3 page, and every installed page
 #    renders without a warning (groff -ww; man -l --warnings);
@@ -110,6 +111,13 @@ check "pool_info_compat.c builds; its baton_pool_info binds to LIBBATON_2.5" \
 		objdump -T '$work/pool_info_compat' | grep -q 'LIBBATON_2.5) *baton_pool_info\$'"
 check "baton_pool_info@LIBBATON_2.1 writes only 2.1's struct, the same snapshot" \
 	env BATON_BACKEND=memfd "$work/pool_info_compat"
+
+# ---- the batch release binds to the 2.6 library that restarts past a batch
+printf '#include <baton/baton.h>\nvoid f(struct baton_ring *r) { baton_mpsc_cons_release_n(r, 2); }\nint main(void) { return 0; }\n' >"$work/release_n.c"
+check "a binary using baton_mpsc_cons_release_n binds to LIBBATON_2.6" \
+	bash -c "cc -std=c11 ${cflags[*]} ${pc_cflags[*]} -o '$work/release_n' \
+		'$work/release_n.c' ${pc_libs[*]} &&
+		objdump -T '$work/release_n' | grep -q 'LIBBATON_2.6) *__baton_mpsc_release_wake\$'"
 
 # ---- the examples, built as a user builds them, on memfd
 check "Documentation/examples build against the staged install" \
