@@ -155,6 +155,7 @@ int baton_mpsc_attach(struct baton_mpsc *m);
 void baton_mpsc_detach(struct baton_mpsc *m, int k);
 int baton_mpsc_check_consumer(struct baton_mpsc *m, u64 c, bool gone);
 int baton_mpsc_check_producer(struct baton_mpsc *m, u64 i);
+bool baton_mpsc_released_ahead(struct baton_mpsc *m, u64 c);
 
 /*
  * limits.c: the per-user caps. A charge records what one object costs its

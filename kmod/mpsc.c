@@ -409,6 +409,21 @@ int baton_mpsc_check_consumer(struct baton_mpsc *m, u64 c, bool gone)
 }
 
 /*
+ * Whether seq[@c] is a lap on from ticket @c: freed by a consumer whose
+ * batch release has not stored the head yet (the library's
+ * baton_mpsc_cons_release_n() makes all the slot stores of a batch, then
+ * one head store), or already published for that next lap. poll(), which
+ * reads the shared head, sees this for the length of a release.
+ */
+bool baton_mpsc_released_ahead(struct baton_mpsc *m, u64 c)
+{
+	u64 s = READ_ONCE(m->seq[c & m->mask]) & ~BATON_MPSC_TOMB;
+	u64 lap = (u64)m->mask + 1;
+
+	return s == c + lap || s == c + lap + 1;
+}
+
+/*
  * A producer holding ticket @i: 0 once seq[i] == i, -EAGAIN while the
  * slot still belongs to an earlier lap (free for, or published by, ticket
  * i - n * slot_count), -EPROTO for anything else.

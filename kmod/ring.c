@@ -1094,13 +1094,22 @@ static __poll_t baton_mpsc_ready(struct baton_ring *ring, u32 role, u32 state)
 	int ret;
 
 	if (role == BATON_ROLE_CONSUMER) {
-		ret = baton_mpsc_check_consumer(ring->mpsc,
-						READ_ONCE(*ring->head),
+		u64 head = READ_ONCE(*ring->head);
+
+		ret = baton_mpsc_check_consumer(ring->mpsc, head,
 					state & BATON_STATE_PRODUCER_GONE);
 		if (!ret)
 			return EPOLLIN | EPOLLRDNORM;
 		if (ret == -EPIPE)
 			return EPOLLHUP;
+		/*
+		 * The consumer is past this head, mid-release: readable, so
+		 * that it looks from where it really is (a spurious EPOLLIN
+		 * costs a look; a 0 here could cost the wake it waits for).
+		 */
+		if (ret == -EPROTO &&
+		    baton_mpsc_released_ahead(ring->mpsc, head))
+			return EPOLLIN | EPOLLRDNORM;
 		return ret == -EPROTO ? EPOLLERR : 0;
 	}
 	if (state & BATON_STATE_CONSUMER_GONE)

@@ -11,8 +11,9 @@
  * from 1..8 producer processes, a full ring with producers parked on their
  * slots (no lost wakeup under a stress loop; the counters name parks and
  * wakes), try-push's -EAGAIN on a full ring without a ticket taken, batch
- * reservation, and a consumer that leaves a parked producer (EPIPE), also
- * in the middle of a batch (baton_mpsc_push_batch_n() says how much is out).
+ * reservation, a consumer that leaves a parked producer (EPIPE), also
+ * in the middle of a batch (baton_mpsc_push_batch_n() says how much is out),
+ * and poll() between a batch release's slot stores and its head store.
  */
 #include "mpsc_common.h"
 
@@ -487,6 +488,59 @@ TEST_F(mpsc_ring, try_push_full_takes_no_ticket)
 	EXPECT_EQ(0, c->wake_calls);
 	baton_ring_close(a);
 	baton_ring_close(b);
+	baton_ring_close(c);
+}
+
+/*
+ * poll() of the consumer's fd reads the shared head, which a batch
+ * release (baton_mpsc_cons_release_n()) stores once, after the slot
+ * stores of the whole batch. A poller that looks in between (another
+ * thread of the consumer's process, an event loop) finds next-lap
+ * sequence words at that head: readable, not an error. Before, it read
+ * EPOLLERR for the length of every release. The release here is the
+ * library's, with its head store sent to a private word, as if the poll
+ * came between its last slot store and the head's.
+ */
+TEST_F(mpsc_ring, poll_mid_batch_release_is_readable)
+{
+	struct baton_ring_params p = mp_params(8, 1);
+	struct baton_ring *c, *pr;
+	uint64_t m[2], idx, held, *head;
+	struct pollfd pfd;
+	int i;
+
+	ASSERT_EQ(0, baton_ring_create(self->name, &p, BATON_ROLE_CONSUMER,
+				       &c));
+	ASSERT_EQ(0, baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+				     BATON_BACKEND_KMOD, &pr));
+	for (i = 0; i < 8; i++) {
+		mp_msg(m, 0, i);
+		ASSERT_EQ(0, baton_mpsc_try_push(pr, m, MP_MSG));
+	}
+	ASSERT_EQ(8, baton_mpsc_cons_peek_n(c, 8, &idx));
+	head = c->head;
+	held = *head;
+	c->head = &held;
+	baton_mpsc_cons_release_n(c, 5);
+	pfd.fd = baton_ring_fd(c);
+	pfd.events = POLLIN;
+	EXPECT_EQ(1, poll(&pfd, 1, 0));
+	EXPECT_EQ(POLLIN, pfd.revents) TH_LOG("freed a lap on: %#x",
+					     pfd.revents);
+	/* Ticket 8 into slot 0: published for the next lap, still readable. */
+	mp_msg(m, 0, 8);
+	ASSERT_EQ(0, baton_mpsc_try_push(pr, m, MP_MSG));
+	EXPECT_EQ(1, poll(&pfd, 1, 0));
+	EXPECT_EQ(POLLIN, pfd.revents) TH_LOG("published a lap on: %#x",
+					     pfd.revents);
+	/* The head store lands: 5, 6, 7 and 8 follow, in order. */
+	c->head = head;
+	__atomic_store_n(head, held, __ATOMIC_RELEASE);
+	for (i = 5; i <= 8; i++) {
+		ASSERT_EQ(0, baton_mpsc_try_pop(c, m, sizeof(m), NULL));
+		EXPECT_EQ((uint64_t)i, m[0]);
+	}
+	baton_ring_close(pr);
 	baton_ring_close(c);
 }
 
