@@ -1094,10 +1094,10 @@ static __poll_t baton_mpsc_ready(struct baton_ring *ring, u32 role, u32 state)
 	int ret;
 
 	if (role == BATON_ROLE_CONSUMER) {
+		bool gone = state & BATON_STATE_PRODUCER_GONE;
 		u64 head = READ_ONCE(*ring->head);
 
-		ret = baton_mpsc_check_consumer(ring->mpsc, head,
-					state & BATON_STATE_PRODUCER_GONE);
+		ret = baton_mpsc_check_consumer(ring->mpsc, head, gone);
 		if (!ret)
 			return EPOLLIN | EPOLLRDNORM;
 		if (ret == -EPIPE)
