@@ -1162,7 +1162,8 @@ static u32 baton_pool_reserve(struct baton_pool *pool, struct baton_pool_cls *c,
 /*
  * Take buffer @cand for the decay (FREE to KERNEL, under pool->lock);
  * false if it is not the free episode the scan saw. Its generation is
- * unchanged, so an allocator that popped it waits, then finds it COLD.
+ * unchanged, so an allocator that popped it waits (a library of 2.6 or
+ * later: up to 20 ms), then finds it COLD, or drops the entry at once.
  */
 static bool baton_pool_decay_take(struct baton_pool_cls *c,
 				  struct baton_pool_cand *cand)

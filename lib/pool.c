@@ -350,6 +350,8 @@ static void open_remove(struct baton_pool *p)
 static uint64_t pool_serials;
 
 /* Under open_lock (the fork() comment above). */
+static uint64_t module_features(void);
+
 static int pool_attach(int fd, uint32_t holder, int backend,
 		       struct baton_pool **out)
 {
@@ -365,6 +367,8 @@ static int pool_attach(int fd, uint32_t holder, int backend,
 	p->f.holder = holder;
 	p->f.owned = BATON_POOL_STATE(0, BATON_POOL_OWNED, holder + 1);
 	p->backend = backend;
+	p->decay_ends_cold = backend == BATON_BACKEND_KMOD &&
+			     (module_features() & BATON_FEAT_POOL_COLD);
 	ret = pool_map(p);
 	if (ret) {
 		pool_unmap(p);
@@ -658,11 +662,15 @@ static void wait_seq(struct baton_pool *p, uint32_t cls,
 /*
  * How long a taker on the module waits for a KERNEL buffer its entry
  * names (the module's decay truncating its pages, with no lock held)
- * before it drops the entry. Every path of the module that leaves KERNEL
- * with the entry's generation makes that entry stale (COLD, or a push
- * under the next generation), so dropping it early loses nothing: the
- * wait only spares a taker an ENOMEM while the decay finishes. The bound
- * is what a word scribbled KERNEL costs a taker.
+ * before it drops the entry. Since BATON_FEAT_POOL_COLD the decay ends in
+ * COLD, or in a push under the next generation, so the entry is stale
+ * either way and dropping it early loses nothing: the wait only spares a
+ * taker an ENOMEM while the decay finishes. (The module's other KERNEL
+ * words with an entry's generation, a requeue's or a fill's, name
+ * entries no live taker holds: UNSTICK and the fill act only on those.)
+ * The bound is what a word scribbled KERNEL costs a taker. An older
+ * module's decay makes the buffer FREE again in place, counting on the
+ * taker that popped its entry: there the taker waits as long as it takes.
  */
 #define KERNEL_WAIT_MS	20
 
@@ -699,7 +707,8 @@ static int take_entry(struct baton_pool *p, struct baton_pool_cls *c,
 			 * word, a decayer's that is slow or dead or one
 			 * scribbled, then stalls a taker. kmod: the module's
 			 * decay, whose COLD we may then take: wait, at most
-			 * KERNEL_WAIT_MS.
+			 * KERNEL_WAIT_MS (without a bound on a module whose
+			 * decay ends FREE in place).
 			 */
 			if (p->backend == BATON_BACKEND_MEMFD) {
 				if (!by || by > p->geo.max_holders)
@@ -707,7 +716,7 @@ static int take_entry(struct baton_pool *p, struct baton_pool_cls *c,
 				return 0;
 			}
 			baton__pool_relax(&spins);
-			if (spins < 4096)
+			if (spins < 4096 || !p->decay_ends_cold)
 				continue;
 			if (!since)
 				since = baton__pool_now_ms();

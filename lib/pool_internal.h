@@ -50,6 +50,12 @@ struct baton_pool {
 	uint32_t nr_watch;
 	int watch_broken;		/* a watch could not be opened */
 	uint64_t watch_next_ms;		/* when to look at them again */
+	/*
+	 * kmod: the module's decay ends in COLD (BATON_FEAT_POOL_COLD), so
+	 * a KERNEL entry is stale and a taker's wait on it may end
+	 * (take_entry()); an older module's ends FREE in place.
+	 */
+	int decay_ends_cold;
 	/* Inherited across fork(): usable for nothing but close (pool.c). */
 	int forked;
 	uint64_t serial;		/* this handle, in this process (never 0) */

@@ -201,10 +201,11 @@ TEST(kernel_word_no_decay_ends_is_dropped)
 TEST(scribbled_entry_of_a_freers_ticket_is_published_over)
 {
 	char name[64];
+	uint64_t bad;
 
 	BT_REQUIRE_DEV();
 	bt_make_name(name, sizeof(name), "fword");
-	EXPECT_EQ(0, pc_scribbled_freer_entry(name));
+	EXPECT_EQ(0, pc_scribbled_freer_entry(name, &bad));
 }
 
 TEST(buffers_cross_processes_through_a_ring)

@@ -1713,7 +1713,7 @@ static inline int pf_run(const char *pname, const char *rbase, int backend,
  * Every holder maps the free queues and descriptors read-write, on both
  * backends, so any holder can write a word that no holder, live or dead,
  * ever leaves there. The library must not spin on one for ever
- * (Documentation/pool.rst, "Scribbled words"). Each case writes such a
+ * (Documentation/pool.rst, "Words no holder leaves there"). Each case writes such a
  * word through the test's own mapping, then checks that every buffer
  * still comes out once. Before the fixes, each spun until the harness's
  * timeout.
@@ -1766,9 +1766,11 @@ static inline int pc_kernel_word_at_head(const char *name, uint32_t by)
 /*
  * The entry of the next free's ticket, scribbled to a seq of no lap: the
  * freer publishes over it, and all 64 buffers come out again, once.
+ * *@bad: the pool's bad_words after it (counted on memfd only).
  */
-static inline int pc_scribbled_freer_entry(const char *name)
+static inline int pc_scribbled_freer_entry(const char *name, uint64_t *bad)
 {
+	struct baton_pool_info info;
 	struct baton_pool_cls *c;
 	struct baton_pool *pool;
 	uint64_t h[80], t;
@@ -1790,6 +1792,7 @@ static inline int pc_scribbled_freer_entry(const char *name)
 			step = 3;
 	}
 	pc_free_all(pool, h, n);
+	*bad = baton_pool_info(pool, &info) ? 0 : info.bad_words;
 	baton_pool_close(pool);
 	return step;
 }

@@ -385,7 +385,8 @@ static int setup_failed_create_leaves_no_name(const char *name, int backend,
 		rl.rlim_max = rl.rlim_cur;
 		if (kib < 0 || setrlimit(RLIMIT_AS, &rl))
 			_exit(2);
-		_exit(setup_big_create(name, backend, pool) < 0 ? 0 : 3);
+		/* ENOMEM: the address space, as meant; anything else is not. */
+		_exit(setup_big_create(name, backend, pool) == -ENOMEM ? 0 : 3);
 	}
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
 		return 4;

@@ -196,7 +196,9 @@ struct baton_ring_stats {
  *
  * The name stays until baton_ring_unlink(), like a file's; the ring goes
  * once its name and every handle have. A create that fails leaves no
- * name, also when the ring was made and only mapping it failed.
+ * name, also when the ring was made and only mapping it failed (unless
+ * another process unlinked the name and made its own under it in that
+ * window: that one goes instead).
  *
  * Return: 0, or -EINVAL (a bad name, geometry, kind, role or mode), -EEXIST
  * (the name is taken), -EDQUOT (a per-user cap, kmod), -ENOSPC (no room in
@@ -1952,7 +1954,9 @@ struct baton_pool_info {
  * one holder: when it is closed every buffer it still owned goes back;
  * when its process dies, the module returns them at once, or on the memfd
  * backend the next holder that looks does (Documentation/pool.rst). A
- * create that fails leaves no name, also when only the mapping failed.
+ * create that fails leaves no name, also when only the mapping failed
+ * (unless another process unlinked the name and made its own under it
+ * in that window: that one goes instead).
  *
  * Return: 0, or -EEXIST (the name is taken), -EINVAL (geometry, name, or
  * $BATON_BACKEND), -E2BIG (more than 256 GiB of buffers), -EDQUOT
@@ -2084,7 +2088,8 @@ static inline void *baton__pool_ptr_inline(const struct baton_pool *pool,
  * or the return of a dead holder's buffers. Buffers that sit in other
  * holders' magazines are not seen. The wake costs the freer one system
  * call per flush while someone is parked; nothing otherwise. Not a thread
- * cancellation point: the timeout bounds it (Documentation/pool.rst).
+ * cancellation point: a timeout, or a signal (-EINTR), ends the wait
+ * (Documentation/pool.rst).
  *
  * Return: 0, or -ETIMEDOUT, -EINTR, and baton_pool_alloc()'s other errors.
  */
