@@ -1212,7 +1212,7 @@ int baton_pool_free(struct baton_pool *p, uint64_t handle)
  * the class's waiter count one high for good, a wake call on every later
  * flush of every holder. Cancellation is off for the call (a cancel
  * requested meanwhile acts at the next cancellation point after it);
- * the timeout is what bounds it.
+ * a timeout, or a signal (-EINTR), ends it.
  */
 static int alloc_wait(struct baton_pool *p, size_t size, uint64_t *handle,
 		      int64_t timeout_ns)
