@@ -1,0 +1,120 @@
+/* The decay of a holder's magazine, with store buffers (x86-TSO): a
+ * protocol designed and checked here before it is built
+ * (Documentation/pool.rst, "What is not built yet", "Magazines the decay
+ * can reach"). The holder would be baton__pool_alloc_inline() in
+ * lib/include/baton.h, the kernel a step of kmod/pool.c's decay work.
+ *
+ * A magazine keeps buffers its holder freed, in its own process's memory:
+ * the kernel cannot see the magazine, only each buffer's descriptor,
+ * which a free leaves MAG (the holder's, idle). Allocation pops a handle
+ * with plain loads and stores and must stay free of fences and locked
+ * instructions, so the kernel, which wants to give a long-idle MAG
+ * buffer's pages back, cannot take it by compare-and-swap against a
+ * holder that never does one. The asymmetric pattern of the ring's park
+ * instead:
+ *
+ *   holder  pop the handle; store the descriptor OWNED (plain: buffered);
+ *           a signal fence (no instruction: the compiler keeps the load
+ *           below the store); load the class's reap word; 0: use the
+ *           buffer. Not 0: wait until it is 0 again, then use the buffer
+ *           (its pages may be new and zeroed: an allocation's contents
+ *           are undefined anyway).
+ *   kernel  with the candidates seen MAG under one generation two ticks
+ *           apart: store reap = 1; smp_mb(); an IPI that runs smp_mb() on
+ *           every CPU of the pool's mms (the holder's buffered stores
+ *           reach memory, and its later loads see reap); read the
+ *           descriptor again: still MAG under that generation, give its
+ *           pages back; then reap = 0 (release).
+ *
+ * Either the holder's OWNED store came before the IPI's barrier, and the
+ * kernel's second read sees it and leaves the buffer alone; or it came
+ * after, and then so does the holder's load of reap, which sees 1, and the
+ * holder waits until the kernel is done with the buffer.
+ *
+ * Property: the kernel never gives back the pages of a buffer its holder
+ * is using (assert), and the holder always gets to use it (a holder left
+ * waiting is an invalid end state).
+ *
+ *   VARIANT 0: as implemented                                    -> errors: 0
+ *   VARIANT 1: no IPI: the holder's OWNED is still buffered when the
+ *              kernel reads MAG                                  -> caught
+ *   VARIANT 2: the holder's load of reap hoisted above its store (no
+ *              signal fence): it reads 0, the kernel reads MAG   -> caught
+ *   VARIANT 3: the kernel decides from its earlier read, without the
+ *              second one after the IPI                          -> caught
+ *   VARIANT 4: a holder that sees reap set goes on without waiting for
+ *              the kernel to finish                              -> caught
+ *
+ * spin -DVARIANT=n -a pool_mag_tso.pml && gcc -O2 -o pan pan.c && ./pan -a -f
+ */
+#ifndef VARIANT
+#define VARIANT 0
+#endif
+
+#define MAG	0
+#define OWNED	1
+
+bit  state_mem = MAG;   /* the descriptor in memory (one generation) */
+bit  state_h = MAG;     /* the holder's own latest store of it */
+bit  reap_mem = 0;      /* the reap word in memory */
+bit  reap_k = 0;        /* the kernel's own latest store of it */
+bit  using = 0;         /* the holder is writing the buffer */
+bit  used = 0;
+bit  kernel_done = 0;
+
+/* Store buffers drain on their own, at any time. */
+active proctype drain() {
+end:
+  do
+  :: atomic { state_mem != state_h -> state_mem = state_h }
+  :: atomic { reap_mem != reap_k -> reap_mem = reap_k }
+  od
+}
+
+active proctype holder() {
+  bit r;
+
+#if VARIANT == 2
+  r = reap_mem;                             /* the load, hoisted */
+  state_h = OWNED;
+#else
+  state_h = OWNED;                          /* plain store: buffered */
+  r = reap_mem;                             /* after the signal fence */
+#endif
+  if
+  :: r == 0 -> skip
+  :: else ->
+#if VARIANT != 4
+     (reap_mem == 0)                        /* the kernel is done */
+#else
+     skip
+#endif
+  fi;
+  using = 1;                                /* writes the buffer */
+  used = 1;
+  using = 0
+}
+
+active proctype kernel() {
+  bit seen;
+
+  seen = state_mem;                         /* the tick's scan */
+  if
+  :: seen == MAG ->
+     reap_k = 1;
+     atomic { reap_mem = reap_k };          /* smp_mb() */
+#if VARIANT != 1
+     atomic { state_mem = state_h };        /* the IPI's smp_mb() there */
+#endif
+#if VARIANT != 3
+     seen = state_mem;                      /* read again */
+#endif
+     if
+     :: seen == MAG -> assert(!using)       /* give the pages back */
+     :: else -> skip
+     fi;
+     reap_k = 0                             /* release */
+  :: else -> skip
+  fi;
+  kernel_done = 1
+}
