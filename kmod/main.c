@@ -28,7 +28,8 @@
 			 BATON_FEAT_EPOCH | BATON_FEAT_NAME_WAIT |	\
 			 BATON_FEAT_POOL | BATON_FEAT_POOL_WAIT |	\
 			 BATON_FEAT_POOL_SHARE | BATON_FEAT_RING_BIND |	\
-			 BATON_FEAT_POOL_COLD | BATON_FEAT_POOL_COLD_OPTIN)
+			 BATON_FEAT_POOL_COLD | BATON_FEAT_POOL_COLD_OPTIN |	\
+			 BATON_FEAT_POOL_IDLE)
 
 /* Handlers get the copied-in struct, the user pointer and the caller's size. */
 static long baton_ioc_version(void *arg, void __user *uarg, u32 usize)

@@ -76,6 +76,8 @@ struct baton_pool_cls {
 	struct baton_pool_desc *desc;
 	u32 min_free[BATON_POOL_WINDOW];	/* free counts, last ticks */
 	unsigned long *pending;		/* KERNEL, to queue (pool->lock) */
+	u64 *idle_seen;			/* per buffer: its IDLE state last tick */
+	u8 *idle_ticks;			/* ticks seen so, or IDLE_GONE */
 };
 
 struct baton_pool {
@@ -90,7 +92,7 @@ struct baton_pool {
 
 	struct baton_pages mem;		/* header, class blocks, claim pages */
 	struct baton_pool_hdr *hdr;
-	struct baton_mm_set mms;	/* pages.c wants one; no barrier here */
+	struct baton_mm_set mms;	/* the holders' mms: the reap's IPIs */
 	struct file *shm;		/* the data region */
 
 	struct mutex lock;		/* holders, reclaim, decay */
@@ -462,10 +464,22 @@ static void baton_pool_requeue(struct baton_pool *pool,
 }
 
 /*
+ * OWNED by @holder, or IDLE in its magazine (BATON_FEAT_POOL_IDLE): the
+ * holder's either way, for its death as for its flush.
+ */
+static bool baton_pool_holders(u64 s, u32 holder)
+{
+	return (BATON_POOL_S_KIND(s) == BATON_POOL_OWNED ||
+		BATON_POOL_S_KIND(s) == BATON_POOL_IDLE) &&
+	       BATON_POOL_S_HOLDER(s) == holder + 1;
+}
+
+/*
  * Publish @v at ticket @t if the entry is still unpublished for it. Only
- * a value whose buffer is FREE with that generation, or OWNED by the dead
- * @holder (made FREE here, so the reclaim walk does not take it too), is
- * published; otherwise the entry becomes a hole (BATON_POOL_NO_INDEX).
+ * a value whose buffer is FREE with that generation, or the dead
+ * @holder's (OWNED or IDLE; made FREE here, so the reclaim walk does not
+ * take it too), is published; otherwise the entry becomes a hole
+ * (BATON_POOL_NO_INDEX).
  */
 static void baton_pool_fill(struct baton_pool *pool, struct baton_pool_cls *c,
 			    u64 t, u64 v, u32 holder)
@@ -488,7 +502,8 @@ static void baton_pool_fill(struct baton_pool *pool, struct baton_pool_cls *c,
 		 * a scribble moved on between the read and the take, where
 		 * it may say a SENT buffer's ring or a SHARED one's readers.
 		 */
-		if (s == BATON_POOL_STATE(gen, BATON_POOL_OWNED, holder + 1) &&
+		if ((s == BATON_POOL_STATE(gen, BATON_POOL_OWNED, holder + 1) ||
+		     s == BATON_POOL_STATE(gen, BATON_POOL_IDLE, holder + 1)) &&
 		    cmpxchg(&d->state, s,
 			    BATON_POOL_STATE(gen, BATON_POOL_KERNEL, 0)) == s) {
 			WRITE_ONCE(d->aux, baton_pool_now_ms());
@@ -678,7 +693,7 @@ static u64 baton_pool_take_back(struct baton_pool *pool,
 }
 
 /*
- * A released holder's: OWNED by it (its magazines included), or SHARED
+ * A released holder's: OWNED or IDLE by it (its magazines), or SHARED
  * with it as the last reader (its part is given up here either way).
  */
 static bool baton_pool_holder_had(struct baton_pool *pool,
@@ -686,8 +701,7 @@ static bool baton_pool_holder_had(struct baton_pool *pool,
 {
 	if (BATON_POOL_S_KIND(s) == BATON_POOL_SHARED)
 		return baton_pool_unshare(pool, d, s, (u32)holder);
-	return BATON_POOL_S_KIND(s) == BATON_POOL_OWNED &&
-	       BATON_POOL_S_HOLDER(s) == holder + 1;
+	return baton_pool_holders(s, holder);
 }
 
 /*
@@ -1221,6 +1235,14 @@ static bool baton_pool_decay_give(struct baton_pool *pool,
 	if (cmpxchg(&d->state, kernel,
 		    BATON_POOL_STATE(gen, BATON_POOL_COLD, 0)) != kernel)
 		(*bad)++;
+	else
+		/*
+		 * Counted in the takers' hint at once, not at the tick's
+		 * end: a taker that dropped this buffer's entry while it was
+		 * KERNEL looks for it next, and a hint still 0 would make it
+		 * say ENOMEM with the buffer right there.
+		 */
+		atomic_inc((atomic_t *)&c->cold->cold);
 	return cand->aux;
 }
 
@@ -1407,6 +1429,115 @@ static u64 baton_pool_decay_class(struct baton_pool *pool,
 	return paged;
 }
 
+/*
+ * ---- idle magazines (Documentation/pool.rst "Idle magazines", Y13) ----
+ *
+ * A holder's free leaves the buffer IDLE in its magazine, which lives in
+ * the holder's own memory: the decay sees only the descriptor. A buffer
+ * whose descriptor holds the same IDLE word (holder, generation) on
+ * BATON_POOL_WINDOW + 1 full ticks in a row (about decay_ms, as the free
+ * queue's reserve) has not been allocated since: its pages go back. The
+ * holder's allocation stores OWNED with no fence and then loads the reap
+ * word, so the give-back is the ring park's asymmetric pattern: the word,
+ * a barrier on every CPU of the holders' mms, a second read of each
+ * descriptor, the truncation of those still as seen, the word cleared.
+ * All under pool->lock, which the reclaim of a released holder takes too:
+ * it cannot queue a buffer, for another holder to write, while it is
+ * being truncated. The state stays IDLE: the holder's next allocation of
+ * it faults zeroed pages in, as a COLD buffer's.
+ */
+#define BATON_POOL_IDLE_DUE	(BATON_POOL_WINDOW + 1)
+#define BATON_POOL_IDLE_GONE	U8_MAX	/* its pages went this episode */
+
+static u64 *baton_pool_reap_word(struct baton_pool *pool)
+{
+	return (u64 *)((u8 *)pool->hdr + BATON_POOL_HDR_REAP);
+}
+
+/* Age class @c's IDLE buffers by one tick: how many are now due. */
+static u32 baton_pool_idle_age(struct baton_pool_cls *c)
+{
+	u32 j, due = 0;
+
+	for (j = 0; j < c->lay.count; j++) {
+		u64 s = READ_ONCE(c->desc[j].state);
+
+		if (!(j % 1024))
+			cond_resched();
+		if (BATON_POOL_S_KIND(s) != BATON_POOL_IDLE) {
+			c->idle_ticks[j] = 0;
+			continue;
+		}
+		if (s != c->idle_seen[j] || !c->idle_ticks[j]) {
+			c->idle_seen[j] = s;
+			c->idle_ticks[j] = 1;
+			continue;
+		}
+		if (c->idle_ticks[j] < BATON_POOL_IDLE_DUE)
+			c->idle_ticks[j]++;
+		due += c->idle_ticks[j] == BATON_POOL_IDLE_DUE;
+	}
+	return due;
+}
+
+/* Give back the pages of class @c's due buffers still as seen (Y13). */
+static u64 baton_pool_idle_give(struct baton_pool *pool,
+				struct baton_pool_cls *c)
+{
+	u64 n = 0;
+	loff_t start;
+	u32 j;
+
+	for (j = 0; j < c->lay.count; j++) {
+		if (c->idle_ticks[j] != BATON_POOL_IDLE_DUE)
+			continue;
+		/* Y13: read again, after the barrier on the holders' CPUs. */
+		if (READ_ONCE(c->desc[j].state) != c->idle_seen[j])
+			continue;
+		start = c->lay.data_off + ((loff_t)j << c->lay.buf_shift);
+		shmem_truncate_range(file_inode(pool->shm), start,
+				     start + (1LL << c->lay.buf_shift) - 1);
+		c->idle_ticks[j] = BATON_POOL_IDLE_GONE;
+		n++;
+		cond_resched();
+	}
+	return n;
+}
+
+/*
+ * One full tick over every class's IDLE buffers: the buffers whose pages
+ * went, and their bytes added to *@bytes.
+ */
+static u64 baton_pool_idle_reap(struct baton_pool *pool, u64 *bytes)
+{
+	u64 *reap = baton_pool_reap_word(pool);
+	u32 i, due = 0;
+	u64 n, bufs = 0;
+
+	mutex_lock(&pool->lock);
+	for (i = 0; i < pool->nr_classes; i++)
+		due += baton_pool_idle_age(&pool->cls[i]);
+	if (due) {
+		WRITE_ONCE(*reap, 1);
+		/*
+		 * Y13: the word before the barrier on the holders' CPUs,
+		 * after which every holder's OWNED stores so far are visible
+		 * to the second read, and its later loads of the word see 1.
+		 */
+		smp_mb();
+		baton_barrier_peers(&pool->mms);
+		for (i = 0; i < pool->nr_classes; i++) {
+			n = baton_pool_idle_give(pool, &pool->cls[i]);
+			bufs += n;
+			*bytes += n << pool->cls[i].lay.buf_shift;
+		}
+		/* Y13: the truncations before a waiting holder goes on. */
+		smp_store_release(reap, 0);
+	}
+	mutex_unlock(&pool->lock);
+	return bufs;
+}
+
 static void baton_pool_decay_work(struct work_struct *work)
 {
 	struct baton_pool *pool = container_of(to_delayed_work(work),
@@ -1426,6 +1557,8 @@ static void baton_pool_decay_work(struct work_struct *work)
 		bufs += n;
 		bytes += n << c->lay.buf_shift;
 	}
+	if (full)
+		bufs += baton_pool_idle_reap(pool, &bytes);
 	/*
 	 * An allocator that popped the entry of a buffer the decay took, and
 	 * one that parked after it, find it COLD only when they look again:
@@ -1452,8 +1585,11 @@ static void baton_pool_pending_free(struct baton_pool *pool)
 {
 	u32 i;
 
-	for (i = 0; i < pool->nr_classes; i++)
+	for (i = 0; i < pool->nr_classes; i++) {
 		bitmap_free(pool->cls[i].pending);
+		kvfree(pool->cls[i].idle_seen);
+		kvfree(pool->cls[i].idle_ticks);
+	}
 }
 
 static int baton_pool_pending_alloc(struct baton_pool *pool)
@@ -1461,9 +1597,18 @@ static int baton_pool_pending_alloc(struct baton_pool *pool)
 	u32 i;
 
 	for (i = 0; i < pool->nr_classes; i++) {
-		pool->cls[i].pending = bitmap_zalloc(pool->cls[i].lay.count,
-						     GFP_KERNEL_ACCOUNT);
-		if (!pool->cls[i].pending)
+		struct baton_pool_cls *c = &pool->cls[i];
+
+		c->pending = bitmap_zalloc(c->lay.count, GFP_KERNEL_ACCOUNT);
+		if (!c->pending)
+			return -ENOMEM;
+		if (!pool->decay_ms)
+			continue;	/* no decay: no idle magazine reaped */
+		c->idle_seen = kvcalloc(c->lay.count, sizeof(*c->idle_seen),
+					GFP_KERNEL_ACCOUNT);
+		c->idle_ticks = kvcalloc(c->lay.count, sizeof(*c->idle_ticks),
+					 GFP_KERNEL_ACCOUNT);
+		if (!c->idle_seen || !c->idle_ticks)
 			return -ENOMEM;
 	}
 	return 0;

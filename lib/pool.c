@@ -145,17 +145,18 @@ int baton__pool_geometry_valid(const struct baton_pool_hdr *g, uint64_t magic,
 
 /*
  * A magazine's size: an eighth of the class, at most BATON_POOL_MAG
- * buffers and at most BATON_POOL_MAG_BYTES of them (the decay never
- * reaches a magazine: a stage that freed a burst of large frames must not
- * keep them resident), none below 2.
+ * buffers, none below 2; and at most BATON_POOL_MAG_BYTES of them unless
+ * the module's decay reaches magazines (@idle: Documentation/pool.rst,
+ * "Idle magazines"), since a stage that freed a burst of large frames
+ * must not keep them resident.
  */
-static uint32_t mag_cap_of(uint32_t count, uint32_t shift)
+static uint32_t mag_cap_of(uint32_t count, uint32_t shift, int idle)
 {
 	uint32_t cap = count / 8;
 
 	if (cap > BATON_POOL_MAG)
 		cap = BATON_POOL_MAG;
-	if (cap > (BATON_POOL_MAG_BYTES >> shift))
+	if (!idle && cap > (BATON_POOL_MAG_BYTES >> shift))
 		cap = BATON_POOL_MAG_BYTES >> shift;
 	return cap < 2 ? 0 : cap;
 }
@@ -226,8 +227,12 @@ static int pool_map(struct baton_pool *p)
 		c->shift = l->buf_shift;
 		c->count = l->count;
 		c->qcap = l->qcap;
-		c->mag_cap = mag_cap_of(l->count, l->buf_shift);
+		c->mag_cap = mag_cap_of(l->count, l->buf_shift, p->idle_mags);
 	}
+	/* Y13: what the inline allocation loads after its OWNED store. */
+	if (p->idle_mags)
+		p->f.reap = (const uint64_t *)((const uint8_t *)p->hdr +
+					       BATON_POOL_HDR_REAP);
 	p->f.nr_classes = p->geo.nr_classes;
 	return 0;
 }
@@ -352,7 +357,15 @@ static uint64_t pool_serials;
 /* Under open_lock (the fork() comment above). */
 static uint64_t module_features(void);
 
-static int pool_attach(int fd, uint32_t holder, int backend,
+/* The reap word of a handle whose magazines no decay reaches. */
+static const uint64_t no_reap;
+
+/*
+ * @idle: the caller's inline forms store OWNED on allocation (2.7's
+ * baton.h), so its frees may leave buffers IDLE, if the module reaps
+ * idle magazines.
+ */
+static int pool_attach(int fd, uint32_t holder, int backend, int idle,
 		       struct baton_pool **out)
 {
 	struct baton_pool *p = calloc(1, sizeof(*p));
@@ -366,7 +379,13 @@ static int pool_attach(int fd, uint32_t holder, int backend,
 	p->serial = __atomic_add_fetch(&pool_serials, 1, __ATOMIC_RELAXED);
 	p->f.holder = holder;
 	p->f.owned = BATON_POOL_STATE(0, BATON_POOL_OWNED, holder + 1);
+	p->f.idle = p->f.owned;
+	p->f.reap = &no_reap;
 	p->backend = backend;
+	p->idle_mags = idle && backend == BATON_BACKEND_KMOD &&
+		       (module_features() & BATON_FEAT_POOL_IDLE);
+	if (p->idle_mags)
+		p->f.idle = BATON_POOL_STATE(0, BATON_POOL_IDLE, holder + 1);
 	p->decay_ends_cold = backend == BATON_BACKEND_KMOD &&
 			     (module_features() & BATON_FEAT_POOL_COLD);
 	ret = pool_map(p);
@@ -421,8 +440,9 @@ static uint32_t kmod_open_flags(void)
 	       BATON_POOL_F_TAKES_COLD : 0;
 }
 
-int baton_pool_create(const char *name, const struct baton_pool_params *params,
-		      struct baton_pool **out)
+static int pool_create(const char *name,
+		       const struct baton_pool_params *params, int idle,
+		       struct baton_pool **out)
 {
 	struct baton_pool_create k;
 	uint32_t i;
@@ -455,7 +475,7 @@ int baton_pool_create(const char *name, const struct baton_pool_params *params,
 	else
 		ret = be;
 	if (!ret) {
-		ret = pool_attach(k.out_fd, k.out_holder, be, out);
+		ret = pool_attach(k.out_fd, k.out_holder, be, idle, out);
 		/*
 		 * A create that fails leaves nothing: the name goes too, so a
 		 * retry does not meet EEXIST from a pool nobody holds. An
@@ -469,7 +489,7 @@ int baton_pool_create(const char *name, const struct baton_pool_params *params,
 	return ret == -ENODEV ? -EOPNOTSUPP : ret;
 }
 
-int baton_pool_open(const char *name, struct baton_pool **out)
+static int pool_open(const char *name, int idle, struct baton_pool **out)
 {
 	struct baton_pool_open k;
 	int ret, be, cs;
@@ -492,9 +512,52 @@ int baton_pool_open(const char *name, struct baton_pool **out)
 	else
 		ret = be;
 	if (!ret)
-		ret = pool_attach(k.out_fd, k.out_holder, be, out);
+		ret = pool_attach(k.out_fd, k.out_holder, be, idle, out);
 	open_lock_give(cs);
 	return ret == -ENODEV ? -EOPNOTSUPP : ret;
+}
+
+/*
+ * Binaries built against 2.7's baton.h store OWNED on each inline
+ * allocation and check the reap word; those built before do neither, so
+ * their handles keep magazines the decay never reaches (and capped in
+ * bytes). The default versions are the new ones.
+ */
+int baton__pool_create_2_7(const char *name,
+			   const struct baton_pool_params *params,
+			   struct baton_pool **out);
+int baton__pool_create_2_1(const char *name,
+			   const struct baton_pool_params *params,
+			   struct baton_pool **out);
+int baton__pool_open_2_7(const char *name, struct baton_pool **out);
+int baton__pool_open_2_1(const char *name, struct baton_pool **out);
+__asm__(".symver baton__pool_create_2_7, baton_pool_create@@LIBBATON_2.7");
+__asm__(".symver baton__pool_create_2_1, baton_pool_create@LIBBATON_2.1");
+__asm__(".symver baton__pool_open_2_7, baton_pool_open@@LIBBATON_2.7");
+__asm__(".symver baton__pool_open_2_1, baton_pool_open@LIBBATON_2.1");
+
+int baton__pool_create_2_7(const char *name,
+			   const struct baton_pool_params *params,
+			   struct baton_pool **out)
+{
+	return pool_create(name, params, 1, out);
+}
+
+int baton__pool_create_2_1(const char *name,
+			   const struct baton_pool_params *params,
+			   struct baton_pool **out)
+{
+	return pool_create(name, params, 0, out);
+}
+
+int baton__pool_open_2_7(const char *name, struct baton_pool **out)
+{
+	return pool_open(name, 1, out);
+}
+
+int baton__pool_open_2_1(const char *name, struct baton_pool **out)
+{
+	return pool_open(name, 0, out);
 }
 
 int baton_pool_unlink(const char *name)
@@ -1079,6 +1142,13 @@ static void flush(struct baton_pool *p, uint32_t cls, uint32_t n)
 		__atomic_store_n(&d->state,
 				 BATON_POOL_STATE(v[i] >> 32, BATON_POOL_FREE, 0),
 				 __ATOMIC_RELEASE);
+		/*
+		 * Y13: an IDLE buffer the decay may be giving back is
+		 * published, for another holder to write, only after.
+		 */
+		baton__store_then_load();
+		if (__atomic_load_n(p->f.reap, __ATOMIC_RELAXED))
+			__baton_pool_alloc_reaped(p);
 		__atomic_store_n(&e->value, v[i], __ATOMIC_RELAXED);
 		/* Y1: the descriptors before the publication. */
 		__atomic_store_n(&e->seq, t + i + 1, __ATOMIC_RELEASE);
@@ -1131,6 +1201,7 @@ int __baton_pool_alloc_slow(struct baton_pool *p, size_t size,
 			    uint64_t *handle)
 {
 	struct baton_pool_cls *c;
+	uint64_t h;
 	int cls;
 
 	if (!p || !handle)
@@ -1145,7 +1216,31 @@ int __baton_pool_alloc_slow(struct baton_pool *p, size_t size,
 		magazine_fill(p, (uint32_t)cls);
 	if (!c->mag.n)
 		return -ENOMEM;
-	*handle = c->mag.handle[--c->mag.n];
+	h = c->mag.handle[--c->mag.n];
+	*handle = h;
+	/* Y13, as the inline allocation. */
+	__atomic_store_n(&c->desc[BATON_POOL_H_INDEX(h)].state,
+			 (h & 0xffffffff00000000ULL) | p->f.owned,
+			 __ATOMIC_RELAXED);
+	baton__store_then_load();
+	if (__atomic_load_n(p->f.reap, __ATOMIC_RELAXED))
+		return __baton_pool_alloc_reaped(p);
+	return 0;
+}
+
+/*
+ * The inline allocation found the reap word set after its OWNED store:
+ * the module may be giving back the buffer's pages (Y13). Touch nothing
+ * until it is done: then the buffer is ours, its pages old or new and
+ * zeroed. The module clears the word within one reap (the word is in its
+ * read-only header: nobody else writes it).
+ */
+int __baton_pool_alloc_reaped(const struct baton_pool *p)
+{
+	unsigned int spins = 0;
+
+	while (__atomic_load_n(p->f.reap, __ATOMIC_ACQUIRE))
+		baton__pool_relax(&spins);
 	return 0;
 }
 
@@ -1170,8 +1265,7 @@ int __baton_pool_free_slow(struct baton_pool *p, uint64_t handle)
 		return -ESTALE;
 	/* Still ours, in the magazine; the old handle is stale from here. */
 	__atomic_store_n(&d->state,
-			 BATON_POOL_STATE(baton__pool_next_gen(gen), BATON_POOL_OWNED,
-					  p->f.holder + 1),
+			 ((uint64_t)baton__pool_next_gen(gen) << 32) | p->f.idle,
 			 __ATOMIC_RELEASE);
 	c->mag.handle[c->mag.n++] =
 		BATON_POOL_HANDLE(BATON_POOL_H_CLASS(handle),

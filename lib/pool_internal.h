@@ -56,6 +56,7 @@ struct baton_pool {
 	 * (take_entry()); an older module's ends FREE in place.
 	 */
 	int decay_ends_cold;
+	int idle_mags;			/* frees leave IDLE (pool.rst) */
 	/* Inherited across fork(): usable for nothing but close (pool.c). */
 	int forked;
 	uint64_t serial;		/* this handle, in this process (never 0) */

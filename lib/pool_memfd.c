@@ -1290,6 +1290,14 @@ static int decay_one(struct baton_pool *p, uint32_t cls, const struct cand *cd,
 		    BATON_POOL_STATE(BATON_POOL_S_GEN(s), BATON_POOL_COLD, 0),
 		    0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 		count(&p->hdr->bad_words, 1);
+	else
+		/*
+		 * In the takers' hint at once, not at the pass's end: a
+		 * taker that dropped this buffer's entry while it was KERNEL
+		 * looks for it next (kmod: baton_pool_decay_give()).
+		 */
+		__atomic_fetch_add(&baton__pool_cold_of(c)->cold, 1,
+				   __ATOMIC_RELAXED);
 	return 1;
 }
 

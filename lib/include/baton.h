@@ -1842,13 +1842,20 @@ int baton_waitset_wait(struct baton_waitset *ws,
 struct baton_pool;
 
 /*
+ * Since 2.7 a handle's inline allocation stores OWNED and checks the
+ * module's reap word (Documentation/pool.rst, "Idle magazines"), and its
+ * frees may leave buffers IDLE: every piece of code that calls the
+ * inline forms on one handle must be built against this baton.h or a
+ * later one (the handle opened by 2.7's baton_pool_create/_open).
+ *
  * The part of a pool handle the inline fast paths use (ABI since 2.2; the
  * rest of struct baton_pool is the library's). A magazine keeps buffers
  * this holder owns but nobody uses: allocation pops one and free pushes
  * one, plain loads and stores of memory only this handle touches, plus
- * the buffer's own descriptor. An empty magazine on allocation, or a free
- * that would fill it past @mag_cap, calls into the library, which moves
- * half a magazine to or from the shared free queue.
+ * the buffer's own descriptor and the pool's reap word. An empty magazine
+ * on allocation, or a free that would fill it past @mag_cap, calls into
+ * the library, which moves half a magazine to or from the shared free
+ * queue.
  */
 #define BATON_POOL_MAG		32	/* the most buffers a magazine keeps */
 
@@ -1876,6 +1883,9 @@ struct baton_pool_fast {
 	uint32_t nr_classes;
 	uint64_t owned;			/* BATON_POOL_STATE(0, OWNED, holder + 1) */
 	struct baton_pool_cls cls[BATON_POOL_CLASSES_MAX];
+	/* Since 2.7 (Documentation/pool.rst, "Idle magazines"): */
+	uint64_t idle;			/* what a free leaves: IDLE, or @owned */
+	const uint64_t *reap;		/* the module's reap word, or a 0 */
 };
 
 /* The fast paths' view of a handle: struct baton_pool begins with it. */
@@ -2000,6 +2010,7 @@ void baton_pool_close(struct baton_pool *pool);
 int __baton_pool_alloc_slow(struct baton_pool *pool, size_t size,
 			    uint64_t *handle);
 int __baton_pool_free_slow(struct baton_pool *pool, uint64_t handle);
+int __baton_pool_alloc_reaped(const struct baton_pool *pool);
 
 static inline uint32_t baton__pool_next_gen(uint32_t gen)
 {
@@ -2010,6 +2021,7 @@ static inline int baton__pool_alloc_inline(struct baton_pool *pool,
 					   size_t size, uint64_t *handle)
 {
 	struct baton_pool_fast *f = baton__pool_fast(pool);
+	uint64_t h;
 	uint32_t i;
 
 	if (!pool || !handle)
@@ -2021,8 +2033,22 @@ static inline int baton__pool_alloc_inline(struct baton_pool *pool,
 			continue;
 		if (!c->mag.n)
 			break;
-		/* OWNED by us, with this generation, since it came in. */
-		*handle = c->mag.handle[--c->mag.n];
+		/* Ours with this generation (IDLE, or OWNED) since it came in. */
+		h = c->mag.handle[--c->mag.n];
+		*handle = h;
+		if (f->idle == f->owned)
+			return 0;	/* OWNED already: no decay reaps it */
+		/*
+		 * Y13, matches the decay's reap: OWNED, then the reap word. A
+		 * store then a load with no fence: the module's barrier on
+		 * our CPU orders them for it, and the compiler keeps them.
+		 */
+		__atomic_store_n(&c->desc[BATON_POOL_H_INDEX(h)].state,
+				 (h & 0xffffffff00000000ULL) | f->owned,
+				 __ATOMIC_RELAXED);
+		baton__store_then_load();
+		if (__atomic_load_n(f->reap, __ATOMIC_RELAXED))
+			return __baton_pool_alloc_reaped(pool);
 		return 0;
 	}
 	return __baton_pool_alloc_slow(pool, size, handle);
@@ -2055,8 +2081,14 @@ static inline int baton__pool_free_inline(struct baton_pool *pool,
 	/* Acquire: whatever its sender or last owner wrote is done with. */
 	if (__atomic_load_n(&d->state, __ATOMIC_ACQUIRE) != owned)
 		return -116; /* -ESTALE */
-	/* Still ours, in the magazine; the old handle is stale from here. */
-	__atomic_store_n(&d->state, owned + (1ULL << 32), __ATOMIC_RELEASE);
+	/*
+	 * Still ours, IDLE in the magazine (or OWNED, when the module does
+	 * not reap magazines); the old handle is stale from here.
+	 */
+	__atomic_store_n(&d->state,
+			 ((handle & 0xffffffff00000000ULL) + (1ULL << 32)) |
+				 f->idle,
+			 __ATOMIC_RELEASE);
 	c->mag.handle[n] = handle + (1ULL << 32);
 	c->mag.n = n + 1;
 	return 0;

@@ -1,29 +1,29 @@
-/* The decay of a holder's magazine, with store buffers (x86-TSO): a
- * protocol designed and checked here before it is built
- * (Documentation/pool.rst, "What is not built yet", "Magazines the decay
- * can reach"). The holder would be baton__pool_alloc_inline() in
- * lib/include/baton.h, the kernel a step of kmod/pool.c's decay work.
+/* The decay of a holder's magazine, with store buffers (x86-TSO): (Y13) of
+ * Documentation/memory-ordering.rst. lib/include/baton.h
+ * baton__pool_alloc_inline() is the holder, kmod/pool.c
+ * baton_pool_idle_reap() the kernel (Documentation/pool.rst, "Idle
+ * magazines").
  *
  * A magazine keeps buffers its holder freed, in its own process's memory:
  * the kernel cannot see the magazine, only each buffer's descriptor,
- * which a free leaves MAG (the holder's, idle). Allocation pops a handle
+ * which a free leaves IDLE (the holder's, idle). Allocation pops a handle
  * with plain loads and stores and must stay free of fences and locked
- * instructions, so the kernel, which wants to give a long-idle MAG
+ * instructions, so the kernel, which wants to give a long-idle IDLE
  * buffer's pages back, cannot take it by compare-and-swap against a
  * holder that never does one. The asymmetric pattern of the ring's park
  * instead:
  *
  *   holder  pop the handle; store the descriptor OWNED (plain: buffered);
  *           a signal fence (no instruction: the compiler keeps the load
- *           below the store); load the class's reap word; 0: use the
+ *           below the store); load the pool's reap word; 0: use the
  *           buffer. Not 0: wait until it is 0 again, then use the buffer
  *           (its pages may be new and zeroed: an allocation's contents
  *           are undefined anyway).
- *   kernel  with the candidates seen MAG under one generation two ticks
- *           apart: store reap = 1; smp_mb(); an IPI that runs smp_mb() on
+ *   kernel  with the candidates seen IDLE under one generation on five
+ *           ticks in a row: store reap = 1; smp_mb(); an IPI that runs smp_mb() on
  *           every CPU of the pool's mms (the holder's buffered stores
  *           reach memory, and its later loads see reap); read the
- *           descriptor again: still MAG under that generation, give its
+ *           descriptor again: still IDLE under that generation, give its
  *           pages back; then reap = 0 (release).
  *
  * Either the holder's OWNED store came before the IPI's barrier, and the
@@ -37,9 +37,9 @@
  *
  *   VARIANT 0: as implemented                                    -> errors: 0
  *   VARIANT 1: no IPI: the holder's OWNED is still buffered when the
- *              kernel reads MAG                                  -> caught
+ *              kernel reads IDLE                                  -> caught
  *   VARIANT 2: the holder's load of reap hoisted above its store (no
- *              signal fence): it reads 0, the kernel reads MAG   -> caught
+ *              signal fence): it reads 0, the kernel reads IDLE   -> caught
  *   VARIANT 3: the kernel decides from its earlier read, without the
  *              second one after the IPI                          -> caught
  *   VARIANT 4: a holder that sees reap set goes on without waiting for
@@ -51,11 +51,11 @@
 #define VARIANT 0
 #endif
 
-#define MAG	0
+#define IDLE	0
 #define OWNED	1
 
-bit  state_mem = MAG;   /* the descriptor in memory (one generation) */
-bit  state_h = MAG;     /* the holder's own latest store of it */
+bit  state_mem = IDLE;   /* the descriptor in memory (one generation) */
+bit  state_h = IDLE;     /* the holder's own latest store of it */
 bit  reap_mem = 0;      /* the reap word in memory */
 bit  reap_k = 0;        /* the kernel's own latest store of it */
 bit  using = 0;         /* the holder is writing the buffer */
@@ -100,7 +100,7 @@ active proctype kernel() {
 
   seen = state_mem;                         /* the tick's scan */
   if
-  :: seen == MAG ->
+  :: seen == IDLE ->
      reap_k = 1;
      atomic { reap_mem = reap_k };          /* smp_mb() */
 #if VARIANT != 1
@@ -110,7 +110,7 @@ active proctype kernel() {
      seen = state_mem;                      /* read again */
 #endif
      if
-     :: seen == MAG -> assert(!using)       /* give the pages back */
+     :: seen == IDLE -> assert(!using)       /* give the pages back */
      :: else -> skip
      fi;
      reap_k = 0                             /* release */

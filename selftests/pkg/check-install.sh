@@ -19,6 +19,8 @@
 #    and the LIBBATON_2.1 version writes only the old struct
 #    (pool_info_compat.c);
 #  - a binary using the inline batch release binds to LIBBATON_2.6;
+#  - a binary opening pools binds baton_pool_create/_open and the inline
+#    allocation's reap wait to LIBBATON_2.7 (idle magazines);
 #  - Documentation/examples/ build the same way and run on memfd;
 #  - every public function has a man3 page, and every installed page
 #    renders without a warning (groff -ww; man -l --warnings);
@@ -118,6 +120,16 @@ check "a binary using baton_mpsc_cons_release_n binds to LIBBATON_2.6" \
 	bash -c "cc -std=c11 ${cflags[*]} ${pc_cflags[*]} -o '$work/release_n' \
 		'$work/release_n.c' ${pc_libs[*]} &&
 		objdump -T '$work/release_n' | grep -q 'LIBBATON_2.6) *__baton_mpsc_release_wake\$'"
+
+# ---- handles whose frees leave IDLE need 2.7's inline allocation
+printf '#include <baton/baton.h>\nint f(struct baton_pool **p, uint64_t *h) {\n\tif (baton_pool_create("x", 0, p) || baton_pool_open("x", p))\n\t\treturn 1;\n\treturn baton_pool_alloc(*p, 1, h);\n}\nint main(void) { return 0; }\n' >"$work/idle_mag.c"
+check "a binary opening pools binds create, open and the reap wait to LIBBATON_2.7" \
+	bash -c "cc -std=c11 ${cflags[*]} ${pc_cflags[*]} -o '$work/idle_mag' \
+		'$work/idle_mag.c' ${pc_libs[*]} &&
+		objdump -T '$work/idle_mag' > '$work/idle_mag.T' &&
+		grep -q 'LIBBATON_2.7) *baton_pool_create\$' '$work/idle_mag.T' &&
+		grep -q 'LIBBATON_2.7) *baton_pool_open\$' '$work/idle_mag.T' &&
+		grep -q 'LIBBATON_2.7) *__baton_pool_alloc_reaped\$' '$work/idle_mag.T'"
 
 # ---- the examples, built as a user builds them, on memfd
 check "Documentation/examples build against the staged install" \

@@ -1040,6 +1040,10 @@ struct baton_name_wait {
 					 * back by the decay: a taker that finds
 					 * the queue empty takes it
 					 * (BATON_FEAT_POOL_COLD) */
+#define BATON_POOL_IDLE		7U	/* one holder's, idle in its magazine:
+					 * what a free leaves; the decay may
+					 * give its pages back
+					 * (BATON_FEAT_POOL_IDLE) */
 #define BATON_POOL_SHARE_MAX	32	/* holder indices a share can name */
 #define BATON_POOL_SHARE_AUX(gen, mask)					\
 	(((__u64)(gen) << 32) | (__u32)(mask))
@@ -1317,6 +1321,20 @@ struct baton_pool_hdr {
 
 /* mmap offsets: the header at 0; the header gives the other two. */
 #define BATON_POOL_HDR_MMAP	0
+
+/*
+ * Magazines the decay reaches (Documentation/pool.rst, "Decay", "Idle
+ * magazines"; the ordering is (Y13) of memory-ordering.rst). A holder's
+ * free leaves the buffer IDLE (its own, in its magazine); its allocation
+ * stores OWNED, then loads the u64 at BATON_POOL_HDR_REAP of the header
+ * page, and while that is not 0 waits for it to be 0 before it touches
+ * the buffer. The decay sets the word, runs a barrier on every CPU of the
+ * pool's processes, gives back the pages of the buffers still IDLE under
+ * the generation it saw on its last ticks, then clears the word. A flush
+ * makes the same check between a buffer's FREE and its publication.
+ */
+#define BATON_POOL_HDR_REAP	2048
+#define BATON_FEAT_POOL_IDLE	(1ULL << 16)
 
 /**
  * struct baton_pool_create - BATON_IOC_POOL_CREATE on /dev/baton
