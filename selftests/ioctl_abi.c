@@ -542,7 +542,7 @@ TEST(version_reports_abi_and_features)
 		       BATON_FEAT_NAME_WAIT | BATON_FEAT_POOL |
 		       BATON_FEAT_POOL_WAIT | BATON_FEAT_POOL_SHARE |
 		       BATON_FEAT_RING_BIND | BATON_FEAT_POOL_COLD |
-		       BATON_FEAT_POOL_COLD_OPTIN));
+		       BATON_FEAT_POOL_COLD_OPTIN | BATON_FEAT_POOL_IDLE));
 	close(dev);
 }
 

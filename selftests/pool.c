@@ -140,6 +140,7 @@ TEST(names_holders_and_feature_bit)
 	EXPECT_TRUE(v.out_features & BATON_FEAT_RING_BIND);
 	EXPECT_TRUE(v.out_features & BATON_FEAT_POOL_COLD);
 	EXPECT_TRUE(v.out_features & BATON_FEAT_POOL_COLD_OPTIN);
+	EXPECT_TRUE(v.out_features & BATON_FEAT_POOL_IDLE);
 	close(dev);
 
 	bt_make_name(name, sizeof(name), "names");
