@@ -103,6 +103,24 @@ static inline int pc_alloc_all(struct baton_pool *pool, uint64_t *h, int max,
 	return n;
 }
 
+/* As pc_alloc_all(), @n buffers, each allowed 5 s to come back. */
+static inline int pc_alloc_all_wait(struct baton_pool *pool, uint64_t *h,
+				    int n, int *dups)
+{
+	static uint8_t seen[BATON_POOL_COUNT_MAX];
+	int got = 0;
+
+	memset(seen, 0, sizeof(seen));
+	*dups = 0;
+	while (got < n &&
+	       !baton_pool_alloc_wait(pool, 4096, &h[got], 5000000000LL)) {
+		if (seen[BATON_POOL_H_INDEX(h[got])]++)
+			(*dups)++;
+		got++;
+	}
+	return got;
+}
+
 static inline void pc_free_all(struct baton_pool *pool, uint64_t *h, int n)
 {
 	while (n--)
@@ -1886,7 +1904,15 @@ static inline int pc_decay_under_traffic(const char *name, long *rounds,
 	step += 2;
 	if (*resident > 3 * PC_TRAFFIC_STEP * 16)
 		return step;
-	n = pc_alloc_all(pool, h, PC_TRAFFIC_BUFS + 1, &dups);
+	/*
+	 * Waiting allocations: the loop above stops as soon as the pages
+	 * went, which may be in the middle of the decay's pass, while
+	 * buffers it took are still between FREE and COLD (a slow kernel,
+	 * KCSAN under QEMU, truncates for seconds). A plain allocation
+	 * that finds none of them yet says ENOMEM; these wait (5 s each at
+	 * most) for the pass to hand them back.
+	 */
+	n = pc_alloc_all_wait(pool, h, PC_TRAFFIC_BUFS, &dups);
 	if (++step, n != PC_TRAFFIC_BUFS || dups)
 		return step;
 	pc_free_all(pool, h, n);
