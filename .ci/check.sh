@@ -81,6 +81,9 @@ report() {
 	printf '    %s: %d ok, %d not ok (exit %d, %ds)\n' "$name" \
 		"$(grep -c '^ok' "$tap" || true)" "$(grep -c '^not ok' "$tap" || true)" "$rc" "$secs"
 	grep '^not ok' "$tap" | head -n 20 | sed 's/^/    /' || true
+	# The VM stages: KCSAN reports of the kernel's own, excused by name.
+	grep -h '^# known kernel race' "${tap%.tap}.log" 2>/dev/null |
+		sed 's/^/    /' || true
 }
 
 echo "==> deps"

@@ -3,7 +3,8 @@
 #
 # run-host-tests.sh BUILD "TESTS" "TSAN_TESTS": run the host tests built by
 # selftests/host/Makefile (ASan+UBSan flavour of TESTS, TSan flavour of
-# TSAN_TESTS), then the fast-path disassembly check. Each program prints
+# TSAN_TESTS), then the fast-path disassembly check and the VM log
+# scanner's (selftests/vm/scan-log-test.sh). Each program prints
 # its own kselftest TAP stream; a summary line closes the run. The exit
 # status is non-zero if any program failed.
 
@@ -53,6 +54,7 @@ for t in $TSAN_TESTS; do
 	run "$B/tsan/$t"
 done
 run "$HERE/check-fastpath-asm.sh" "$B/asm"
+run "$HERE/../vm/scan-log-test.sh"
 end=$(date +%s)
 reap_rings
 
