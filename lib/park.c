@@ -216,6 +216,33 @@ static int park_once(struct baton_ring *r, int has_deadline,
 					    deadline);
 }
 
+/*
+ * An MPSC handle parks through the MPSC operation, on what the blocking
+ * MPSC calls wait for: the consumer on the ticket at its head (a ticket
+ * taken but not yet published is no message), a producer on the next
+ * ticket, read now, whose slot's release is the room
+ * baton_mpsc_prod_room() looks for. The SPSC park would compare the
+ * ticket counter with the head and, on memfd, arm the producers' shared
+ * summary word and zero it on the way out, uncounting a producer parked
+ * in a push.
+ */
+static int park_mpsc(struct baton_ring *r, int has_deadline,
+		     uint64_t deadline)
+{
+	uint64_t at = r->local;
+	int ret;
+
+	if (r->role == BATON_ROLE_PRODUCER)
+		at = __atomic_load_n(r->tail, __ATOMIC_RELAXED);
+	r->park_calls++;
+	ret = baton__ops(r->backend)->mpsc_park(r, at, has_deadline, deadline);
+	/* Other producers lapped the ticket read: there was room since. */
+	if (ret == -EPROTO && r->role == BATON_ROLE_PRODUCER &&
+	    __atomic_load_n(r->tail, __ATOMIC_RELAXED) != at)
+		ret = 0;
+	return ret == -EAGAIN ? 0 : ret;
+}
+
 int baton_ring_park(struct baton_ring *r, int64_t timeout_ns)
 {
 	uint64_t deadline = 0;
@@ -224,6 +251,8 @@ int baton_ring_park(struct baton_ring *r, int64_t timeout_ns)
 	if (ret)
 		return ret;
 	has = baton__deadline_from(timeout_ns, &deadline);
+	if (r->kind == BATON_RING_MPSC)
+		return park_mpsc(r, has, deadline);
 	return park_once(r, has, deadline);
 }
 

@@ -11,7 +11,9 @@
  * wake on every release until it closes. On both backends a push given a
  * deadline (baton_mpsc_push_timeout) on a full ring returns -ETIMEDOUT
  * holding no ticket, and is woken by the consumer's release when it
- * frees a slot.
+ * frees a slot; and baton_ring_park() on an MPSC handle waits for what
+ * the MPSC calls wait for (a published ticket, a free next slot) without
+ * uncounting a producer parked in a push.
  */
 #include "mpsc_common.h"
 
@@ -232,6 +234,172 @@ TEST_F_TIMEOUT(parked_producers, push_deadline_kmod, 60)
 TEST_F_TIMEOUT(parked_producers, push_deadline_memfd, 60)
 {
 	push_deadline(_metadata, BATON_BACKEND_MEMFD);
+}
+
+/*
+ * Child: a producer that takes a ticket, says so, and publishes it only
+ * when told (a producer between its fetch_add and its publish).
+ */
+static int ticket_holder(const char *name, int backend, struct bt_sync *held,
+			 struct bt_sync *go)
+{
+	struct baton_ring *pr;
+	uint64_t m[2], t;
+
+	if (baton_ring_open(name, BATON_ROLE_PRODUCER, backend, &pr))
+		return 2;
+	t = baton_mpsc_prod_reserve(pr, 1);
+	if (bt_sync_post(held) || bt_sync_wait(go, 10000))
+		return 3;
+	mp_msg(m, 1, t);
+	memcpy(baton_ring_slot(pr, t), m, MP_MSG);
+	baton_mpsc_prod_publish(pr, t);
+	baton_mpsc_prod_done(pr);
+	baton_ring_close(pr);
+	return 0;
+}
+
+/*
+ * baton_ring_park() on an MPSC consumer sleeps on the slot at its head:
+ * a ticket taken but not published is not a message, so the park runs
+ * to its deadline instead of returning at once (memfd took the SPSC
+ * path, which compares the ticket counter with the head); the publish
+ * then ends a park.
+ */
+static void consumer_ring_park(struct __test_metadata *_metadata, int backend)
+{
+	struct baton_ring_params p = mp_params(4, 2);
+	char name[BATON_NAME_MAX];
+	struct bt_sync held, go;
+	struct baton_ring *c;
+	uint64_t m[2];
+	int64_t t0;
+	pid_t pid;
+
+	p.backend = backend;
+	bt_make_name(name, sizeof(name), "mcp");
+	ASSERT_EQ(0, baton_ring_create(name, &p, BATON_ROLE_CONSUMER, &c));
+	ASSERT_EQ(0, bt_sync_init(&held));
+	ASSERT_EQ(0, bt_sync_init(&go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(ticket_holder(name, backend, &held, &go));
+	ASSERT_EQ(0, bt_sync_wait(&held, 10000));
+	EXPECT_EQ(-EAGAIN, baton_mpsc_try_pop(c, m, sizeof(m), NULL));
+	t0 = bt_now_ns();
+	EXPECT_EQ(-ETIMEDOUT, baton_ring_park(c, 50 * BT_MSEC));
+	EXPECT_LE(40 * BT_MSEC, bt_now_ns() - t0);
+	ASSERT_EQ(0, bt_sync_post(&go));
+	EXPECT_EQ(0, baton_ring_park(c, 5 * BT_NSEC));
+	EXPECT_EQ(0, baton_mpsc_try_pop(c, m, sizeof(m), NULL));
+	EXPECT_TRUE(mp_ok(m));
+	EXPECT_EQ(0, bt_wait_timeout(pid, 10000));
+	bt_sync_close(&held);
+	bt_sync_close(&go);
+	baton_ring_close(c);
+	baton_ring_unlink(name, backend);
+}
+
+TEST_F_TIMEOUT(parked_producers, consumer_ring_park_kmod, 60)
+{
+	consumer_ring_park(_metadata, BATON_BACKEND_KMOD);
+}
+
+TEST_F_TIMEOUT(parked_producers, consumer_ring_park_memfd, 60)
+{
+	consumer_ring_park(_metadata, BATON_BACKEND_MEMFD);
+}
+
+/*
+ * Child: takes a ticket on a full ring and waits on its slot, parked
+ * until the consumer frees it.
+ */
+static int parked_pusher(const char *name, int backend)
+{
+	struct baton_ring *pr;
+	uint64_t m[2], t;
+
+	if (baton_ring_open(name, BATON_ROLE_PRODUCER, backend, &pr))
+		return 2;
+	t = baton_mpsc_prod_reserve(pr, 1);
+	if (baton_mpsc_prod_wait(pr, t))
+		return 4;
+	mp_msg(m, 2, t);
+	memcpy(baton_ring_slot(pr, t), m, MP_MSG);
+	baton_mpsc_prod_publish(pr, t);
+	baton_mpsc_prod_done(pr);
+	baton_ring_close(pr);
+	return 0;
+}
+
+/*
+ * baton_ring_park() on an MPSC producer sleeps until the slot of the next
+ * ticket is free, holding no ticket, beside another producer parked in a
+ * push: a full ring runs it to its deadline, and it leaves the parked
+ * push counted, so the consumer's releases wake both (memfd took the
+ * SPSC path: it slept on the producers' summary word and zeroed it on
+ * the way out; kmod asked about a ticket the handle never held).
+ */
+static void producer_ring_park(struct __test_metadata *_metadata, int backend)
+{
+	struct baton_ring_params p = mp_params(2, 3);
+	char name[BATON_NAME_MAX];
+	struct baton_mpsc_stats st;
+	struct baton_ring *c, *pr;
+	uint64_t m[2];
+	int64_t t0;
+	pid_t pid;
+	int i;
+
+	p.backend = backend;
+	bt_make_name(name, sizeof(name), "mpp");
+	ASSERT_EQ(0, baton_ring_create(name, &p, BATON_ROLE_CONSUMER, &c));
+	ASSERT_EQ(0, baton_ring_open(name, BATON_ROLE_PRODUCER, backend, &pr));
+	mp_msg(m, 1, 0);
+	ASSERT_EQ(0, baton_mpsc_try_push(pr, m, sizeof(m)));
+	ASSERT_EQ(0, baton_mpsc_try_push(pr, m, sizeof(m)));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(parked_pusher(name, backend));
+	/* The pusher takes ticket 2 and parks on its slot (spin: < 1 ms). */
+	for (i = 0; i < 10000; i++) {
+		ASSERT_EQ(0, baton_mpsc_stats(c, &st));
+		if (st.tail == 3)
+			break;
+		bt_sleep_ms(1);
+	}
+	ASSERT_EQ(3U, st.tail);
+	bt_sleep_ms(100);
+	t0 = bt_now_ns();
+	EXPECT_EQ(-ETIMEDOUT, baton_ring_park(pr, 50 * BT_MSEC));
+	EXPECT_LE(40 * BT_MSEC, bt_now_ns() - t0);
+	/*
+	 * One pop frees ticket 2's slot, and its release wakes the parked
+	 * pusher: the park above left it counted.
+	 */
+	EXPECT_EQ(0, baton_mpsc_pop(c, m, sizeof(m), 5 * BT_NSEC, NULL));
+	ASSERT_EQ(0, baton_mpsc_stats(c, &st));
+	EXPECT_LE(1U, st.wake_calls);
+	EXPECT_EQ(0, bt_wait_timeout(pid, 10000));
+	/* The next frees ticket 3's: the park ends and the push fits. */
+	EXPECT_EQ(0, baton_mpsc_pop(c, m, sizeof(m), 5 * BT_NSEC, NULL));
+	EXPECT_EQ(0, baton_ring_park(pr, 5 * BT_NSEC));
+	EXPECT_EQ(0, baton_mpsc_try_push(pr, m, sizeof(m)));
+	baton_ring_close(pr);
+	baton_ring_close(c);
+	baton_ring_unlink(name, backend);
+}
+
+TEST_F_TIMEOUT(parked_producers, producer_ring_park_kmod, 60)
+{
+	producer_ring_park(_metadata, BATON_BACKEND_KMOD);
+}
+
+TEST_F_TIMEOUT(parked_producers, producer_ring_park_memfd, 60)
+{
+	producer_ring_park(_metadata, BATON_BACKEND_MEMFD);
 }
 
 TEST_HARNESS_MAIN

@@ -506,7 +506,11 @@ static inline void baton_ring_poll_disarm(struct baton_ring *r)
  * @timeout_ns: how long at most; < 0 waits forever
  *
  * lib/park.c. The blocking calls use it after spinning; call it directly
- * around the reserve/peek steps.
+ * around the reserve/peek steps. On an MPSC ring the consumer sleeps
+ * until the ticket at its head is published (or tombstoned), a producer
+ * until the slot of the next ticket is free (baton_mpsc_prod_room()),
+ * holding no ticket; a producer holding one waits with
+ * baton_mpsc_prod_wait().
  *
  * Return: 0 (re-check the ring), -ETIMEDOUT, -EPIPE (peer gone; for the
  * consumer: drained and the producer gone, i.e. end of stream), -EINTR,
