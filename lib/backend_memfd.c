@@ -741,8 +741,11 @@ static int mpsc_tombstone_dead(struct baton_ring *r, uint64_t c)
 		return 0;
 	if (__atomic_load_n(sp, __ATOMIC_ACQUIRE) != c)
 		return 0;
-	/* The pid word first (read after seq by the consumer, L). */
-	slot = (off_t)(r->hdr->off.slots_mmap + (c & r->mask) * r->slot_size);
+	/*
+	 * The pid word first (read after seq by the consumer, L), at the
+	 * offset checked at attach: the header's copy is anyone's to write.
+	 */
+	slot = (off_t)(r->slots_off + (c & r->mask) * r->slot_size);
 	if (pwrite(r->fd, &zero, sizeof(zero), slot) != (ssize_t)sizeof(zero))
 		return 0;
 	if (!__atomic_compare_exchange_n(sp, &expect, (c + 1) | BATON_MPSC_TOMB,

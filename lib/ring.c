@@ -388,6 +388,7 @@ static int attach(struct baton_ring *r, const struct baton_ring_desc *d,
 	r->slot_size = d->slot_size;
 	r->mask = d->slot_count - 1;
 	r->slots = r->map[BATON_MAP_SLOTS].addr;
+	r->slots_off = off->slots_mmap;
 	r->tail = (uint64_t *)((uint8_t *)r->map[BATON_MAP_PROD].addr +
 			       off->prod_tail);
 	r->prod_waiting = (uint32_t *)((uint8_t *)r->map[BATON_MAP_PROD].addr +

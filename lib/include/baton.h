@@ -125,6 +125,9 @@ struct baton_ring {
 	/* baton_pool_send(): the pool this handle bound the ring to */
 	uint64_t pool_bound;		/* its serial (lib/pool.c); 0: none */
 	uint64_t pool_ring_id;		/* the ring's id for SENT aux; 0: none */
+
+	/* the slots' file offset, as checked at attach (memfd tombstones) */
+	uint64_t slots_off;
 };
 
 /**

@@ -258,6 +258,51 @@ TEST_F(mpsc, dead_holder_tombstoned_while_others_live)
 	baton_ring_close(c);
 }
 
+/*
+ * The tombstone's pid word is written through the fd at the slot's file
+ * offset: the one this handle checked and mapped at open, not the one
+ * the shared header says now. A producer scribbles the header's slot
+ * offset to 0 and dies holding ticket 0: the tombstone must leave the
+ * header's magic (file offset 0) alone. It read the header each time,
+ * and zeroed the magic.
+ */
+TEST_F(mpsc, tombstone_writes_where_the_handle_mapped)
+{
+	const off_t at = offsetof(struct baton_ring_hdr, off.slots_mmap);
+	char path[sizeof("/dev/shm/baton.") + BATON_NAME_MAX];
+	struct baton_ring *c, *p;
+	struct baton_mpsc_loss loss;
+	uint64_t got[2], magic = 0, zero = 0;
+	pid_t dead;
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/shm/baton.%s", self->name);
+	ASSERT_EQ(0, baton_ring_create(self->name, &self->p,
+				       BATON_ROLE_CONSUMER, &c));
+	dead = fork();
+	ASSERT_LE(0, dead);
+	if (!dead) {
+		if (baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+				    BATON_BACKEND_AUTO, &p))
+			_exit(1);
+		fd = open(path, O_RDWR);
+		if (fd < 0 || pwrite(fd, &zero, sizeof(zero), at) != 8)
+			_exit(2);
+		baton_mpsc_prod_reserve(p, 1);	/* ticket 0, never published */
+		_exit(0);
+	}
+	ASSERT_EQ(0, wait_child(dead));
+	EXPECT_EQ(BATON_MPSC_LOST,
+		  baton_mpsc_pop(c, got, sizeof(got), 5000000000LL, &loss));
+	EXPECT_EQ(0U, loss.ticket);
+	fd = open(path, O_RDONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(8, pread(fd, &magic, sizeof(magic), 0));
+	close(fd);
+	EXPECT_EQ((uint64_t)BATON_RING_MAGIC, magic);
+	baton_ring_close(c);
+}
+
 /* A consumer killed inside baton_mpsc_cons_release_n() (../mpsc_cases.h). */
 TEST_F(mpsc, consumer_dead_mid_release_n_resumes)
 {
