@@ -1083,6 +1083,14 @@ static long baton_ring_ioctl(struct file *file, unsigned int cmd,
 /* ---- poll ---- */
 
 /*
+ * How many times poll reads a ring's indices that look inconsistent
+ * before it says EPOLLERR: a moving ring gives a consistent pair at the
+ * next read but for a thread preempted between two loads again and
+ * again; a scribbled one never does.
+ */
+#define BATON_POLL_SAMPLES	8
+
+/*
  * MPSC: the consumer is ready when the slot at its published head holds a
  * message or a tombstone (a dead producer's ticket is tombstoned here as
  * in park; one a live producer may still be reserving is reported when
@@ -1091,7 +1099,7 @@ static long baton_ring_ioctl(struct file *file, unsigned int cmd,
  */
 static __poll_t baton_mpsc_ready(struct baton_ring *ring, u32 role, u32 state)
 {
-	int ret;
+	int ret, tries;
 
 	if (role == BATON_ROLE_CONSUMER) {
 		bool gone = state & BATON_STATE_PRODUCER_GONE;
@@ -1114,23 +1122,55 @@ static __poll_t baton_mpsc_ready(struct baton_ring *ring, u32 role, u32 state)
 	}
 	if (state & BATON_STATE_CONSUMER_GONE)
 		return EPOLLERR;
-	ret = baton_mpsc_check_producer(ring->mpsc, READ_ONCE(*ring->tail));
+	/*
+	 * Other producers may take tickets and the consumer free their
+	 * slots between the tail read and its slot's: a slot a lap ahead
+	 * says "-EPROTO" only while the tail stayed where it was read.
+	 */
+	for (tries = 1;; tries++) {
+		u64 tail = READ_ONCE(*ring->tail);
+
+		ret = baton_mpsc_check_producer(ring->mpsc, tail);
+		if (ret != -EPROTO || tries == BATON_POLL_SAMPLES ||
+		    READ_ONCE(*ring->tail) == tail)
+			break;
+	}
 	if (!ret)
 		return EPOLLOUT | EPOLLWRNORM;
 	return ret == -EPROTO ? EPOLLERR : 0;
+}
+
+/*
+ * An SPSC ring's fill as poll reports it: tail - head of a pair that
+ * existed. The tail is read first, so the pair can be wrong only one
+ * way: another thread of either side moved its index in between, the
+ * producer publishing past the tail read and the consumer taking those
+ * messages, so the head read is past the tail read. That ring is
+ * moving, not scribbled: read again. A scribbled pair stays wrong.
+ */
+static u64 baton_ring_used(struct baton_ring *ring)
+{
+	int tries = 0;
+	u64 tail, head;
+
+	do {
+		tail = READ_ONCE(*ring->tail);
+		smp_rmb();	/* the head after the tail */
+		head = READ_ONCE(*ring->head);
+	} while ((s64)(tail - head) < 0 && ++tries < BATON_POLL_SAMPLES);
+	return tail - head;
 }
 
 static __poll_t baton_ring_ready(struct baton_ring *ring, u32 role)
 {
 	/* Before the indices: see baton_ring_set_state(). */
 	u32 state = smp_load_acquire(&ring->state);
-	u64 tail = READ_ONCE(*ring->tail);
-	u64 head = READ_ONCE(*ring->head);
-	u64 used = tail - head;
 	__poll_t mask = 0;
+	u64 used;
 
 	if (ring->mpsc)
 		return baton_mpsc_ready(ring, role, state);
+	used = baton_ring_used(ring);
 
 	if (used > ring->slot_count)
 		return EPOLLERR;	/* scribbled indices */

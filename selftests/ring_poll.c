@@ -12,12 +12,15 @@
  * event for the next message, level- and edge-triggered alike, also after
  * a blocking call parked and timed out (a park never takes an epoll arm
  * down), and a consumer that keeps up costs a wake per arm, not per
- * message. A signal ends a park without deadline with EINTR
+ * message. Indices that are wrong say EPOLLERR; indices that only moved
+ * while poll read them (another thread of the same side) do not. A
+ * signal ends a park without deadline with EINTR
  * (no SA_RESTART) or restarts it (SA_RESTART), the handler running either
  * way.
  */
 #include "common.h"
 
+#include <pthread.h>
 #include <sys/epoll.h>
 
 /* BT_OLD_COUNTERS: built against a header without the arm counters */
@@ -246,6 +249,97 @@ TEST_F(ring_poll, producer_err_when_consumer_gone)
 	self->cons = NULL;
 	re = revents(pfd, POLLOUT, 0);
 	EXPECT_TRUE(re & POLLERR) TH_LOG("revents 0x%x", re);
+}
+
+/*
+ * Scribbled indices still say EPOLLERR, both ways, however often poll
+ * reads them again: a tail behind the head, a tail more than a ring
+ * ahead of it. Put back, the ring reads as before.
+ */
+TEST_F(ring_poll, scribbled_indices_are_an_error)
+{
+	int cfd = baton_ring_fd(self->cons);
+	uint64_t v = 7, tail;
+
+	attach_producer(_metadata, self);
+	ASSERT_EQ(0, baton_spsc_try_push(self->prod, &v, sizeof(v)));
+	ASSERT_EQ(0, baton_spsc_try_push(self->prod, &v, sizeof(v)));
+	ASSERT_EQ(0, baton_spsc_try_pop(self->cons, &v, sizeof(v)));
+	tail = __atomic_load_n(self->prod->tail, __ATOMIC_RELAXED);
+	__atomic_store_n(self->prod->tail, tail - 2, __ATOMIC_RELEASE);
+	EXPECT_EQ(POLLERR, revents(cfd, POLLIN | POLLRDNORM, 0));
+	__atomic_store_n(self->prod->tail, tail + 4, __ATOMIC_RELEASE);
+	EXPECT_EQ(POLLERR, revents(cfd, POLLIN | POLLRDNORM, 0));
+	__atomic_store_n(self->prod->tail, tail, __ATOMIC_RELEASE);
+	EXPECT_EQ(POLLIN | POLLRDNORM, revents(cfd, POLLIN | POLLRDNORM, 0));
+}
+
+/* The other thread of the consumer: pops whatever comes until told. */
+struct popper {
+	struct baton_ring *cons;
+	volatile int stop;
+	uint64_t popped;
+};
+
+static void *pop_all(void *arg)
+{
+	struct popper *pp = arg;
+	uint64_t v;
+
+	while (!pp->stop)
+		if (!baton_spsc_try_pop(pp->cons, &v, sizeof(v)))
+			pp->popped++;
+	return NULL;
+}
+
+/*
+ * A poll from one thread of the consumer while another pops and the
+ * producer streams: poll samples the tail, then the head, and the head
+ * may pass the tail it read in between. That is a moving ring, not a
+ * scribbled one: never EPOLLERR. A race, so the test can only make it
+ * likely (a 4-slot ring, 3 s of polls); it never asserts a timing.
+ */
+TEST_F_TIMEOUT(ring_poll, no_error_while_the_own_side_moves, 60)
+{
+	struct popper pp = { .cons = self->cons };
+	int cfd = baton_ring_fd(self->cons), ev;
+	uint64_t polls = 0, errs = 0;
+	int64_t deadline;
+	pthread_t th;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct baton_ring *pr;
+		uint64_t v = 0;
+
+		if (baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+				    BATON_BACKEND_KMOD, &pr))
+			_exit(1);
+		deadline = bt_now_ns() + 4 * BT_NSEC;
+		while (bt_now_ns() < deadline)
+			if (!baton_spsc_try_push(pr, &v, sizeof(v)))
+				v++;
+		baton_ring_close(pr);
+		_exit(0);
+	}
+	ASSERT_EQ(0, pthread_create(&th, NULL, pop_all, &pp));
+	deadline = bt_now_ns() + 3 * BT_NSEC;
+	while (bt_now_ns() < deadline) {
+		ev = revents(cfd, POLLIN | POLLRDNORM, 0);
+		ASSERT_LE(0, ev);
+		polls++;
+		if (ev & POLLERR)
+			errs++;
+	}
+	pp.stop = 1;
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	TH_LOG("%llu polls, %llu popped, %llu EPOLLERR",
+	       (unsigned long long)polls, (unsigned long long)pp.popped,
+	       (unsigned long long)errs);
+	EXPECT_EQ(0U, errs);
+	EXPECT_EQ(0, bt_wait_timeout(pid, 10000));
 }
 
 static volatile sig_atomic_t handled;
