@@ -113,11 +113,21 @@ static long sys_futex(uint32_t *uaddr, int op, uint32_t val,
 }
 
 /* Idempotent, and cheap once the process is registered. */
-static int register_membarrier(void)
+/*
+ * The memfd backend's barriers (F and G here, P and Q of the epoch
+ * domains) are membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED), which needs
+ * this registration first. Without it (a kernel built without
+ * membarrier, a seccomp filter that refuses it) the backend cannot keep
+ * its ordering promise: a missing backend, -ENODEV, the cause logged.
+ */
+int baton__memfd_membarrier_register(void)
 {
-	if (sys_membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED))
-		return -errno;
-	return 0;
+	if (!sys_membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED))
+		return 0;
+	baton__log(BATON_LOG_WARN,
+		   "libbaton: the memfd backend needs membarrier(2) (MEMBARRIER_CMD_GLOBAL_EXPEDITED), and registering for it failed (%s)\n",
+		   strerror(errno));
+	return -ENODEV;
 }
 
 static int shm_path(char *buf, size_t len, const char *name)
@@ -319,7 +329,7 @@ static int memfd_create_ring(const char *name,
 	if (ret)
 		return ret;
 	/* The parameters: ring.c, the same rules for both backends. */
-	ret = register_membarrier();
+	ret = baton__memfd_membarrier_register();
 	if (ret)
 		return ret;
 
@@ -390,7 +400,7 @@ static int memfd_open_ring(const char *name, int role,
 	ret = shm_path(path, sizeof(path), name);
 	if (ret)
 		return ret;
-	ret = register_membarrier();
+	ret = baton__memfd_membarrier_register();
 	if (ret)
 		return ret;
 

@@ -41,7 +41,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
-#include <linux/membarrier.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -58,11 +57,6 @@
 #define BACKSTOP_NS		(10ULL * 1000 * 1000)
 /* Shared by every open handle (file comment); batonctl tests it. */
 #define HANDLE_LOCK		(BATON_EPOCH_LOCK_BASE - 2)
-
-static long sys_membarrier(int cmd)
-{
-	return syscall(SYS_membarrier, cmd, 0, 0);
-}
 
 static int path_of(char *buf, size_t len, const char *name)
 {
@@ -162,8 +156,9 @@ int baton__epoch_memfd_create(const char *name,
 	ret = path_of(path, sizeof(path), name);
 	if (ret)
 		return ret;
-	if (sys_membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED))
-		return -errno;
+	ret = baton__memfd_membarrier_register();
+	if (ret)
+		return ret;
 	d->fd = open(SHM_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (d->fd < 0)
 		return errno == ENOENT ? -ENODEV : -errno;
@@ -207,8 +202,9 @@ int baton__epoch_memfd_open(const char *name, struct baton_epoch *d)
 	ret = path_of(path, sizeof(path), name);
 	if (ret)
 		return ret;
-	if (sys_membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED))
-		return -errno;
+	ret = baton__memfd_membarrier_register();
+	if (ret)
+		return ret;
 	d->fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	if (d->fd < 0)
 		return -errno;
@@ -335,10 +331,9 @@ static int collect(struct baton_epoch *d, int wait, uint64_t *frontier,
 		n += drain_part(d, part_region(d, i), proven);
 	/* 2. Publish, then P and Q: membarrier on every CPU. */
 	__atomic_store_n(&h->global, g, __ATOMIC_RELAXED);
-	if (sys_membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED)) {
-		ret = -errno;
+	ret = baton__memfd_barrier();
+	if (ret)
 		goto out;
-	}
 	/* 3. Scan (R): live participants only, each word read once. */
 	for (i = 0; i < d->max_participants; i++) {
 		uint8_t *r = part_region(d, i);

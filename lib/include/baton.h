@@ -205,7 +205,8 @@ struct baton_ring_stats {
  *
  * Return: 0, or -EINVAL (a bad name, geometry, kind, role or mode), -EEXIST
  * (the name is taken), -EDQUOT (a per-user cap, kmod), -ENOSPC (no room in
- * /dev/shm, memfd), -ENODEV (the backend asked for is missing), -ENOMEM.
+ * /dev/shm, memfd), -ENODEV (the backend asked for is missing; memfd: also
+ * without membarrier(2), Documentation/memfd-backend.rst), -ENOMEM.
  */
 int baton_ring_create(const char *name, const struct baton_ring_params *p,
 		      int role, struct baton_ring **out);
