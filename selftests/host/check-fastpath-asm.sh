@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 #
 # check-fastpath-asm.sh [OUTDIR]: prove the inline SPSC fast path of
-# lib/include/baton.h, and baton_epoch_enter/exit, compile, at -O2, to
+# lib/include/baton.h, baton_epoch_enter/exit and the pool's inline
+# allocation and free compile, at -O2, to
 # code without a lock prefix, xchg, mfence, lfence or sfence. fastpath_asm.c wraps each inline in a
 # noinline function; this script disassembles them one by one.
 #
@@ -14,7 +15,8 @@
 # seq_cst epoch announcement) must each be rejected. Output is TAP; the exit status is non-zero on any failure.
 #
 # Order: at every store-then-load site (the index store, then the load of
-# the peer's waiting flag: E; epoch exit's T) the store comes first in the
+# the peer's waiting flag: E; epoch exit's T; the pool allocation's OWNED
+# store, then its reap word: Y13) the store comes first in the
 # code gcc and clang emit at -O2, -O3 and -Os, and a build that loads the
 # flag first is rejected.
 #
@@ -30,9 +32,9 @@ TOP=$(cd "$HERE/../.." && pwd)
 OUT=${1:-$TOP/build/host/asm}
 CC=${CC:-cc}
 OBJDUMP=${OBJDUMP:-objdump}
-FUNCS="fp_prod_reserve fp_prod_submit fp_cons_peek fp_cons_release fp_try_push fp_try_pop fp_spsc_push fp_spsc_pop fp_epoch_enter fp_epoch_exit fp_spsc_push_bulk64 fp_spsc_pop_bulk64"
+FUNCS="fp_prod_reserve fp_prod_submit fp_cons_peek fp_cons_release fp_try_push fp_try_pop fp_spsc_push fp_spsc_pop fp_epoch_enter fp_epoch_exit fp_spsc_push_bulk64 fp_spsc_pop_bulk64 fp_pool_alloc fp_pool_free"
 BAD='(^|[[:space:]])(lock|xchg[bwlq]?|mfence|lfence|sfence)([[:space:]]|$)'
-NFUNCS=12
+NFUNCS=14
 NSELF=4
 MPSC_FUNCS="fp_mpsc_cons_peek fp_mpsc_cons_release fp_mpsc_prod_publish fp_mpsc_try_pop fp_mpsc_pop fp_mpsc_pop_bulk64"
 NMPSC=8
@@ -47,10 +49,11 @@ fp_mpsc_cons_release:seq,head:prod_waiting
 fp_mpsc_try_pop:seq,head:prod_waiting fp_mpsc_pop:seq,head:prod_waiting
 fp_epoch_exit:ann:sync_epoch
 fp_spsc_push_bulk64:tail:cons_waiting fp_spsc_pop_bulk64:head:prod_waiting
-fp_mpsc_pop_bulk64:seq,head:prod_waiting"
+fp_mpsc_pop_bulk64:seq,head:prod_waiting
+fp_pool_alloc:pool_desc:pool_reap"
 ORDER_CCS="gcc clang"
 ORDER_OPTS="-O2 -O3 -Os"
-NORDER=7
+NORDER=8
 
 echo "TAP version 13"
 case $(uname -m) in
@@ -256,6 +259,15 @@ if compile 5 "$vobj" && ! order "$vobj" >/dev/null; then
 	echo "ok $n fastpath-order self-test: a flag load hoisted above the store is caught"
 else
 	echo "not ok $n fastpath-order self-test: a hoisted flag load went unnoticed"
+	fail=1
+fi
+
+n=$((n + 1))
+vobj="$OUT/fastpath_asm_fenced6.o"
+if compile 6 "$vobj" && ! order "$vobj" >/dev/null; then
+	echo "ok $n fastpath-order self-test: a pool reap-word load hoisted above the OWNED store is caught"
+else
+	echo "not ok $n fastpath-order self-test: a hoisted pool reap-word load went unnoticed"
 	fail=1
 fi
 

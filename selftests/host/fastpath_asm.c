@@ -179,3 +179,41 @@ WRAP void fp_epoch_exit(struct baton_epoch *d)
 {
 	baton_epoch_exit(d);
 }
+
+/*
+ * The pool's inline allocation and free (Documentation/pool.rst): no
+ * locked instruction either. The allocation's Y13 is a store-then-load
+ * site: the descriptor's OWNED store, then the load of the reap word.
+ * FASTPATH_FENCED == 6 loads the word first, which the order check must
+ * reject.
+ */
+WRAP int fp_pool_alloc(struct baton_pool *p, size_t size, uint64_t *h)
+{
+#if FASTPATH_FENCED == 6
+	struct baton_pool_fast *f = baton__pool_fast(p);
+	uint32_t i;
+
+	for (i = 0; i < f->nr_classes; i++) {
+		struct baton_pool_cls *c = &f->cls[i];
+		uint64_t x, reap;
+
+		if (size > (size_t)1 << c->shift || !c->mag.n)
+			continue;
+		x = c->mag.handle[--c->mag.n];
+		*h = x;
+		reap = __atomic_load_n(f->reap, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->desc[BATON_POOL_H_INDEX(x)].state,
+				 (x & 0xffffffff00000000ULL) | f->owned,
+				 __ATOMIC_RELAXED);
+		return reap ? __baton_pool_alloc_reaped(p) : 0;
+	}
+	return __baton_pool_alloc_slow(p, size, h);
+#else
+	return baton_pool_alloc(p, size, h);
+#endif
+}
+
+WRAP int fp_pool_free(struct baton_pool *p, uint64_t h)
+{
+	return baton_pool_free(p, h);
+}

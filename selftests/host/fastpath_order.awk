@@ -11,6 +11,14 @@
 # code is read in text order, not by paths, so copies of the struct
 # pointer stay known once made (a "pop" on an early return must not make
 # the rest of the function unreadable).
+#
+# Arrays of structs inside the struct (the pool's classes): a "lea" of an
+# address based on the struct pointer, or an "add" of the struct pointer
+# to a register, makes an element pointer (known
+# until the register is written otherwise), DISP(%base,%index,...) loads
+# tag as plain ones do, and "add DISP(%base),%reg" (a pointer field added
+# to an offset) tags %reg with DISP. DISP is then the field's offset in
+# element 0, which is what STORES and LOAD give.
 function norm(r) {
 	sub(/^%/, "", r)
 	if (r ~ /^r[0-9]+[dwb]?$/) { sub(/[dwb]$/, "", r); return r }
@@ -66,7 +74,7 @@ done { next }
 	src = nops > 1 ? o[1] : ""
 
 	if (op ~ /^call/) {
-		for (i in cs) delete tag[cs[i]]
+		for (i in cs) { delete tag[cs[i]]; delete elem[cs[i]] }
 		next
 	}
 	# a load through the flag pointer: any memory operand based on it
@@ -86,9 +94,20 @@ done { next }
 	}
 	if (dst ~ /^%/) {
 		d = norm(dst)
-		if (op ~ /^mov/ && src ~ /\(/ && (membase(src) in base) && src !~ /,/) {
-			tag[d] = disp(src); next
+		sb = membase(src)
+		if (op ~ /^mov/ && src ~ /\(/ && sb != "" && (sb in base || sb in elem)) {
+			delete elem[d]; tag[d] = disp(src); next
 		}
+		if (op ~ /^lea/ && sb != "" && (sb in base || sb in elem)) {
+			elem[d] = 1; delete tag[d]; next
+		}
+		if (op ~ /^add/ && src ~ /\(/ && sb != "" && (sb in base || sb in elem)) {
+			delete elem[d]; tag[d] = disp(src); next
+		}
+		if (op ~ /^mov/ && src ~ /^%/ && (norm(src) in elem)) { elem[d] = 1; delete tag[d]; next }
+		if (op ~ /^add/ && src ~ /^%/ && (norm(src) in base)) { elem[d] = 1; delete tag[d]; next }
+		if (op ~ /^(add|sub)/ && src ~ /^\$/ && (d in elem)) next
+		delete elem[d]
 		if (op ~ /^mov/ && src ~ /^%/ && (norm(src) in base)) { base[d] = 1; delete tag[d]; next }
 		if (op ~ /^mov/ && src ~ /^%/ && (norm(src) in tag)) { tag[d] = tag[norm(src)]; next }
 		if (op ~ /^lea/ && (membase(src) in tag)) { tag[d] = tag[membase(src)]; next }
