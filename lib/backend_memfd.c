@@ -581,9 +581,10 @@ static const uint8_t *seen_byte(const struct baton_ring *r, int role)
 /*
  * Tell the kmod-compatible header bit, so baton_ring_peer_gone() answers
  * on memfd too. The header is mapped read-only: pwrite the word. Only
- * the survivor of a death writes the bit and only an attaching role
- * clears its own, so the read-modify-write races with nobody that
- * matters (at worst a bit is set twice).
+ * the survivor of a death sets the bit and only an attaching role
+ * clears its own; the survivor looks again after its write, so a
+ * clear that raced with it is not undone for good
+ * (baton__memfd_peer_gone()).
  */
 static void set_gone_bit(const struct baton_ring *r, uint32_t bit, int set)
 {
@@ -593,6 +594,14 @@ static void set_gone_bit(const struct baton_ring *r, uint32_t bit, int set)
 	if (nst != st)
 		(void)!pwrite(r->fd, &nst, sizeof(nst),
 			      offsetof(struct baton_ring_hdr, state));
+}
+
+/* Whether a live open file description holds the other role's lock. */
+static int peer_held(const struct baton_ring *r, int consumer)
+{
+	if (consumer && r->kind == BATON_RING_MPSC)
+		return held_by_other(r->fd, LOCK_PRODUCER0, r->max_producers);
+	return held_by_other(r->fd, consumer ? 0 : 1, 1);
 }
 
 /*
@@ -605,20 +614,27 @@ static void set_gone_bit(const struct baton_ring *r, uint32_t bit, int set)
 int baton__memfd_peer_gone(struct baton_ring *r)
 {
 	int consumer = r->role == BATON_ROLE_CONSUMER;
+	uint32_t bit = consumer ? BATON_STATE_PRODUCER_GONE :
+				  BATON_STATE_CONSUMER_GONE;
 	const uint8_t *seen = seen_byte(r, consumer ? BATON_ROLE_PRODUCER :
 						      BATON_ROLE_CONSUMER);
-	int held;
 
 	if (!seen || !__atomic_load_n(seen, __ATOMIC_ACQUIRE))
 		return 0;
-	if (consumer && r->kind == BATON_RING_MPSC)
-		held = held_by_other(r->fd, LOCK_PRODUCER0, r->max_producers);
-	else
-		held = held_by_other(r->fd, consumer ? 0 : 1, 1);
-	if (held)
+	if (peer_held(r, consumer))
 		return 0;	/* held, or cannot tell: alive */
-	set_gone_bit(r, consumer ? BATON_STATE_PRODUCER_GONE :
-				   BATON_STATE_CONSUMER_GONE, 1);
+	set_gone_bit(r, bit, 1);
+	/*
+	 * A new holder may have taken the role and cleared the bit
+	 * (mark_attached(): lock first, then clear) between the look and
+	 * the write, which then says "gone" of it for as long as it lives.
+	 * It holds the lock before its clear, so a second look sees it:
+	 * take the bit back.
+	 */
+	if (peer_held(r, consumer)) {
+		set_gone_bit(r, bit, 0);
+		return 0;
+	}
 	return 1;
 }
 
