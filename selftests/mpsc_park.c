@@ -236,6 +236,18 @@ TEST_F_TIMEOUT(parked_producers, push_deadline_memfd, 60)
 	push_deadline(_metadata, BATON_BACKEND_MEMFD);
 }
 
+/* A child producer's last step: publish held ticket @t, then close. */
+static void publish_and_close(struct baton_ring *pr, uint32_t prod, uint64_t t)
+{
+	uint64_t m[2];
+
+	mp_msg(m, prod, t);
+	memcpy(baton_ring_slot(pr, t), m, MP_MSG);
+	baton_mpsc_prod_publish(pr, t);
+	baton_mpsc_prod_done(pr);
+	baton_ring_close(pr);
+}
+
 /*
  * Child: a producer that takes a ticket, says so, and publishes it only
  * when told (a producer between its fetch_add and its publish).
@@ -244,18 +256,14 @@ static int ticket_holder(const char *name, int backend, struct bt_sync *held,
 			 struct bt_sync *go)
 {
 	struct baton_ring *pr;
-	uint64_t m[2], t;
+	uint64_t t;
 
 	if (baton_ring_open(name, BATON_ROLE_PRODUCER, backend, &pr))
 		return 2;
 	t = baton_mpsc_prod_reserve(pr, 1);
 	if (bt_sync_post(held) || bt_sync_wait(go, 10000))
 		return 3;
-	mp_msg(m, 1, t);
-	memcpy(baton_ring_slot(pr, t), m, MP_MSG);
-	baton_mpsc_prod_publish(pr, t);
-	baton_mpsc_prod_done(pr);
-	baton_ring_close(pr);
+	publish_and_close(pr, 1, t);
 	return 0;
 }
 
@@ -318,18 +326,14 @@ TEST_F_TIMEOUT(parked_producers, consumer_ring_park_memfd, 60)
 static int parked_pusher(const char *name, int backend)
 {
 	struct baton_ring *pr;
-	uint64_t m[2], t;
+	uint64_t t;
 
 	if (baton_ring_open(name, BATON_ROLE_PRODUCER, backend, &pr))
 		return 2;
 	t = baton_mpsc_prod_reserve(pr, 1);
 	if (baton_mpsc_prod_wait(pr, t))
 		return 4;
-	mp_msg(m, 2, t);
-	memcpy(baton_ring_slot(pr, t), m, MP_MSG);
-	baton_mpsc_prod_publish(pr, t);
-	baton_mpsc_prod_done(pr);
-	baton_ring_close(pr);
+	publish_and_close(pr, 2, t);
 	return 0;
 }
 
