@@ -518,10 +518,16 @@ static int pool_open(const char *name, int idle, struct baton_pool **out)
 }
 
 /*
- * Binaries built against 2.7's baton.h store OWNED on each inline
- * allocation and check the reap word; those built before do neither, so
- * their handles keep magazines the decay never reaches (and capped in
- * bytes). The default versions are the new ones.
+ * Code compiled against 2.8's baton.h stores OWNED on each inline
+ * allocation and checks the reap word, and its baton.h names
+ * __baton_pool_create_idle/_open_idle for create and open; code compiled
+ * before does neither and calls baton_pool_create/_open, whose handles
+ * keep magazines the decay never reaches (and capped in bytes). So the
+ * header decides, not the library an object ends up linked with: the
+ * default versions of the plain names are 2.1's again. 2.7 made them
+ * the idle ones, which gave an object compiled against 2.6 linked with
+ * 2.7 IDLE handles its inline allocation never claimed back
+ * (baton_pool_create@LIBBATON_2.7 stays, for what 2.7 linked).
  */
 int baton__pool_create_2_7(const char *name,
 			   const struct baton_pool_params *params,
@@ -531,10 +537,14 @@ int baton__pool_create_2_1(const char *name,
 			   struct baton_pool **out);
 int baton__pool_open_2_7(const char *name, struct baton_pool **out);
 int baton__pool_open_2_1(const char *name, struct baton_pool **out);
-__asm__(".symver baton__pool_create_2_7, baton_pool_create@@LIBBATON_2.7");
-__asm__(".symver baton__pool_create_2_1, baton_pool_create@LIBBATON_2.1");
-__asm__(".symver baton__pool_open_2_7, baton_pool_open@@LIBBATON_2.7");
-__asm__(".symver baton__pool_open_2_1, baton_pool_open@LIBBATON_2.1");
+int __baton_pool_create_idle(const char *name,
+			     const struct baton_pool_params *params,
+			     struct baton_pool **out);
+int __baton_pool_open_idle(const char *name, struct baton_pool **out);
+__asm__(".symver baton__pool_create_2_7, baton_pool_create@LIBBATON_2.7");
+__asm__(".symver baton__pool_create_2_1, baton_pool_create@@LIBBATON_2.1");
+__asm__(".symver baton__pool_open_2_7, baton_pool_open@LIBBATON_2.7");
+__asm__(".symver baton__pool_open_2_1, baton_pool_open@@LIBBATON_2.1");
 
 int baton__pool_create_2_7(const char *name,
 			   const struct baton_pool_params *params,
@@ -558,6 +568,18 @@ int baton__pool_open_2_7(const char *name, struct baton_pool **out)
 int baton__pool_open_2_1(const char *name, struct baton_pool **out)
 {
 	return pool_open(name, 0, out);
+}
+
+int __baton_pool_create_idle(const char *name,
+			     const struct baton_pool_params *params,
+			     struct baton_pool **out)
+{
+	return pool_create(name, params, 1, out);
+}
+
+int __baton_pool_open_idle(const char *name, struct baton_pool **out)
+{
+	return pool_open(name, 1, out);
 }
 
 int baton_pool_unlink(const char *name)

@@ -1854,7 +1854,8 @@ struct baton_pool;
  * module's reap word (Documentation/pool.rst, "Idle magazines"), and its
  * frees may leave buffers IDLE: every piece of code that calls the
  * inline forms on one handle must be built against this baton.h or a
- * later one (the handle opened by 2.7's baton_pool_create/_open).
+ * later one (the handle opened by baton_pool_create/_open as this header
+ * names them: __baton_pool_create_idle/_open_idle, below).
  *
  * The part of a pool handle the inline fast paths use (ABI since 2.2; the
  * rest of struct baton_pool is the library's). A magazine keeps buffers
@@ -1962,6 +1963,20 @@ struct baton_pool_info {
 	uint64_t cold[BATON_POOL_CLASSES_MAX];
 };
 
+/*
+ * Since 2.8 the handles whose frees leave IDLE come from the symbols this
+ * header names, __baton_pool_create_idle and __baton_pool_open_idle: an
+ * object compiled against an older baton.h, whose inline allocation
+ * stores nothing, calls baton_pool_create/_open and gets OWNED
+ * magazines, whichever library it is linked with (2.7 decided by the
+ * link, so such an object linked with 2.7 got IDLE handles).
+ */
+#ifdef BATON__POOL_OUTLINE
+#define BATON__POOL_IDLE_SYM(sym)
+#else
+#define BATON__POOL_IDLE_SYM(sym)	__asm__(sym)
+#endif
+
 /**
  * baton_pool_create() - create a named pool and open it as a holder
  * @name: the pool's name (the ring rules: 1..63 bytes of [A-Za-z0-9._-])
@@ -1981,7 +1996,8 @@ struct baton_pool_info {
  * (kmod), -ENOSPC (memfd: no room in /dev/shm), -ENOMEM.
  */
 int baton_pool_create(const char *name, const struct baton_pool_params *params,
-		      struct baton_pool **pool);
+		      struct baton_pool **pool)
+	BATON__POOL_IDLE_SYM("__baton_pool_create_idle");
 
 /**
  * baton_pool_open() - open an existing pool as one more holder
@@ -1992,7 +2008,8 @@ int baton_pool_create(const char *name, const struct baton_pool_params *params,
  * needed), -EMFILE (every holder index taken), -EPROTO (memfd: the file
  * is not a pool of this ABI).
  */
-int baton_pool_open(const char *name, struct baton_pool **pool);
+int baton_pool_open(const char *name, struct baton_pool **pool)
+	BATON__POOL_IDLE_SYM("__baton_pool_open_idle");
 
 /**
  * baton_pool_unlink() - remove a pool's name

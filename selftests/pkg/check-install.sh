@@ -19,8 +19,10 @@
 #    and the LIBBATON_2.1 version writes only the old struct
 #    (pool_info_compat.c);
 #  - a binary using the inline batch release binds to LIBBATON_2.6;
-#  - a binary opening pools binds baton_pool_create/_open and the inline
-#    allocation's reap wait to LIBBATON_2.7 (idle magazines);
+#  - a binary opening pools binds __baton_pool_create_idle/_open_idle
+#    (LIBBATON_2.8) and the inline allocation's reap wait (LIBBATON_2.7),
+#    and code compiled against an older baton.h binds baton_pool_create/
+#    _open to LIBBATON_2.1 (idle magazines: the header decides);
 #  - Documentation/examples/ build the same way and run on memfd;
 #  - every public function has a man3 page, and every installed page
 #    renders without a warning (groff -ww; man -l --warnings);
@@ -54,7 +56,7 @@ check() {
 mk() { $MAKE --no-print-directory "$@"; }
 
 echo "TAP version 13"
-echo "1..20"
+echo "1..23"
 
 # ---- no kernel headers
 nohdr=(BATON_KVER=no-such-kernel)
@@ -123,13 +125,25 @@ check "a binary using baton_mpsc_cons_release_n binds to LIBBATON_2.6" \
 
 # ---- handles whose frees leave IDLE need 2.7's inline allocation
 printf '#include <baton/baton.h>\nint f(struct baton_pool **p, uint64_t *h) {\n\tif (baton_pool_create("x", 0, p) || baton_pool_open("x", p))\n\t\treturn 1;\n\treturn baton_pool_alloc(*p, 1, h);\n}\nint main(void) { return 0; }\n' >"$work/idle_mag.c"
-check "a binary opening pools binds create, open and the reap wait to LIBBATON_2.7" \
+check "a binary opening pools binds the idle create and open (2.8) and the reap wait (2.7)" \
 	bash -c "cc -std=c11 ${cflags[*]} ${pc_cflags[*]} -o '$work/idle_mag' \
 		'$work/idle_mag.c' ${pc_libs[*]} &&
 		objdump -T '$work/idle_mag' > '$work/idle_mag.T' &&
-		grep -q 'LIBBATON_2.7) *baton_pool_create\$' '$work/idle_mag.T' &&
-		grep -q 'LIBBATON_2.7) *baton_pool_open\$' '$work/idle_mag.T' &&
-		grep -q 'LIBBATON_2.7) *__baton_pool_alloc_reaped\$' '$work/idle_mag.T'"
+		grep -q 'LIBBATON_2.8) *__baton_pool_create_idle\$' '$work/idle_mag.T' &&
+		grep -q 'LIBBATON_2.8) *__baton_pool_open_idle\$' '$work/idle_mag.T' &&
+		grep -q 'LIBBATON_2.7) *__baton_pool_alloc_reaped\$' '$work/idle_mag.T' &&
+		! grep -q ' baton_pool_open\$' '$work/idle_mag.T'"
+# An object compiled against an older baton.h names plain create and open
+# (declarations without the label: BATON__POOL_OUTLINE): linked with this
+# library it must get their 2.1 versions, OWNED magazines, whatever the
+# newest version is.
+check "code compiled against an older baton.h binds create and open to LIBBATON_2.1" \
+	bash -c "cc -std=c11 ${cflags[*]} ${pc_cflags[*]} -DBATON__POOL_OUTLINE \
+		-o '$work/old_mag' '$work/idle_mag.c' ${pc_libs[*]} &&
+		objdump -T '$work/old_mag' > '$work/old_mag.T' &&
+		grep -q 'LIBBATON_2.1) *baton_pool_create\$' '$work/old_mag.T' &&
+		grep -q 'LIBBATON_2.1) *baton_pool_open\$' '$work/old_mag.T' &&
+		! grep -q '_idle\$' '$work/old_mag.T'"
 
 # ---- the examples, built as a user builds them, on memfd
 check "Documentation/examples build against the staged install" \
