@@ -12,10 +12,12 @@
  * at most an eighth of its class (and at most BATON_POOL_MAG), so that a
  * holder that only frees (a consumer stage) cannot keep a small class
  * from the others: a class of fewer than 16 buffers has no magazine. It
- * also holds at most BATON_POOL_MAG_BYTES: the decay never takes a
- * magazine's buffers, so 1 MiB frames and larger get none. Buffers
- * in a magazine are OWNED by this holder in their descriptors, so the
- * kernel returns them with the rest when the holder's file is released.
+ * also holds at most BATON_POOL_MAG_BYTES where the decay cannot reach a
+ * magazine (memfd, an old module, a handle of the 2.1 create/open), so
+ * there 1 MiB frames and larger get none. Buffers in a magazine are this
+ * holder's in their descriptors, IDLE where the module reaps magazines
+ * ("Idle magazines", Documentation/pool.rst), else OWNED, so the kernel
+ * returns them with the rest when the holder's file is released.
  *
  * The free queue's protocol and the claim page are in the uapi header;
  * the argument is in Documentation/pool.rst. Ordering, as lettered in
@@ -1157,8 +1159,8 @@ static void flush(struct baton_pool *p, uint32_t cls, uint32_t n)
 		wait_seq(p, cls, e, t + i);
 		/*
 		 * FREE only now, entry by entry: a buffer whose entry we never
-		 * reach stays OWNED, and the kernel's reclaim walk returns it
-		 * if we die waiting.
+		 * reach stays ours (OWNED or IDLE), and the kernel's reclaim
+		 * walk returns it if we die waiting.
 		 */
 		__atomic_store_n(&d->aux, now, __ATOMIC_RELAXED);
 		__atomic_store_n(&d->state,
