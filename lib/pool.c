@@ -216,6 +216,14 @@ static int pool_map(struct baton_pool *p)
 		return -errno;
 	p->claim = (struct baton_pool_claim *)(p->ctl + p->geo.claim_off +
 					       (uint64_t)p->f.holder * 4096);
+	/*
+	 * No decay, nothing reaps: frees leave OWNED, so the allocation
+	 * skips its store and the reap word; the magazines stay uncapped
+	 * (idle_mags), since nothing would be given back anyway. Leaving
+	 * OWNED is always safe: the module reaps IDLE words only.
+	 */
+	if (!p->geo.decay_ms)
+		p->f.idle = p->f.owned;
 	for (i = 0; i < p->geo.nr_classes; i++) {
 		const struct baton_pool_class_layout *l = &p->geo.classes[i];
 		struct baton_pool_cls *c = &p->f.cls[i];

@@ -1011,6 +1011,43 @@ TEST(decay_reaches_large_buffers_a_live_holder_freed)
  * go back while it keeps its handle open and makes no call; its next
  * allocations get them back zeroed and keep what they write.
  */
+/*
+ * A pool without decay (decay_ms 0) has nothing that reaps a magazine:
+ * its frees leave buffers OWNED, so the inline allocation skips the
+ * store and the reap word, and its magazines are not capped in bytes
+ * either (nothing is ever given back). It left them IDLE, paying both.
+ */
+TEST(no_decay_no_idle_magazine)
+{
+	struct baton_pool_params p;
+	struct baton_pool_info info;
+	struct baton_pool_fast *f;
+	struct baton_pool *pool;
+	uint64_t h[16], st;
+	char name[64];
+	int i;
+
+	BT_REQUIRE_DEV();
+	memset(&p, 0, sizeof(p));
+	p.nr_classes = 1;
+	p.classes[0].buf_shift = 20;
+	p.classes[0].count = 128;
+	bt_make_name(name, sizeof(name), "nodecay");
+	ASSERT_EQ(0, baton_pool_create(name, &p, &pool));
+	for (i = 0; i < 16; i++)
+		ASSERT_EQ(0, baton_pool_alloc(pool, 1 << 20, &h[i]));
+	for (i = 0; i < 16; i++)
+		ASSERT_EQ(0, baton_pool_free(pool, h[i]));
+	ASSERT_EQ(0, baton_pool_info(pool, &info));
+	EXPECT_EQ(16U, info.classes[0].cached);
+	f = baton__pool_fast(pool);
+	st = __atomic_load_n(&f->cls[0].desc[BATON_POOL_H_INDEX(h[0])].state,
+			     __ATOMIC_ACQUIRE);
+	EXPECT_EQ(BATON_POOL_OWNED, BATON_POOL_S_KIND(st));
+	baton_pool_close(pool);
+	baton_pool_unlink(name);
+}
+
 TEST(idle_magazine_gives_its_pages_back)
 {
 	struct baton_pool_params p;
