@@ -539,40 +539,25 @@ static int pool_open(const char *name, int idle, struct baton_pool **out)
  * 2.7 IDLE handles its inline allocation never claimed back
  * (baton_pool_create@LIBBATON_2.7 stays, for what 2.7 linked).
  */
-int baton__pool_create_2_7(const char *name,
-			   const struct baton_pool_params *params,
-			   struct baton_pool **out);
 int baton__pool_create_2_1(const char *name,
 			   const struct baton_pool_params *params,
 			   struct baton_pool **out);
-int baton__pool_open_2_7(const char *name, struct baton_pool **out);
 int baton__pool_open_2_1(const char *name, struct baton_pool **out);
 int __baton_pool_create_idle(const char *name,
 			     const struct baton_pool_params *params,
 			     struct baton_pool **out);
 int __baton_pool_open_idle(const char *name, struct baton_pool **out);
-__asm__(".symver baton__pool_create_2_7, baton_pool_create@LIBBATON_2.7");
+/* One function each for the idle forms: 2.8's names, and 2.7's versions. */
+__asm__(".symver __baton_pool_create_idle, baton_pool_create@LIBBATON_2.7");
 __asm__(".symver baton__pool_create_2_1, baton_pool_create@@LIBBATON_2.1");
-__asm__(".symver baton__pool_open_2_7, baton_pool_open@LIBBATON_2.7");
+__asm__(".symver __baton_pool_open_idle, baton_pool_open@LIBBATON_2.7");
 __asm__(".symver baton__pool_open_2_1, baton_pool_open@@LIBBATON_2.1");
-
-int baton__pool_create_2_7(const char *name,
-			   const struct baton_pool_params *params,
-			   struct baton_pool **out)
-{
-	return pool_create(name, params, 1, out);
-}
 
 int baton__pool_create_2_1(const char *name,
 			   const struct baton_pool_params *params,
 			   struct baton_pool **out)
 {
 	return pool_create(name, params, 0, out);
-}
-
-int baton__pool_open_2_7(const char *name, struct baton_pool **out)
-{
-	return pool_open(name, 1, out);
 }
 
 int baton__pool_open_2_1(const char *name, struct baton_pool **out)
