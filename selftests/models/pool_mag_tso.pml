@@ -31,8 +31,15 @@
  * after, and then so does the holder's load of reap, which sees 1, and the
  * holder waits until the kernel is done with the buffer.
  *
- * Property: the kernel never gives back the pages of a buffer its holder
- * is using (assert), and the holder always gets to use it (a holder left
+ * The flush (lib/pool.c, the magazine's overflow to the free queue) is the
+ * other way out of IDLE, and the same pattern: store the descriptor FREE
+ * (release), a signal fence, load reap, wait while it is set, and only then
+ * publish the queue entry, from which another holder (the taker here) may
+ * allocate the buffer and write it. The holder takes either way, chosen
+ * nondeterministically, so both are checked against the same kernel.
+ *
+ * Property: the kernel never gives back the pages of a buffer a holder is
+ * using (assert), and the buffer always gets used (a holder or taker left
  * waiting is an invalid end state).
  *
  *   VARIANT 0: as implemented                                    -> errors: 0
@@ -44,6 +51,8 @@
  *              second one after the IPI                          -> caught
  *   VARIANT 4: a holder that sees reap set goes on without waiting for
  *              the kernel to finish                              -> caught
+ *   VARIANT 5: the flush publishes the entry without looking at reap
+ *              (its FREE store alone)                            -> caught
  *
  * spin -DVARIANT=n -a pool_mag_tso.pml && gcc -O2 -o pan pan.c && ./pan -a -f
  */
@@ -53,9 +62,11 @@
 
 #define IDLE	0
 #define OWNED	1
+#define FREE	2
 
-bit  state_mem = IDLE;   /* the descriptor in memory (one generation) */
-bit  state_h = IDLE;     /* the holder's own latest store of it */
+byte state_mem = IDLE;   /* the descriptor in memory (one generation) */
+byte state_h = IDLE;     /* the holder's own latest store of it */
+bit  published = 0;      /* the flush's queue entry (release: after FREE) */
 bit  reap_mem = 0;      /* the reap word in memory */
 bit  reap_k = 0;        /* the kernel's own latest store of it */
 bit  using = 0;         /* the holder is writing the buffer */
@@ -71,16 +82,19 @@ end:
   od
 }
 
-active proctype holder() {
-  bit r;
-
+/* The descriptor store of either way out of IDLE, then the look at reap. */
+inline leave_idle(to) {
 #if VARIANT == 2
   r = reap_mem;                             /* the load, hoisted */
-  state_h = OWNED;
+  state_h = to;
 #else
-  state_h = OWNED;                          /* plain store: buffered */
+  state_h = to;                             /* plain store: buffered */
   r = reap_mem;                             /* after the signal fence */
 #endif
+}
+
+/* Wait for the kernel to be done, when the look saw reap set. */
+inline wait_reap() {
   if
   :: r == 0 -> skip
   :: else ->
@@ -89,14 +103,38 @@ active proctype holder() {
 #else
      skip
 #endif
-  fi;
-  using = 1;                                /* writes the buffer */
+  fi
+}
+
+active proctype holder() {
+  bit r;
+
+  if
+  :: leave_idle(OWNED);                     /* allocate it */
+     wait_reap();
+     using = 1;                             /* writes the buffer */
+     used = 1;
+     using = 0
+  :: leave_idle(FREE);                      /* flush it */
+#if VARIANT != 5
+     wait_reap();
+#endif
+     /* The entry's release store: the FREE store drains first (TSO). */
+     atomic { state_mem = state_h; published = 1 }
+  fi
+}
+
+/* Another holder: allocates the flushed buffer from the queue and writes. */
+active proctype taker() {
+end:
+  published == 1;
+  using = 1;
   used = 1;
   using = 0
 }
 
 active proctype kernel() {
-  bit seen;
+  byte seen;
 
   seen = state_mem;                         /* the tick's scan */
   if
