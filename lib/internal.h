@@ -231,14 +231,34 @@ static inline void baton__cpu_relax(void)
 }
 
 /*
- * A spin's look at the clock, every 64 polls (park.c, mpsc.c): 1 once
- * the deadline has passed, so a short timeout is not spun past by the
- * whole budget (which may be millions of polls).
+ * The longest one spin runs, whatever its budget: the limit is a handle
+ * field the caller may set to anything, and only a park looks at the
+ * peer's liveness (memfd: its role lock), so a spin of minutes would hide
+ * a dead peer for minutes. 10 ms is the memfd backend's promise for
+ * seeing a death (Documentation/memfd-backend.rst).
  */
-static inline int baton__spin_expired(uint32_t polls, int has,
-				      uint64_t deadline)
+#define BATON__SPIN_NS_MAX	(10ULL * 1000 * 1000)
+
+/*
+ * When a spin starting now stops at the latest: the call's deadline (if
+ * @has) or BATON__SPIN_NS_MAX from now, whichever is sooner.
+ */
+static inline uint64_t baton__spin_until(int has, uint64_t deadline)
 {
-	return has && !(polls % 64) && baton__now_ns() >= deadline;
+	uint64_t end = baton__now_ns() + BATON__SPIN_NS_MAX;
+
+	return has && deadline < end ? deadline : end;
+}
+
+/*
+ * A spin's look at the clock, every 64 polls (park.c, mpsc.c,
+ * waitset.c): 1 once @until (baton__spin_until()) has passed, so neither
+ * a short timeout nor a peer's death is spun past by the whole budget
+ * (which may be billions of polls).
+ */
+static inline int baton__spin_expired(uint32_t polls, uint64_t until)
+{
+	return !(polls % 64) && baton__now_ns() >= until;
 }
 
 /* After a park that found nothing: 1 once the deadline has passed. */

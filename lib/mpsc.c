@@ -269,12 +269,15 @@ static void prod_poll_pause(uint32_t polls)
  */
 static int prod_wait_room(struct baton_ring *r, uint64_t *tail)
 {
+	uint64_t until = baton__spin_until(0, 0);
 	uint32_t polls;
 
 	for (polls = 1; polls <= r->spin_limit; polls++) {
 		prod_poll_pause(polls);
 		if (baton_mpsc_prod_room(r, tail))
 			return 1;
+		if (baton__spin_expired(polls, until))
+			break;
 	}
 	return 0;
 }
@@ -290,15 +293,19 @@ static int prod_wait_room(struct baton_ring *r, uint64_t *tail)
 int baton_mpsc_prod_wait(struct baton_ring *r, uint64_t ticket)
 {
 	const struct baton_backend_ops *ops;
+	uint64_t until;
 	uint32_t polls;
 	int ret = baton__ring_ok(r, BATON_RING_MPSC, BATON_ROLE_PRODUCER);
 
 	if (ret)
 		return ret;
+	until = baton__spin_until(0, 0);
 	for (polls = 1; polls <= r->spin_limit; polls++) {
 		if (baton_mpsc_prod_slot_free(r, ticket))
 			return 0;
 		prod_poll_pause(polls);
+		if (baton__spin_expired(polls, until))
+			break;	/* the park looks at the consumer's life */
 	}
 	ops = baton__ops(r->backend);
 	for (;;) {
@@ -459,7 +466,7 @@ int baton__mpsc_peek_wait(struct baton_ring *r, uint64_t *idx,
 			  int64_t timeout_ns)
 {
 	const struct baton_backend_ops *ops;
-	uint64_t deadline = 0, t0;
+	uint64_t deadline = 0, t0, until;
 	uint32_t polls, budget;
 	int has, final = 0, ret = baton_mpsc_cons_peek(r, idx);
 
@@ -468,6 +475,7 @@ int baton__mpsc_peek_wait(struct baton_ring *r, uint64_t *idx,
 	budget = baton__spin_budget(r);
 	has = baton__deadline_from(timeout_ns, &deadline);
 	t0 = baton__now_ns();
+	until = baton__spin_until(has, deadline);
 	for (polls = 1; polls <= budget; polls++) {
 		baton__cpu_relax();
 		ret = baton_mpsc_cons_peek(r, idx);
@@ -475,8 +483,8 @@ int baton__mpsc_peek_wait(struct baton_ring *r, uint64_t *idx,
 			baton__spin_learn(r, polls, 0);
 			return ret;
 		}
-		if (baton__spin_expired(polls, has, deadline))
-			break;	/* the park below says -ETIMEDOUT */
+		if (baton__spin_expired(polls, until))
+			break;	/* the park: -ETIMEDOUT, -EPIPE or a wait */
 	}
 	ops = baton__ops(r->backend);
 	for (;;) {
@@ -552,7 +560,7 @@ int baton_mpsc_push_timeout(struct baton_ring *r, const void *msg, size_t len,
 			    int64_t timeout_ns)
 {
 	const struct baton_backend_ops *ops;
-	uint64_t deadline = 0, tail;
+	uint64_t deadline = 0, tail, until;
 	uint32_t polls;
 	int has, pk, final = 0, ret = baton__ring_ok(r, BATON_RING_MPSC,
 					  BATON_ROLE_PRODUCER);
@@ -565,13 +573,14 @@ int baton_mpsc_push_timeout(struct baton_ring *r, const void *msg, size_t len,
 	if (ret != -EAGAIN || timeout_ns == 0)
 		return ret == -EAGAIN ? -ETIMEDOUT : ret;
 	has = baton__deadline_from(timeout_ns, &deadline);
+	until = baton__spin_until(has, deadline);
 	for (polls = 1; polls <= r->spin_limit; polls++) {
 		prod_poll_pause(polls);
 		ret = baton_mpsc_try_push(r, msg, len);
 		if (ret != -EAGAIN)
 			return ret;
-		if (baton__spin_expired(polls, has, deadline))
-			break;	/* the park below says -ETIMEDOUT */
+		if (baton__spin_expired(polls, until))
+			break;	/* the park: -ETIMEDOUT, -EPIPE or a wait */
 	}
 	ops = baton__ops(r->backend);
 	for (;;) {

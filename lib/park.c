@@ -281,7 +281,7 @@ static inline uint32_t poll_ring(struct baton_ring *r, uint32_t n,
 static int wait_ring(struct baton_ring *r, uint32_t n, uint64_t *idx,
 		     int64_t timeout_ns)
 {
-	uint64_t deadline = 0, t0;
+	uint64_t deadline = 0, t0, until;
 	uint32_t got, polls, budget;
 	int has, ret, final = 0;
 
@@ -295,6 +295,7 @@ static int wait_ring(struct baton_ring *r, uint32_t n, uint64_t *idx,
 	budget = baton__spin_budget(r);
 	has = baton__deadline_from(timeout_ns, &deadline);
 	t0 = baton__now_ns();
+	until = baton__spin_until(has, deadline);
 	for (polls = 1; polls <= budget; polls++) {
 		baton__cpu_relax();
 		got = poll_ring(r, n, idx);
@@ -302,8 +303,8 @@ static int wait_ring(struct baton_ring *r, uint32_t n, uint64_t *idx,
 			baton__spin_learn(r, polls, 0);
 			return (int)got;
 		}
-		if (baton__spin_expired(polls, has, deadline))
-			break;	/* the park below says -ETIMEDOUT */
+		if (baton__spin_expired(polls, until))
+			break;	/* the park: -ETIMEDOUT, -EPIPE or a wait */
 	}
 	for (;;) {
 		ret = park_once(r, has, deadline);

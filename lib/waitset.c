@@ -568,6 +568,7 @@ static int spin(struct baton_waitset *ws, struct baton_waitset_event *ev,
 {
 	uint32_t budget = !ws->spin_budget || ws->spin_budget > limit ?
 			  limit : ws->spin_budget;
+	uint64_t until = baton__spin_until(1, deadline);
 	int n;
 
 	for (*polls = 1; *polls <= budget; ++*polls) {
@@ -575,8 +576,8 @@ static int spin(struct baton_waitset *ws, struct baton_waitset_event *ev,
 		n = collect(ws, ev, max, 0);	/* no syscall, no IPI */
 		if (n)
 			return n;
-		if (!(*polls % 64) && baton__now_ns() >= deadline)
-			break;
+		if (baton__spin_expired(*polls, until))
+			break;	/* the deadline, or long enough: wait */
 	}
 	*polls = budget;
 	return 0;

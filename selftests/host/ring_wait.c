@@ -738,4 +738,63 @@ TEST(short_timeouts_are_not_spun_past)
 	baton_ring_unlink(mname, BATON_BACKEND_AUTO);
 }
 
+/*
+ * A dead peer is seen past any spin limit: with the limit at its largest
+ * (2^32 - 1 polls, minutes of pauses) and no deadline, a pop whose
+ * producer dies used to spin out the whole budget before its first look
+ * at the producer's role lock. A spin now ends after 10 ms whatever the
+ * budget (lib/internal.h baton__spin_until()), so the pop parks and sees
+ * the death. SIGALRM after 3 s fails a spin that does not.
+ */
+static void pop_after_death(struct __test_metadata *_metadata, int mpsc)
+{
+	struct baton_ring_params p = mpsc ? mpsc_params(8, 2) : spsc_params(8);
+	struct baton_ring *cons;
+	char name[BATON_NAME_MAX];
+	uint64_t v, t;
+	int fds[2], ret;
+	pid_t pid;
+
+	force_memfd();
+	ring_name(name, sizeof(name), mpsc ? "hugem" : "huges");
+	ASSERT_EQ(0, baton_ring_create(name, &p, BATON_ROLE_CONSUMER, &cons));
+	ASSERT_EQ(0, pipe(fds));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct baton_ring *prod;
+
+		if (baton_ring_open(name, BATON_ROLE_PRODUCER,
+				    BATON_BACKEND_AUTO, &prod))
+			_exit(2);
+		die_after(fds[1], 50 * MS);
+	}
+	cons->spin_limit = UINT32_MAX;
+	cons->spin_budget = 0;	/* starts at the limit */
+	alarm(3);
+	ret = mpsc ? baton_mpsc_pop(cons, &v, sizeof(v), -1, NULL) :
+		     baton_spsc_pop(cons, &v, sizeof(v), -1);
+	t = now_ns();
+	alarm(0);
+	EXPECT_EQ(-EPIPE, ret);
+	log_kill_to_epipe(_metadata, fds[0], t, mpsc ? "mpsc" : "spsc");
+	reap(pid);
+	baton_ring_close(cons);
+	baton_ring_unlink(name, BATON_BACKEND_AUTO);
+}
+
+TEST(spsc_death_seen_past_a_huge_spin_limit)
+{
+	if (UNDER_TSAN)
+		SKIP(return, "TSan cannot follow memory across processes");
+	pop_after_death(_metadata, 0);
+}
+
+TEST(mpsc_death_seen_past_a_huge_spin_limit)
+{
+	if (UNDER_TSAN)
+		SKIP(return, "TSan cannot follow memory across processes");
+	pop_after_death(_metadata, 1);
+}
+
 TEST_HARNESS_MAIN
