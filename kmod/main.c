@@ -215,8 +215,15 @@ static int __init baton_init(void)
 	BUILD_BUG_ON(sizeof(struct baton_pool_open) !=
 		     BATON_POOL_OPEN_SIZE_VER0);
 
-	/* Per-CPU, as the system's: the works are short and sleep. */
-	baton_wq = alloc_workqueue("baton", 0, 0);
+	/*
+	 * Unbound: a pool's decay and repair requeue themselves, so on a
+	 * per-CPU queue they would stay on the CPU they first ran on, and a
+	 * real-time task holding that CPU (an RT holder spinning, RT
+	 * throttling off) would stop the decay and the repair of dead
+	 * holders for as long as it runs. Unbound, they run on any CPU the
+	 * scheduler finds free.
+	 */
+	baton_wq = alloc_workqueue("baton", WQ_UNBOUND, 0);
 	if (!baton_wq)
 		return -ENOMEM;
 	/* Netlink first: events of the first ring need the family. */

@@ -91,12 +91,26 @@ static inline void cpu_pause(void)
 #endif
 }
 
-/* Wait politely for a word another process is about to store. */
+/*
+ * Wait politely for a word another process (or the module's decay) is
+ * about to store: a pause, and every 1024th time the CPU given up. By
+ * sched_yield() at first; but that gives it only to tasks of the caller's
+ * priority or higher, so a SCHED_FIFO caller would keep a lower-priority
+ * storer on the same CPU (a CFS peer between two steps, the decay's
+ * worker in its reap) from running for good. From the 8th time on (some
+ * 200 us of waiting), a 50 us sleep instead, which lets anyone run.
+ */
 void baton__pool_relax(unsigned int *spins)
 {
+	static const struct timespec nap = { .tv_nsec = 50 * 1000 };
+
 	cpu_pause();
-	if ((++*spins & 1023) == 0)
+	if ((++*spins & 1023) != 0)
+		return;
+	if (*spins < 8 * 1024)
 		sched_yield();
+	else
+		nanosleep(&nap, NULL);
 }
 
 /* ---- the geometry: copied once, checked, then the only one used ---- */
