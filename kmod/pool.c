@@ -23,6 +23,10 @@
  * are changed by user space with atomics, and by the kernel with the same
  * atomics (a descriptor leaves FREE or OWNED only by a cmpxchg from the
  * exact value read, so the kernel and an allocator cannot both take it).
+ * The one exception is IDLE, which a holder's allocation leaves with a
+ * plain store: the kernel never takes an IDLE buffer, and gives its pages
+ * back only under the reap word's asymmetric barrier (Y13, "idle
+ * magazines" below).
  */
 #include <linux/anon_inodes.h>
 #include <linux/atomic.h>
