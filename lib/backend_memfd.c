@@ -784,12 +784,56 @@ static int mpsc_tombstone_dead(struct baton_ring *r, uint64_t c)
 	return 1;
 }
 
-/* After a slice (or the deadline) at @expected: a dead holder's ticket? */
+/*
+ * After a slice (or the deadline) at @expected: a dead holder's ticket?
+ * A producer that dies holding a batch (push_batch, prod_reserve(n), a
+ * death mid-publication) leaves a run of them: each is tombstoned on the
+ * same look, on its own evidence (the tail past it, no live claim or
+ * floor covering it), so the consumer does not wait a slice per ticket.
+ */
 static int stalled_on_dead_ticket(struct baton_ring *r, uint64_t expected)
 {
-	return r->kind == BATON_RING_MPSC &&
-	       r->role == BATON_ROLE_CONSUMER && r->claim &&
-	       mpsc_tombstone_dead(r, expected);
+	uint64_t n = 0;
+
+	if (r->kind != BATON_RING_MPSC || r->role != BATON_ROLE_CONSUMER ||
+	    !r->claim)
+		return 0;
+	while (n < r->slot_count && mpsc_tombstone_dead(r, expected + n))
+		n++;
+	return n > 0;
+}
+
+/*
+ * Where and since when this thread's MPSC consumer has waited at its
+ * ticket (one consumer thread per handle). Publications of later tickets
+ * wake the parked consumer while its own ticket's holder may be dead: a
+ * look for that on slice ends only would wait for a pause in the other
+ * producers' traffic, which may never come before the ring is full.
+ */
+static __thread struct {
+	const struct baton_ring *r;
+	uint64_t ticket;
+	uint64_t since;
+} consumer_stall;
+
+/* Woken with @expected still unpublished: a dead holder, once a slice? */
+static int woken_on_dead_ticket(struct baton_ring *r, uint64_t expected)
+{
+	uint64_t now;
+
+	if (r->kind != BATON_RING_MPSC || r->role != BATON_ROLE_CONSUMER)
+		return 0;
+	now = baton__now_ns();
+	if (consumer_stall.r != r || consumer_stall.ticket != expected) {
+		consumer_stall.r = r;
+		consumer_stall.ticket = expected;
+		consumer_stall.since = now;
+		return 0;
+	}
+	if (now - consumer_stall.since < DEATH_SLICE_NS)
+		return 0;
+	consumer_stall.since = now;	/* at most one look a slice */
+	return stalled_on_dead_ticket(r, expected);
 }
 
 /* The waitset's form (lib/waitset.c): at the consumer's next ticket. */
@@ -833,8 +877,11 @@ static int sleep_armed(struct baton_ring *r, uint32_t *word, uint32_t val,
 		int ret;
 
 		if (!sys_futex(word, FUTEX_WAIT_BITSET, val, &ts,
-			       FUTEX_BITSET_MATCH_ANY) || errno == EAGAIN)
+			       FUTEX_BITSET_MATCH_ANY) || errno == EAGAIN) {
+			/* Tombstoned or not, the caller looks again. */
+			(void)woken_on_dead_ticket(r, expected);
 			return 0;
+		}
 		if (errno != ETIMEDOUT)
 			return -errno;	/* EINTR */
 		if (last) {	/* a short deadline still learns of a death */

@@ -304,6 +304,126 @@ TEST_F(mpsc, tombstone_writes_where_the_handle_mapped)
 }
 
 /* A consumer killed inside baton_mpsc_cons_release_n() (../mpsc_cases.h). */
+/*
+ * A producer that dies holding a batch of tickets leaves a run of dead
+ * tickets: one look tombstones them all (each on its own evidence). It
+ * used to take one per 5 ms slice: 32 tickets, 160 ms, and a ring-full of
+ * them many seconds. Counted, not timed: after the first LOST every one
+ * of the 32 is already written.
+ */
+TEST_F(mpsc, dead_batch_tombstoned_in_one_look)
+{
+	struct baton_ring *c, *live, *p;
+	struct baton_mpsc_loss loss;
+	struct baton_mpsc_stats st;
+	uint64_t m[2], got[2];
+	pid_t dead;
+	int i;
+
+	mk_params(&self->p, 64, 4);
+	ASSERT_EQ(0, baton_ring_create(self->name, &self->p,
+				       BATON_ROLE_CONSUMER, &c));
+	ASSERT_EQ(0, baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+				     BATON_BACKEND_AUTO, &live));
+	dead = fork();
+	ASSERT_LE(0, dead);
+	if (!dead) {
+		if (baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+				    BATON_BACKEND_AUTO, &p))
+			_exit(1);
+		baton_mpsc_prod_reserve(p, 32);	/* tickets 0..31, unpublished */
+		_exit(0);
+	}
+	ASSERT_EQ(0, wait_child(dead));
+	mk_msg(m, 1, 0);
+	ASSERT_EQ(0, baton_mpsc_push(live, m, sizeof(m)));	/* ticket 32 */
+	EXPECT_EQ(BATON_MPSC_LOST, baton_mpsc_pop(c, got, sizeof(got),
+						  5000000000LL, &loss));
+	EXPECT_EQ(0U, loss.ticket);
+	ASSERT_EQ(0, baton_mpsc_stats(c, &st));
+	EXPECT_EQ(32U, st.tombstones_written);
+	for (i = 1; i < 32; i++) {
+		EXPECT_EQ(BATON_MPSC_LOST, baton_mpsc_pop(c, got, sizeof(got),
+							  0, &loss));
+		EXPECT_EQ((uint64_t)i, loss.ticket);
+	}
+	EXPECT_EQ(0, baton_mpsc_pop(c, got, sizeof(got), 0, NULL));
+	EXPECT_EQ(0, memcmp(m, got, sizeof(m)));
+	baton_ring_close(live);
+	baton_ring_close(c);
+}
+
+/*
+ * A consumer parked at a dead producer's ticket while another producer
+ * keeps publishing: each publication wakes it, and the look for a dead
+ * holder ran only when a 5 ms slice ended without a wake, so it came only
+ * once the live producer stopped (here after its 60 messages, 2 ms
+ * apart; on a busy ring, when it filled). Now a wake at a ticket waited
+ * on for a slice looks too: the LOST comes while the live producer has
+ * published a few. Counted: fewer than 32 of its 60 by then.
+ */
+TEST_F(mpsc, dead_ticket_seen_while_others_publish)
+{
+	struct baton_ring *c, *p;
+	struct baton_mpsc_loss loss;
+	volatile uint32_t *published;
+	uint64_t m[2], got[2];
+	uint32_t seen;
+	pid_t dead, live;
+	int i;
+
+	if (UNDER_TSAN)
+		SKIP(return, "TSan cannot follow memory across processes");
+	published = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, published);
+	mk_params(&self->p, 64, 4);
+	ASSERT_EQ(0, baton_ring_create(self->name, &self->p,
+				       BATON_ROLE_CONSUMER, &c));
+	dead = fork();
+	ASSERT_LE(0, dead);
+	if (!dead) {
+		if (baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+				    BATON_BACKEND_AUTO, &p))
+			_exit(1);
+		baton_mpsc_prod_reserve(p, 1);	/* ticket 0, never published */
+		_exit(0);
+	}
+	ASSERT_EQ(0, wait_child(dead));
+	live = fork();
+	ASSERT_LE(0, live);
+	if (!live) {
+		if (baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+				    BATON_BACKEND_AUTO, &p))
+			_exit(1);
+		for (i = 0; i < 60; i++) {
+			mk_msg(m, 1, (uint64_t)i);
+			if (baton_mpsc_push(p, m, sizeof(m)))
+				_exit(2);
+			*published = (uint32_t)i + 1;
+			usleep(2000);
+		}
+		usleep(200 * 1000);	/* alive while the consumer drains */
+		_exit(0);
+	}
+	while (!*published)
+		usleep(100);
+	c->spin_limit = 0;
+	EXPECT_EQ(BATON_MPSC_LOST, baton_mpsc_pop(c, got, sizeof(got),
+						  5000000000LL, &loss));
+	seen = *published;
+	EXPECT_GT(32U, seen) TH_LOG("LOST after %u publications", seen);
+	for (i = 0; i < 60; i++) {
+		ASSERT_EQ(0, baton_mpsc_pop(c, got, sizeof(got),
+					    5000000000LL, NULL));
+		mk_msg(m, 1, (uint64_t)i);
+		EXPECT_EQ(0, memcmp(m, got, sizeof(m)));
+	}
+	EXPECT_EQ(0, wait_child(live));
+	baton_ring_close(c);
+	munmap((void *)published, 4096);
+}
+
 TEST_F(mpsc, consumer_dead_mid_release_n_resumes)
 {
 	/* 0, or 10 * (geometry + 1) + the failed step: mpsc_cases.h */
