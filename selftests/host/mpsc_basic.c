@@ -37,6 +37,24 @@ static void mk_msg(uint64_t m[2], uint32_t prod, uint64_t seq)
 	m[1] = mix64(m[0]);
 }
 
+/*
+ * A producer process that takes @n tickets, publishes none and exits: its
+ * role lock goes with it. Returns fork()'s result; reap it with
+ * wait_child().
+ */
+static pid_t die_holding_tickets(const char *name, uint32_t n)
+{
+	struct baton_ring *p;
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	if (baton_ring_open(name, BATON_ROLE_PRODUCER, BATON_BACKEND_AUTO, &p))
+		_exit(1);
+	baton_mpsc_prod_reserve(p, n);
+	_exit(0);
+}
+
 FIXTURE(mpsc) {
 	char name[BATON_NAME_MAX];
 	struct baton_ring_params p;
@@ -205,15 +223,8 @@ TEST_F(mpsc, dead_holder_tombstoned_while_others_live)
 
 	ASSERT_EQ(0, baton_ring_create(self->name, &self->p,
 				       BATON_ROLE_CONSUMER, &c));
-	dead = fork();
+	dead = die_holding_tickets(self->name, 1);	/* ticket 0 */
 	ASSERT_LE(0, dead);
-	if (!dead) {
-		if (baton_ring_open(self->name, BATON_ROLE_PRODUCER,
-				    BATON_BACKEND_AUTO, &p))
-			_exit(1);
-		baton_mpsc_prod_reserve(p, 1);	/* ticket 0, never published */
-		_exit(0);			/* its role lock goes with it */
-	}
 	ASSERT_EQ(0, wait_child(dead));
 	ASSERT_EQ(0, pipe(go));
 	ASSERT_EQ(0, pipe(ready));
@@ -313,7 +324,7 @@ TEST_F(mpsc, tombstone_writes_where_the_handle_mapped)
  */
 TEST_F(mpsc, dead_batch_tombstoned_in_one_look)
 {
-	struct baton_ring *c, *live, *p;
+	struct baton_ring *c, *live;
 	struct baton_mpsc_loss loss;
 	struct baton_mpsc_stats st;
 	uint64_t m[2], got[2];
@@ -325,15 +336,8 @@ TEST_F(mpsc, dead_batch_tombstoned_in_one_look)
 				       BATON_ROLE_CONSUMER, &c));
 	ASSERT_EQ(0, baton_ring_open(self->name, BATON_ROLE_PRODUCER,
 				     BATON_BACKEND_AUTO, &live));
-	dead = fork();
+	dead = die_holding_tickets(self->name, 32);	/* tickets 0..31 */
 	ASSERT_LE(0, dead);
-	if (!dead) {
-		if (baton_ring_open(self->name, BATON_ROLE_PRODUCER,
-				    BATON_BACKEND_AUTO, &p))
-			_exit(1);
-		baton_mpsc_prod_reserve(p, 32);	/* tickets 0..31, unpublished */
-		_exit(0);
-	}
 	ASSERT_EQ(0, wait_child(dead));
 	mk_msg(m, 1, 0);
 	ASSERT_EQ(0, baton_mpsc_push(live, m, sizeof(m)));	/* ticket 32 */
@@ -380,15 +384,8 @@ TEST_F(mpsc, dead_ticket_seen_while_others_publish)
 	mk_params(&self->p, 64, 4);
 	ASSERT_EQ(0, baton_ring_create(self->name, &self->p,
 				       BATON_ROLE_CONSUMER, &c));
-	dead = fork();
+	dead = die_holding_tickets(self->name, 1);	/* ticket 0 */
 	ASSERT_LE(0, dead);
-	if (!dead) {
-		if (baton_ring_open(self->name, BATON_ROLE_PRODUCER,
-				    BATON_BACKEND_AUTO, &p))
-			_exit(1);
-		baton_mpsc_prod_reserve(p, 1);	/* ticket 0, never published */
-		_exit(0);
-	}
 	ASSERT_EQ(0, wait_child(dead));
 	live = fork();
 	ASSERT_LE(0, live);
