@@ -130,6 +130,7 @@ struct baton_ring {
 
 	struct baton_waiters prod_w;	/* producers parked or polling */
 	struct baton_waiters cons_w;	/* consumers parked or polling */
+	struct hrtimer recheck;		/* MPSC: wakes a consumer's pollers */
 	struct baton_mm_set mms;	/* mms mapping the ring, for (G) */
 	/* bound pools (ring->lock; set once each), their SENT aux: @id */
 	struct baton_pool *pools[BATON_RING_POOLS_MAX];
@@ -184,6 +185,8 @@ static void baton_ring_free(struct kref *ref)
 	struct baton_ring *ring = container_of(ref, struct baton_ring, named.ref);
 	unsigned int i;
 
+	/* No file is left, so no poll can start it again. */
+	hrtimer_cancel(&ring->recheck);
 	baton_named_forget(&baton_rings, &ring->named);
 	/* A ring that never had a name was never announced either. */
 	if (ring->named.published)
@@ -296,6 +299,21 @@ static int baton_ring_init_layout(struct baton_ring *ring, size_t slots_bytes)
 	return 0;
 }
 
+/*
+ * How soon an MPSC consumer at a ticket a live producer may still be
+ * reserving looks again, parked or polling (BATON_MPSC_RECHECK).
+ */
+#define BATON_RECHECK_NS	NSEC_PER_MSEC
+
+/* Soft: the wait-queue lock is a sleeping lock on PREEMPT_RT. */
+static enum hrtimer_restart baton_recheck_fire(struct hrtimer *t)
+{
+	struct baton_ring *ring = container_of(t, struct baton_ring, recheck);
+
+	wake_up_poll(&ring->cons_w.wq, EPOLLIN | EPOLLRDNORM);
+	return HRTIMER_NORESTART;
+}
+
 static struct baton_ring *baton_ring_alloc(const struct baton_ring_create *k)
 {
 	size_t slots_bytes = PAGE_ALIGN((size_t)k->slot_count * k->slot_size);
@@ -328,6 +346,8 @@ static struct baton_ring *baton_ring_alloc(const struct baton_ring_create *k)
 	INIT_LIST_HEAD(&ring->files);
 	init_waitqueue_head(&ring->prod_w.wq);
 	init_waitqueue_head(&ring->cons_w.wq);
+	hrtimer_init(&ring->recheck, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	ring->recheck.function = baton_recheck_fire;
 	ret = baton_ring_init_layout(ring, slots_bytes);
 	if (ret) {
 		/* The ring's own free: pages, mm set and all. */
@@ -869,7 +889,8 @@ static long baton_park_loop(struct baton_parker *p, u32 flags,
 		 * there, so look again soon.
 		 */
 		if (ret == BATON_MPSC_RECHECK) {
-			ktime_t soon = ktime_add_ms(ktime_get(), 1);
+			ktime_t soon = ktime_add_ns(ktime_get(),
+						    BATON_RECHECK_NS);
 
 			if (!has || ktime_before(soon, deadline)) {
 				until = soon;
@@ -1093,9 +1114,15 @@ static long baton_ring_ioctl(struct file *file, unsigned int cmd,
 /*
  * MPSC: the consumer is ready when the slot at its published head holds a
  * message or a tombstone (a dead producer's ticket is tombstoned here as
- * in park; one a live producer may still be reserving is reported when
- * the next wake comes), a producer when the slot of the next ticket is
- * free. Samples: a producer's own ticket is only known once taken.
+ * in park), a producer when the slot of the next ticket is free. Samples:
+ * a producer's own ticket is only known once taken.
+ *
+ * A ticket a live producer may still be reserving (BATON_MPSC_RECHECK) is
+ * decided once that producer writes its claim, and nothing wakes the
+ * poller then: the producer may go on to wait for room, publishing
+ * nothing, for as long as this consumer sleeps. So the kernel wakes the
+ * consumer's pollers itself a moment later, and their next ->poll looks
+ * again, as a park's brief sleep does (baton_park_loop()).
  */
 static __poll_t baton_mpsc_ready(struct baton_ring *ring, u32 role, u32 state)
 {
@@ -1110,6 +1137,10 @@ static __poll_t baton_mpsc_ready(struct baton_ring *ring, u32 role, u32 state)
 			return EPOLLIN | EPOLLRDNORM;
 		if (ret == -EPIPE)
 			return EPOLLHUP;
+		if (ret == BATON_MPSC_RECHECK)
+			hrtimer_start(&ring->recheck,
+				      ns_to_ktime(BATON_RECHECK_NS),
+				      HRTIMER_MODE_REL_SOFT);
 		/*
 		 * The consumer is past this head, mid-release: readable, so
 		 * that it looks from where it really is (a spurious EPOLLIN

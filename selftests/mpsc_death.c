@@ -19,6 +19,8 @@
 #include "mpsc_common.h"
 #include "mpsc_cases.h"
 
+#include <sys/epoll.h>
+
 FIXTURE(mpsc_death) {
 	int dev;
 	char name[BATON_NAME_MAX];
@@ -476,6 +478,62 @@ TEST_F_TIMEOUT(mpsc_death, poll_reports_tombstone, 60)
 	EXPECT_EQ(BATON_WAIT_POLL, *pr->prod_waiting & BATON_WAIT_MASK);
 	baton_ring_close(pr);
 	EXPECT_EQ(0, *c->prod_waiting);
+	baton_ring_close(c);
+	bt_sync_close(&s);
+}
+
+/*
+ * A consumer in epoll (edge-triggered) at a dead producer's ticket, while a
+ * live producer's floor might still cover it: not readable yet. The live
+ * one then writes its claim and stops there (as one whose slot is taken
+ * would, parked for room): no publication, no WAKE. The kernel must look
+ * again by itself, or the consumer sleeps for ever.
+ */
+TEST_F_TIMEOUT(mpsc_death, epoll_sees_tombstone_once_live_floor_resolves, 60)
+{
+	struct baton_ring_params p = mp_params(4, 3);
+	struct baton_mpsc_loss loss = { 7, 7 };
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
+	struct baton_ring *c, *live;
+	uint64_t m[2], t;
+	struct bt_sync s;
+	pid_t pid, writer;
+	int ep;
+
+	ASSERT_EQ(0, bt_sync_init(&s));
+	ASSERT_EQ(0, baton_ring_create(self->name, &p, BATON_ROLE_CONSUMER,
+				       &c));
+	ASSERT_EQ(0, baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+				     BATON_BACKEND_KMOD, &live));
+	live->claim->floor = 0;
+	pid = dying_producer(self->name, 0, &s);	/* ticket 0 */
+	ASSERT_LE(0, pid);
+	ASSERT_EQ(0, bt_sync_wait(&s, 20000));
+	t = __atomic_fetch_add(live->tail, 1, __ATOMIC_ACQ_REL);
+	ASSERT_EQ(1, t);
+	kill_and_reap(_metadata, pid);
+
+	ep = epoll_create1(0);
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, baton_ring_fd(c), &ev));
+	/* undecidable: the live floor (0) may be ticket 0's owner */
+	EXPECT_EQ(0, epoll_wait(ep, &ev, 1, 100));
+	writer = fork();
+	ASSERT_LE(0, writer);
+	if (!writer) {
+		bt_sleep_ms(100);
+		__atomic_store_n(&live->claim->first, t, __ATOMIC_RELEASE);
+		__atomic_store_n(&live->claim->count, 1, __ATOMIC_RELEASE);
+		_exit(0);
+	}
+	EXPECT_EQ(1, epoll_wait(ep, &ev, 1, 3000));
+	EXPECT_TRUE(ev.events & EPOLLIN);
+	EXPECT_EQ(0, bt_wait_timeout(writer, 20000));
+	EXPECT_EQ(BATON_MPSC_LOST, baton_mpsc_try_pop(c, m, sizeof(m), &loss));
+	EXPECT_EQ(0, loss.ticket);
+	EXPECT_EQ((uint64_t)pid, loss.pid);
+	close(ep);
+	baton_ring_close(live);
 	baton_ring_close(c);
 	bt_sync_close(&s);
 }
