@@ -684,12 +684,13 @@ static int baton_park_check(struct baton_ring *ring, u32 role, u64 expected)
 		return -EAGAIN;
 	}
 
+	/* Gone first: nobody reads the indices again, whatever they say. */
+	if (state & BATON_STATE_CONSUMER_GONE)
+		return -EPIPE;
 	head = READ_ONCE(*ring->head);
 	used = expected - head;
 	if (used > ring->slot_count)
 		return -EPROTO;
-	if (state & BATON_STATE_CONSUMER_GONE)
-		return -EPIPE;
 	if (used < ring->slot_count)
 		return 0;
 	return -EAGAIN;

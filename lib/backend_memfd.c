@@ -919,6 +919,19 @@ static int spsc_still(struct baton_ring *r, uint64_t expected)
 }
 
 /*
+ * As the kernel: a producer whose consumer has gone hears EPIPE, whatever
+ * the indices nobody will read again say. The lock is asked only on this
+ * error path.
+ */
+static int gone_before_eproto(struct baton_ring *r, int ret)
+{
+	if (ret == -EPROTO && r->role == BATON_ROLE_PRODUCER &&
+	    baton__memfd_peer_gone(r))
+		return -EPIPE;
+	return ret;
+}
+
+/*
  * Arm, re-check, sleep, disarm: the file comment's steps. The peer's lock
  * is asked only when a sleep slice or the deadline ends (no syscall per
  * park for it), and after the ring, so a consumer whose producer died
@@ -940,7 +953,7 @@ static int park_on(struct baton_ring *r, uint32_t *word, uint64_t expected,
 			  expected);
 out:
 	baton__memfd_disarm(word);
-	return ret;
+	return gone_before_eproto(r, ret);
 }
 
 static int memfd_park(struct baton_ring *r, uint64_t expected,

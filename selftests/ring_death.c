@@ -106,6 +106,41 @@ TEST_F(death, consumer_close_gives_parked_producer_epipe)
 	bt_sync_close(&go);
 }
 
+/*
+ * A consumer that scribbled its head and left: the producer's park says
+ * the consumer has gone (EPIPE), not that the indices disagree; nobody
+ * will read them again.
+ */
+TEST_F(death, scribbled_head_then_consumer_gone_gives_epipe)
+{
+	struct baton_ring_params p = bt_params(2, 8);
+	struct baton_ring *pr;
+	uint64_t v = 0;
+	pid_t pid;
+
+	ASSERT_EQ(0, baton_ring_create(self->name, &p, BATON_ROLE_PRODUCER,
+				       &pr));
+	ASSERT_EQ(0, baton_spsc_try_push(pr, &v, sizeof(v)));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct baton_ring *c;
+
+		if (baton_ring_open(self->name, BATON_ROLE_CONSUMER,
+				    BATON_BACKEND_KMOD, &c))
+			_exit(3);
+		__atomic_store_n(c->head, 1000003, __ATOMIC_RELEASE);
+		_exit(0);	/* no close: death releases the role */
+	}
+	ASSERT_EQ(0, bt_wait_timeout(pid, 20000));
+	ASSERT_TRUE(hdr_state(pr->hdr) & BATON_STATE_CONSUMER_GONE);
+	EXPECT_EQ(EPIPE, _test_park(baton_ring_fd(pr), 0, 1, 0));
+	EXPECT_EQ(EPIPE, _test_park(baton_ring_fd(pr), BATON_PARK_DEADLINE, 1,
+				    bt_now_ns() + 5 * BT_NSEC));
+	EXPECT_EQ(-EPIPE, baton_ring_park(pr, 5 * BT_NSEC));
+	baton_ring_close(pr);
+}
+
 /* The producer dies without closing anything while the consumer sleeps. */
 TEST_F(death, producer_death_wakes_parked_consumer)
 {

@@ -452,6 +452,45 @@ TEST(spsc_consumer_dies_producer_parked)
 	baton_ring_unlink(name, BATON_BACKEND_AUTO);
 }
 
+/*
+ * The consumer scribbles its head and dies: the producer's park says the
+ * consumer has gone (EPIPE), as on kmod, not that the indices disagree.
+ */
+TEST(spsc_scribbled_head_then_consumer_dead_gives_epipe)
+{
+	struct baton_ring_params p = spsc_params(4);
+	struct baton_ring *prod;
+	char name[BATON_NAME_MAX];
+	uint64_t v = 0;
+	int fds[2];
+	pid_t pid;
+
+	if (UNDER_TSAN)
+		SKIP(return, "TSan cannot follow memory across processes");
+
+	force_memfd();
+	ring_name(name, sizeof(name), "hdie");
+	ASSERT_EQ(0, baton_ring_create(name, &p, BATON_ROLE_PRODUCER, &prod));
+	ASSERT_EQ(0, baton_spsc_try_push(prod, &v, sizeof(v)));
+	ASSERT_EQ(0, pipe(fds));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct baton_ring *cons;
+
+		if (baton_ring_open(name, BATON_ROLE_CONSUMER,
+				    BATON_BACKEND_AUTO, &cons))
+			_exit(2);
+		__atomic_store_n(cons->head, 1000003, __ATOMIC_RELEASE);
+		die_after(fds[1], 0);
+	}
+	reap(pid);
+	EXPECT_EQ(-EPIPE, baton_ring_park(prod, OP_TIMEOUT_NS));
+	EXPECT_EQ(1, baton_ring_peer_gone(prod));
+	baton_ring_close(prod);
+	baton_ring_unlink(name, BATON_BACKEND_AUTO);
+}
+
 /* Not parked at the time: the first pop after the death drains, then EPIPE. */
 TEST(spsc_producer_closed_then_drain)
 {
