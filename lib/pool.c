@@ -1774,6 +1774,20 @@ static int await_shared(struct baton_pool *p, uint64_t handle,
 	return 0;
 }
 
+/* A relative timeout for what is left until @deadline (-1: none). */
+static int64_t left_of(int has, uint64_t deadline)
+{
+	uint64_t now;
+
+	if (!has)
+		return -1;
+	now = baton__now_ns();
+	if (now >= deadline)
+		return 0;
+	return deadline - now > INT64_MAX ? INT64_MAX :
+					    (int64_t)(deadline - now);
+}
+
 /*
  * Receive: peek the message, take its buffer (or, @shared, see it shared
  * with us), and only then release the slot, so that a receiver that dies
@@ -1797,12 +1811,18 @@ static int recv_common(struct baton_ring *r, struct baton_pool *p,
 	has = baton__deadline_from(timeout_ns, &deadline);
 	if (r->kind == BATON_RING_MPSC) {
 		ret = baton__ring_ok(r, BATON_RING_MPSC, BATON_ROLE_CONSUMER);
-		/* A lost slot (a dead producer's tombstone) carries nothing. */
-		while (!ret &&
-		       (ret = baton__mpsc_peek_wait(r, &idx, timeout_ns)) ==
-			       BATON_MPSC_LOST) {
+		/*
+		 * A lost slot (a dead producer's tombstone) carries nothing:
+		 * pass it and wait on, for what is left of the timeout.
+		 */
+		while (!ret) {
+			ret = baton__mpsc_peek_wait(r, &idx,
+						    left_of(has, deadline));
+			if (ret != BATON_MPSC_LOST)
+				break;
 			r->tombstones_skipped++;
 			baton_mpsc_cons_release(r);
+			ret = 0;
 		}
 	} else {
 		ret = baton_spsc_cons_peek_wait(r, 1, &idx, timeout_ns);

@@ -300,6 +300,18 @@ TEST(sent_buffer_survives_its_senders_death)
 	EXPECT_EQ(0, pc_sent_survives(pname, rname, BATON_BACKEND_KMOD));
 }
 
+/* A dead producer's tombstone carries no buffer (pool_cases.h). */
+TEST(recv_passes_tombstones_within_its_deadline)
+{
+	char pname[64], rname[64];
+
+	BT_REQUIRE_DEV();
+	bt_make_name(pname, sizeof(pname), "tomb");
+	bt_make_name(rname, sizeof(rname), "tombr");
+	EXPECT_EQ(0, pc_recv_passes_tombstones(pname, rname,
+					       BATON_BACKEND_KMOD));
+}
+
 TEST(unread_spsc_ring_returns_its_buffers_when_destroyed)
 {
 	char pname[64], rname[64];

@@ -345,6 +345,86 @@ static inline int pc_cross_processes(const char *pname, const char *rname,
 }
 
 /*
+ * Child: open a producer of MPSC ring @rname, sleep @delay_ms, take one
+ * ticket and die holding it (a tombstone for the consumer).
+ */
+static inline pid_t pc_lost_ticket(const char *rname, int backend,
+				   int delay_ms)
+{
+	pid_t pid = fork();
+	struct baton_ring *r;
+
+	if (pid)
+		return pid;
+	if (baton_ring_open(rname, BATON_ROLE_PRODUCER, backend, &r))
+		_exit(2);
+	usleep((useconds_t)delay_ms * 1000);
+	baton_mpsc_prod_reserve(r, 1);
+	_exit(0);
+}
+
+/*
+ * baton_pool_recv() on an MPSC ring passes over a dead producer's
+ * tombstone: a lost slot carries no buffer. With nothing behind it the
+ * receive times out, by its own deadline (not a fresh timeout from the
+ * tombstone on: the ticket is lost 800 ms into a 1 s wait); with a
+ * message behind it, the message comes.
+ */
+static inline int pc_recv_passes_tombstones(const char *pname,
+					    const char *rname, int backend)
+{
+	struct baton_pool_params p = pc_params(8, 0);
+	struct baton_ring_params rp = pc_ring_params(backend);
+	struct baton_ring *c, *pr;
+	struct baton_pool *pool;
+	uint64_t h, got, len, t0;
+	int step = 0;
+
+	rp.kind = BATON_RING_MPSC;
+	rp.max_producers = 3;
+	if (baton_pool_create(pname, &p, &pool))
+		return 1;
+	if (baton_ring_create(rname, &rp, BATON_ROLE_CONSUMER, &c))
+		return 2;
+	/* a live producer: the stream has not ended */
+	if (baton_ring_open(rname, BATON_ROLE_PRODUCER, backend, &pr))
+		step = 3;
+	/* one ticket lost before the receive, one 800 ms into it */
+	if (!step && ph_wait(pc_lost_ticket(rname, backend, 0)))
+		step = 7;
+	if (!step) {
+		pid_t pid = pc_lost_ticket(rname, backend, 800);
+
+		t0 = ph_now_ns();
+		if (baton_pool_recv(c, pool, &got, &len, 1000000000LL) !=
+		    -ETIMEDOUT)
+			step = 4;
+		else if (ph_now_ns() - t0 > 1500000000ULL)
+			step = 5;
+		if (ph_wait(pid))
+			step = step ? step : 6;
+	}
+	if (!step) {
+		if (ph_wait(pc_lost_ticket(rname, backend, 0)) ||
+		    baton_pool_alloc(pool, 100, &h) ||
+		    baton_pool_send(pr, pool, h, 100, PC_OP_NS))
+			step = 8;
+		else if (baton_pool_recv(c, pool, &got, &len, PC_OP_NS) ||
+			 got != h || len != 100)
+			step = 9;
+		else if (baton_pool_free(pool, got))
+			step = 10;
+	}
+	if (step != 3)
+		baton_ring_close(pr);
+	baton_ring_close(c);
+	baton_ring_unlink(rname, backend);
+	baton_pool_close(pool);
+	baton_pool_unlink(pname);
+	return step;
+}
+
+/*
  * A sender killed after sending one buffer and keeping another: the sent
  * one is the receiver's, intact, and the kept one (and the dead holder's
  * magazine) come back: all 16, once.
