@@ -308,7 +308,8 @@ static int held_by_other(int fd, off_t at)
 }
 
 /*
- * The repair lock (@cmd F_OFD_SETLKW to wait for it, F_OFD_SETLK to try),
+ * The repair lock (@cmd F_OFD_SETLKW to wait for it, F_OFD_SETLK to try;
+ * only attach and detach wait, every other path tries),
  * with thread cancellation off while it is held: a thread cancelled in
  * the wait (a cancellation point) or at one inside the section would
  * leave the byte locked by an open file description that lives on with
@@ -913,6 +914,9 @@ static uint64_t repair_dead(struct baton_pool *p, int self)
 /*
  * Repair, at most once a millisecond per handle (its callers spin).
  * Returns how many buffers became ours (for baton__pool_drain()) or COLD.
+ * Only tried: its callers allocate or receive, which answer at once or
+ * by their timeouts, so a holder stopped (or hostile) with the lock held
+ * must not hold them; the next millisecond tries again.
  */
 int baton__pool_memfd_repair(struct baton_pool *p)
 {
@@ -922,7 +926,7 @@ int baton__pool_memfd_repair(struct baton_pool *p)
 	if (now == p->repaired_ms)
 		return 0;
 	p->repaired_ms = now;
-	if (repair_lock(p, F_OFD_SETLKW, &cs))
+	if (repair_lock(p, F_OFD_SETLK, &cs))
 		return 0;
 	n = repair_dead(p, 0);
 	repair_unlock(p, cs);
@@ -1115,7 +1119,8 @@ int baton__pool_memfd_unstick(struct baton_pool *p, uint32_t cls, uint64_t c)
 	uint64_t seq, prev;
 	int ret = 0, filled = 0, cs;
 
-	if (repair_lock(p, F_OFD_SETLKW, &cs))
+	/* Tried, as a repair: busy is "ask again", as a live holder is. */
+	if (repair_lock(p, F_OFD_SETLK, &cs))
 		return -EAGAIN;
 	/*
 	 * The module finishes a dead holder's claims at its release, before

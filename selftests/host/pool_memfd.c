@@ -361,6 +361,59 @@ TEST(sent_buffer_survives_its_senders_death)
 }
 
 /* A ring nobody reads again gives its SENT buffers back (pool_cases.h). */
+/* A dead producer's tombstone carries no buffer (pool_cases.h). */
+TEST(recv_passes_tombstones_within_its_deadline)
+{
+	char pname[64], rname[64];
+
+	if (UNDER_TSAN)
+		SKIP(return, "fork: not under TSan");
+	force_memfd();
+	ring_name(pname, sizeof(pname), "tomb");
+	ring_name(rname, sizeof(rname), "tombr");
+	EXPECT_EQ(0, pc_recv_passes_tombstones(pname, rname,
+					       BATON_BACKEND_MEMFD));
+}
+
+/*
+ * A holder stopped (or hostile) while it holds the repair lock: an
+ * allocation from an empty class says ENOMEM at once and alloc_wait ends
+ * at its timeout; neither waits for the lock. The alarm turns a hang
+ * into a failure.
+ */
+TEST(a_held_repair_lock_never_blocks_an_allocation)
+{
+	struct flock fl = {
+		.l_type = F_WRLCK, .l_whence = SEEK_SET,
+		.l_start = 0, .l_len = 1,	/* the repair lock */
+	};
+	struct baton_pool_params p = pc_params(8, 0);
+	char name[64], path[128];
+	struct baton_pool *pool;
+	uint64_t h[16], extra;
+	int fd, dups;
+
+	force_memfd();
+	ring_name(name, sizeof(name), "rlock");
+	ASSERT_EQ(0, baton_pool_create(name, &p, &pool));
+	ASSERT_EQ(8, pc_alloc_all(pool, h, 16, &dups));
+	pool_file(path, sizeof(path), name);
+	fd = open(path, O_RDWR);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fcntl(fd, F_OFD_SETLK, &fl));
+	alarm(5);
+	EXPECT_EQ(-ENOMEM, baton_pool_alloc(pool, 100, &extra));
+	EXPECT_EQ(-ETIMEDOUT, baton_pool_alloc_wait(pool, 100, &extra,
+						    10LL * 1000000));
+	alarm(0);
+	close(fd);
+	pc_free_all(pool, h, 8);
+	EXPECT_EQ(8, pc_alloc_all(pool, h, 16, &dups));
+	EXPECT_EQ(0, dups);
+	baton_pool_close(pool);
+	baton_pool_unlink(name);
+}
+
 TEST(unread_spsc_ring_returns_its_buffers_when_destroyed)
 {
 	char pname[64], rname[64];
