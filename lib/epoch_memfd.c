@@ -413,6 +413,24 @@ void baton__epoch_memfd_raise_sync(struct baton_epoch *d, uint64_t epoch)
 	raise_sync_epoch((struct baton_epoch_hdr *)d->hdr, epoch);
 }
 
+/*
+ * A synchronizer's cycle, only tried: another opener holding the lock
+ * (a cycle under way, or one stopped or hostile in it) must not hold the
+ * caller past its deadline or a signal. Then the frontier, read after
+ * the caller's wake_seq, is the answer; that cycle wakes the waiters if
+ * it moves it, and the backstop looks again.
+ */
+static int sync_cycle(struct baton_epoch *d, uint64_t *frontier, int *who)
+{
+	struct baton_epoch_hdr *h = (struct baton_epoch_hdr *)d->hdr;
+	int ret = collect(d, 0, frontier, NULL, who);
+
+	if (ret != -EBUSY)
+		return ret;
+	*frontier = __atomic_load_n(&h->frontier, __ATOMIC_ACQUIRE);
+	return 0;
+}
+
 int baton__epoch_memfd_synchronize(struct baton_epoch *d, uint64_t epoch,
 				   int has_deadline, uint64_t deadline_ns,
 				   pid_t *holder)
@@ -426,7 +444,7 @@ int baton__epoch_memfd_synchronize(struct baton_epoch *d, uint64_t epoch,
 	if (epoch <= __atomic_load_n(&h->frontier, __ATOMIC_ACQUIRE))
 		return 0;
 	/* One cycle first, without sync_waiters: the quiescent case. */
-	ret = baton__epoch_memfd_collect(d, &f, NULL, &who);
+	ret = sync_cycle(d, &f, &who);
 	if (ret || epoch <= f)
 		return ret;
 	raise_sync_epoch(h, epoch);
@@ -438,7 +456,7 @@ int baton__epoch_memfd_synchronize(struct baton_epoch *d, uint64_t epoch,
 		uint64_t now, wait = BACKSTOP_NS;
 		struct timespec ts;
 
-		ret = baton__epoch_memfd_collect(d, &f, NULL, &who);
+		ret = sync_cycle(d, &f, &who);
 		if (ret || epoch <= f)
 			break;
 		now = baton__now_ns();

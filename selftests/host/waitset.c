@@ -637,6 +637,41 @@ TEST(epoch_poll_never_blocks_on_a_held_collector_lock)
 	domain_done(&w);
 }
 
+/*
+ * The same held lock and baton_epoch_synchronize(): it waited for the
+ * lock in fcntl(F_OFD_SETLKW), retried on EINTR, and so kept neither its
+ * deadline nor the EINTR it documents. Now it tries the lock, and a
+ * cycle under way elsewhere leaves it to wait on the frontier.
+ */
+TEST(epoch_synchronize_keeps_its_deadline_with_a_held_collector_lock)
+{
+	struct flock fl = {
+		.l_type = F_WRLCK, .l_whence = SEEK_SET,
+		.l_start = (1LL << 40) - 1, .l_len = 1,	/* the collector's */
+	};
+	struct ws_domain w;
+	char path[128];
+	pid_t holder;
+	int fd;
+
+	domain_with_reader(_metadata, &w);
+	snprintf(path, sizeof(path), "/dev/shm/baton-epoch.%s", w.name);
+	fd = open(path, O_RDWR);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fcntl(fd, F_OFD_SETLK, &fl));
+	alarm(5);
+	EXPECT_EQ(-ETIMEDOUT, baton_epoch_synchronize(w.d, w.e, 10 * MS,
+						      &holder));
+	EXPECT_EQ(-ETIMEDOUT, baton_epoch_destroy_sync(w.d, 2, 0, 10 * MS,
+						       &holder));
+	alarm(0);
+	/* The lock goes; the reader leaves: done. */
+	close(fd);
+	baton_epoch_exit(w.r);
+	EXPECT_EQ(0, baton_epoch_synchronize(w.d, w.e, OP_TIMEOUT_NS, NULL));
+	domain_done(&w);
+}
+
 static void *exit_later(void *arg)
 {
 	struct ws_domain *w = arg;
