@@ -702,6 +702,13 @@ static int baton_epoch_sync_wait(struct baton_epoch *d, u64 epoch,
 		mutex_unlock(&d->lock);
 		if (done)
 			return 0;
+		/*
+		 * Here, not only in the wait below: that wait looks for a
+		 * signal only when it sleeps, and a stream of kicks (any
+		 * opener may kick) keeps its condition true, pass after pass.
+		 */
+		if (signal_pending(current))
+			return -ERESTARTSYS;
 
 		if (has_deadline) {
 			ktime_t left = ktime_sub(deadline, ktime_get());

@@ -215,6 +215,72 @@ TEST_F(epoch_sync, busy_readers_do_not_kick_for_a_straggler)
  * kill -9 inside a read section: the deadline names the holder, then its
  * death releases the frontier.
  */
+static void ks_on_usr1(int sig)
+{
+	(void)sig;
+}
+
+/* Child: a synchronizer with no deadline; exit 0 on EINTR. */
+static pid_t ks_synchronizer(const char *name, uint64_t e)
+{
+	struct sigaction sa = { .sa_handler = ks_on_usr1 };	/* no restart */
+	pid_t pid = fork();
+	struct baton_epoch *d;
+
+	if (pid)
+		return pid;
+	sigaction(SIGUSR1, &sa, NULL);
+	d = ep_child_open(name, 20);
+	_exit(baton_epoch_synchronize(d, e, -1, NULL) == -EINTR ? 0 : 22);
+}
+
+/*
+ * A synchronizer whose wait is cut short by KICKs, one after another
+ * (any opener may kick): its loop found the wake condition true each
+ * time, so the sleep that would have seen the signal never came, and the
+ * signal waited for a gap in the flood (up to 0.4 s seen under TCG),
+ * while the synchronizer ran cycles back to back, each with an IPI
+ * round. It must look for signals on every pass: after the signal, EINTR
+ * within the cycle under way and at most one more, KS_SIGNALS times
+ * (counted in cycles, not time; the kicker never runs one).
+ */
+#define KS_SIGNALS	5
+
+TEST_F(epoch_sync, signal_reaches_a_synchronizer_under_a_kick_flood)
+{
+	const volatile struct baton_epoch_hdr *h = self->d->hdr;
+	uint64_t e, c0, most = 0;
+	pid_t kicker, sync;
+	int i;
+
+	baton_epoch_enter(self->d);	/* the straggler: us */
+	ASSERT_EQ(0, baton_epoch_retire(self->d, 9, 0, &e));
+	kicker = fork();
+	ASSERT_LE(0, kicker);
+	if (!kicker) {
+		struct baton_epoch *k = ep_child_open(self->name, 30);
+
+		for (;;)
+			ioctl(baton_epoch_fd(k), BATON_EPOCH_IOC_KICK, 0);
+	}
+	for (i = 0; i < KS_SIGNALS; i++) {
+		sync = ks_synchronizer(self->name, e);
+		ASSERT_LE(0, sync);
+		bt_sleep_ms(100);	/* inside SYNCHRONIZE, kicked */
+		c0 = h->collections;
+		kill(sync, SIGUSR1);
+		EXPECT_EQ(0, bt_wait_timeout(sync, 20000));
+		if (h->collections - c0 > most)
+			most = h->collections - c0;
+	}
+	kill(kicker, SIGKILL);
+	bt_wait_timeout(kicker, 20000);
+	TH_LOG("most cycles run after a signal: %llu",
+	       (unsigned long long)most);
+	EXPECT_GE(2U, most);
+	baton_epoch_exit(self->d);
+}
+
 TEST_F(epoch_sync, deadline_names_holder_then_kill9_releases)
 {
 	struct baton_epoch_stats st;
