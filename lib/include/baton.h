@@ -917,8 +917,10 @@ void __baton_mpsc_wake(struct baton_ring *r, uint64_t idx);
  * error the ticket is abandoned and the handle refuses further pushes;
  * closing it lets the kernel tombstone the ticket.
  *
- * Return: 0, or -EPIPE (the consumer has gone), -EPROTO (corrupt ring),
- * -EINTR.
+ * A signal does not end the wait (the ticket must be published): the
+ * handler runs, and the wait goes on.
+ *
+ * Return: 0, or -EPIPE (the consumer has gone), -EPROTO (corrupt ring).
  */
 int baton_mpsc_prod_wait(struct baton_ring *r, uint64_t ticket);
 
