@@ -1023,13 +1023,30 @@ static void summary_update(uint32_t *summary, int delta)
 /*
  * A new holder of producer index k: a predecessor that died parked left
  * its word armed and its count in the summary; take both back.
+ *
+ * One killed between its count and its arm (or its disarm and its
+ * uncount) left only the count, which no index says is its own: a count
+ * with nobody parked makes every consumer release scan the producers'
+ * words. So a producer that attaches with no other producer attached
+ * takes the whole count back. The word is read before the look at the
+ * others' locks and written by a compare-and-swap from what was read: a
+ * producer that counts itself after the read changed the word (the swap
+ * fails), and one that counted itself before it held its lock before
+ * the look (the look sees it).
  */
 void baton__memfd_producer_attach(struct baton_ring *r)
 {
 	uint32_t *own = producer_word(r, 0);
+	uint32_t left;
 
 	if (__atomic_exchange_n(own, 0, __ATOMIC_RELAXED))
 		summary_update(r->prod_waiting, -1);
+	left = __atomic_load_n(r->prod_waiting, __ATOMIC_ACQUIRE);
+	if (!(left >> BATON__WAIT_GEN_SHIFT) ||
+	    held_by_other(r->fd, LOCK_PRODUCER0, r->max_producers))
+		return;
+	__atomic_compare_exchange_n(r->prod_waiting, &left, 0, 0,
+				    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 }
 
 /*

@@ -427,6 +427,54 @@ TEST_F(mpsc, consumer_dead_mid_release_n_resumes)
 	EXPECT_EQ(0, mc_resume_cases(self->name, BATON_BACKEND_MEMFD));
 }
 
+/*
+ * A producer killed between counting itself in the producers' summary
+ * (prod_waiting, as a park does first) and arming its own word leaves
+ * its count behind, and every consumer release then scans all the
+ * producers' words. The next producer to attach while no other producer
+ * is attached takes the count back (none can be parked then); while
+ * another is attached, it is left alone (that one may be counting
+ * itself).
+ */
+TEST_F(mpsc, summary_a_dead_parker_left_goes_at_the_next_lone_attach)
+{
+	const uint32_t one = 1U << 2 | BATON_WAIT_PARKED;
+	struct baton_ring *c, *p1, *p2;
+	pid_t pid;
+
+	if (UNDER_TSAN)
+		SKIP(return, "TSan cannot follow memory across processes");
+	ASSERT_EQ(0, baton_ring_create(self->name, &self->p,
+				       BATON_ROLE_CONSUMER, &c));
+	ASSERT_EQ(0, baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+				     BATON_BACKEND_AUTO, &p1));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct baton_ring *p;
+
+		if (baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+				    BATON_BACKEND_AUTO, &p))
+			_exit(1);
+		__atomic_store_n(p->prod_waiting, one, __ATOMIC_RELEASE);
+		raise(SIGKILL);
+	}
+	ASSERT_EQ(128 + SIGKILL, wait_child(pid));
+	ASSERT_EQ(one, *c->prod_waiting);
+	/* p1 is attached: the count may be its own, so it stays */
+	ASSERT_EQ(0, baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+				     BATON_BACKEND_AUTO, &p2));
+	EXPECT_EQ(one, *c->prod_waiting);
+	baton_ring_close(p2);
+	baton_ring_close(p1);
+	/* alone: it goes */
+	ASSERT_EQ(0, baton_ring_open(self->name, BATON_ROLE_PRODUCER,
+				     BATON_BACKEND_AUTO, &p1));
+	EXPECT_EQ(0U, *c->prod_waiting);
+	baton_ring_close(p1);
+	baton_ring_close(c);
+}
+
 TEST_F(mpsc, corrupt_seq)
 {
 	struct baton_ring *c, *a;
