@@ -153,6 +153,38 @@ TEST_F_TIMEOUT(mpsc_death, dead_between_fetch_add_and_claim, 60)
 }
 
 /*
+ * A dead producer's ticket beside a live producer mid-reserve, on ring
+ * @name (its consumer already made): *@live stores its floor (0), a child
+ * takes ticket 0 and is killed, *@live takes ticket 1 (in *@t) and writes
+ * no claim. The dead child's pid, or -1.
+ */
+static pid_t dead_beside_live_floor(struct __test_metadata *_metadata,
+				    const char *name, struct baton_ring **live,
+				    uint64_t *t)
+{
+	struct bt_sync s;
+	pid_t pid = -1;
+
+	if (bt_sync_init(&s))
+		return -1;
+	if (baton_ring_open(name, BATON_ROLE_PRODUCER, BATON_BACKEND_KMOD,
+			    live))
+		goto out;
+	(*live)->claim->floor = 0;	/* step 1 of the live one */
+	pid = dying_producer(name, 0, &s);	/* takes ticket 0 */
+	if (pid < 0 || bt_sync_wait(&s, 20000)) {
+		pid = -1;
+		goto out;
+	}
+	/* step 2 of the live one: ticket 1 */
+	*t = __atomic_fetch_add((*live)->tail, 1, __ATOMIC_ACQ_REL);
+	kill_and_reap(_metadata, pid);
+out:
+	bt_sync_close(&s);
+	return *t == 1 ? pid : -1;
+}
+
+/*
  * A live producer between its fetch_add and its claim, next to a dead
  * one: the dead one's ticket waits while the live floor could cover it,
  * and the live ticket is never tombstoned.
@@ -163,24 +195,13 @@ TEST_F_TIMEOUT(mpsc_death, live_mid_reserve_never_tombstoned, 60)
 	struct baton_mpsc_loss loss = { 0, 0 };
 	struct baton_mpsc_stats st;
 	struct baton_ring *c, *live;
-	uint64_t m[2], t;
-	struct bt_sync s;
+	uint64_t m[2], t = 0;
 	pid_t pid;
 
-	ASSERT_EQ(0, bt_sync_init(&s));
 	ASSERT_EQ(0, baton_ring_create(self->name, &p, BATON_ROLE_CONSUMER,
 				       &c));
-	ASSERT_EQ(0, baton_ring_open(self->name, BATON_ROLE_PRODUCER,
-				     BATON_BACKEND_KMOD, &live));
-	/* step 1 of the live one: floor 0, before anyone took a ticket */
-	live->claim->floor = 0;
-	pid = dying_producer(self->name, 0, &s);	/* takes ticket 0 */
-	ASSERT_LE(0, pid);
-	ASSERT_EQ(0, bt_sync_wait(&s, 20000));
-	/* step 2 of the live one: ticket 1 */
-	t = __atomic_fetch_add(live->tail, 1, __ATOMIC_ACQ_REL);
-	ASSERT_EQ(1, t);
-	kill_and_reap(_metadata, pid);
+	pid = dead_beside_live_floor(_metadata, self->name, &live, &t);
+	ASSERT_LT(0, pid);
 
 	/* ticket 0: the live floor (0) might be its owner: wait */
 	EXPECT_EQ(-ETIMEDOUT, baton_mpsc_pop(c, m, sizeof(m), 150 * BT_MSEC,
@@ -206,7 +227,6 @@ TEST_F_TIMEOUT(mpsc_death, live_mid_reserve_never_tombstoned, 60)
 	EXPECT_EQ(1, st.tombstones_written);
 	baton_ring_close(live);
 	baton_ring_close(c);
-	bt_sync_close(&s);
 }
 
 /* ---- kill -9 at random ---- */
@@ -495,23 +515,14 @@ TEST_F_TIMEOUT(mpsc_death, epoll_sees_tombstone_once_live_floor_resolves, 60)
 	struct baton_mpsc_loss loss = { 7, 7 };
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
 	struct baton_ring *c, *live;
-	uint64_t m[2], t;
-	struct bt_sync s;
+	uint64_t m[2], t = 0;
 	pid_t pid, writer;
 	int ep;
 
-	ASSERT_EQ(0, bt_sync_init(&s));
 	ASSERT_EQ(0, baton_ring_create(self->name, &p, BATON_ROLE_CONSUMER,
 				       &c));
-	ASSERT_EQ(0, baton_ring_open(self->name, BATON_ROLE_PRODUCER,
-				     BATON_BACKEND_KMOD, &live));
-	live->claim->floor = 0;
-	pid = dying_producer(self->name, 0, &s);	/* ticket 0 */
-	ASSERT_LE(0, pid);
-	ASSERT_EQ(0, bt_sync_wait(&s, 20000));
-	t = __atomic_fetch_add(live->tail, 1, __ATOMIC_ACQ_REL);
-	ASSERT_EQ(1, t);
-	kill_and_reap(_metadata, pid);
+	pid = dead_beside_live_floor(_metadata, self->name, &live, &t);
+	ASSERT_LT(0, pid);
 
 	ep = epoll_create1(0);
 	ASSERT_LE(0, ep);
@@ -535,7 +546,6 @@ TEST_F_TIMEOUT(mpsc_death, epoll_sees_tombstone_once_live_floor_resolves, 60)
 	close(ep);
 	baton_ring_close(live);
 	baton_ring_close(c);
-	bt_sync_close(&s);
 }
 
 TEST_F_TIMEOUT(mpsc_death, consumer_dead_mid_release_n_resumes, 60)

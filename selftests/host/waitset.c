@@ -602,6 +602,31 @@ static void domain_done(struct ws_domain *w)
 }
 
 /*
+ * Lock the collector's byte of @w's domain file from a second open file
+ * description, as another opener stopped mid-cycle (or a hostile one)
+ * would hold it: the fd, whose close lets it go, or -1.
+ */
+static int hold_collector_lock(const struct ws_domain *w)
+{
+	struct flock fl = {
+		.l_type = F_WRLCK, .l_whence = SEEK_SET,
+		.l_start = (1LL << 40) - 1, .l_len = 1,	/* the collector's */
+	};
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/shm/baton-epoch.%s", w->name);
+	fd = open(path, O_RDWR);
+	if (fd < 0)
+		return -1;
+	if (fcntl(fd, F_OFD_SETLK, &fl)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
  * baton_epoch_poll() never blocks (baton_epoch.h), so neither does a set
  * with an epoch entry: another opener holding the collector's lock (one
  * stopped mid-cycle, or a hostile one) used to keep a 10 ms wait asleep
@@ -609,21 +634,14 @@ static void domain_done(struct ws_domain *w)
  */
 TEST(epoch_poll_never_blocks_on_a_held_collector_lock)
 {
-	struct flock fl = {
-		.l_type = F_WRLCK, .l_whence = SEEK_SET,
-		.l_start = (1LL << 40) - 1, .l_len = 1,	/* the collector's */
-	};
 	struct baton_waitset_event ev[2];
 	struct baton_waitset *ws;
 	struct ws_domain w;
-	char path[128];
 	int fd;
 
 	domain_with_reader(_metadata, &w);
-	snprintf(path, sizeof(path), "/dev/shm/baton-epoch.%s", w.name);
-	fd = open(path, O_RDWR);
+	fd = hold_collector_lock(&w);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, fcntl(fd, F_OFD_SETLK, &fl));
 	EXPECT_EQ(-EAGAIN, baton_epoch_poll(w.d, w.e));
 	ASSERT_EQ(0, baton_waitset_create(&ws));
 	ASSERT_EQ(0, baton_waitset_add_epoch(ws, w.d, w.e, 3));
@@ -645,20 +663,13 @@ TEST(epoch_poll_never_blocks_on_a_held_collector_lock)
  */
 TEST(epoch_synchronize_keeps_its_deadline_with_a_held_collector_lock)
 {
-	struct flock fl = {
-		.l_type = F_WRLCK, .l_whence = SEEK_SET,
-		.l_start = (1LL << 40) - 1, .l_len = 1,	/* the collector's */
-	};
 	struct ws_domain w;
-	char path[128];
 	pid_t holder;
 	int fd;
 
 	domain_with_reader(_metadata, &w);
-	snprintf(path, sizeof(path), "/dev/shm/baton-epoch.%s", w.name);
-	fd = open(path, O_RDWR);
+	fd = hold_collector_lock(&w);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, fcntl(fd, F_OFD_SETLK, &fl));
 	alarm(5);
 	EXPECT_EQ(-ETIMEDOUT, baton_epoch_synchronize(w.d, w.e, 10 * MS,
 						      &holder));
