@@ -91,6 +91,8 @@ struct baton_mm_set {
 	unsigned long untracked;
 	struct mutex ipi_lock;		/* @scratch */
 	cpumask_var_t scratch;
+	/* The object's pages, once a data region is mapped (pages.c). */
+	const struct baton_pages *pages;
 };
 
 int baton_mm_set_init(struct baton_mm_set *set);

@@ -112,6 +112,29 @@ static const struct vm_operations_struct baton_pages_vm_ops = {
 	.close	= baton_pages_vm_close,
 };
 
+/*
+ * A data mapping's PTEs can go while the mapping stays:
+ * madvise(MADV_DONTNEED) accepts VM_MIXEDMAP. The next touch comes here
+ * and gets the object's own page back (a data region's page index is its
+ * file offset: ring.c); without this handler it was SIGBUS. The range is
+ * the vma's, which never grows past the region (VM_DONTEXPAND).
+ */
+static vm_fault_t baton_pages_data_fault(struct vm_fault *vmf)
+{
+	const struct baton_mm_set *mms = vmf->vma->vm_private_data;
+	const struct baton_pages *p = READ_ONCE(mms->pages);
+
+	if (!p || vmf->pgoff >= p->nr)
+		return VM_FAULT_SIGBUS;
+	return vmf_insert_page(vmf->vma, vmf->address, p->pages[vmf->pgoff]);
+}
+
+static const struct vm_operations_struct baton_pages_data_vm_ops = {
+	.open	= baton_pages_vm_open,
+	.close	= baton_pages_vm_close,
+	.fault	= baton_pages_data_fault,
+};
+
 /* Special PTEs, one page at a time: the pages need not be contiguous. */
 static int baton_pages_map_pfns(struct vm_area_struct *vma,
 				struct page **pages, unsigned long n)
@@ -180,6 +203,12 @@ int baton_pages_mmap(const struct baton_pages *p, struct vm_area_struct *vma,
 		return ret;
 	}
 	vma->vm_private_data = mms;
-	vma->vm_ops = &baton_pages_vm_ops;
+	if (r->data) {
+		/* The same pages whichever mapping stores them first. */
+		WRITE_ONCE(mms->pages, p);
+		vma->vm_ops = &baton_pages_data_vm_ops;
+	} else {
+		vma->vm_ops = &baton_pages_vm_ops;
+	}
 	return 0;
 }

@@ -416,6 +416,51 @@ TEST_F(ring_mmap, mremap_cannot_grow)
  * The mapping pins the ring: close both fds, unlink the name, and the
  * pages written by one process are still what the other sees.
  */
+/*
+ * madvise(MADV_DONTNEED) accepts a slot mapping (VM_MIXEDMAP) and drops
+ * its PTEs. The next touch must fault the ring's own page back in, with
+ * what the producer wrote, not SIGBUS (there was no fault handler). In a
+ * child, so that a SIGBUS is a result, not the end of the run.
+ */
+TEST_F(ring_mmap, slots_come_back_after_madvise_dontneed)
+{
+	int writer = variant->role == BATON_ROLE_PRODUCER ? self->fd :
+							    self->peer;
+	size_t len = bt_region_size(&self->off, BT_SLOTS);
+	volatile uint8_t *w;
+	pid_t pid;
+
+	/* The debug kernel's config leaves madvise() out. */
+	if (madvise(NULL, 0, MADV_DONTNEED) && errno == ENOSYS)
+		SKIP(return, "madvise(2) is not built into this kernel");
+	w = bt_map(writer, &self->off, BT_SLOTS, PROT_READ | PROT_WRITE);
+	ASSERT_NE(MAP_FAILED, w);
+	w[0] = 0x5a;
+	w[len - 1] = 0xa5;
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int prot = bt_role_writes(variant->role, BT_SLOTS) ?
+			   PROT_READ | PROT_WRITE : PROT_READ;
+		volatile uint8_t *m = bt_map(self->fd, &self->off, BT_SLOTS,
+					     prot);
+
+		if (m == MAP_FAILED || m[0] != 0x5a)
+			_exit(2);
+		if (madvise((void *)m, len, MADV_DONTNEED))
+			_exit(3);
+		if (m[0] != 0x5a || m[len - 1] != 0xa5)
+			_exit(4);
+		if (prot & PROT_WRITE)
+			m[1] = 0x3c;	/* the same page as the writer's */
+		_exit(0);
+	}
+	EXPECT_EQ(0, bt_wait_timeout(pid, 20000));
+	if (variant->role == BATON_ROLE_PRODUCER)
+		EXPECT_EQ(0x3c, w[1]);
+	bt_unmap(&self->off, BT_SLOTS, (void *)w);
+}
+
 TEST(pages_outlive_close_and_unlink)
 {
 	struct baton_ring_create c;
