@@ -181,6 +181,7 @@ struct baton_owner {
 	kuid_t uid;
 	kgid_t gid;
 	umode_t mode;
+	int open_may;	/* MAY_* an opener needs; 0: either (a ring's role) */
 };
 
 /*
@@ -221,7 +222,7 @@ struct baton_names {
 
 int baton_check_name(const char *name);
 int baton_named_init(struct baton_named *n, const char *name, u32 mode,
-		     unsigned long bytes);
+		     int open_may, unsigned long bytes);
 void baton_named_destroy(struct baton_named *n);
 bool baton_named_same_ns(const struct baton_named *n);
 u32 baton_named_ns_id(const struct baton_named *n);

@@ -287,7 +287,9 @@ static struct baton_epoch *baton_epoch_alloc(const struct baton_epoch_create *k)
 	nr_pages = 1 + d->max_parts * d->part_pages;
 
 	/* Charged before the pages exist: over a cap, none are allocated. */
+	/* Any opener may become a participant: read and write bits both. */
 	ret = baton_named_init(&d->named, k->name, k->mode,
+			       MAY_READ | MAY_WRITE,
 			       (unsigned long)nr_pages << PAGE_SHIFT);
 	if (ret)
 		goto free_d;
@@ -1163,8 +1165,7 @@ int baton_epoch_open(struct baton_epoch_open *k, void __user *uarg,
 	d = baton_epoch_get(k->name);
 	if (!d)
 		return -ENOENT;
-	/* Any opener may become a participant: read and write bits both. */
-	ret = baton_owner_permission(&d->named.owner, MAY_READ | MAY_WRITE);
+	ret = baton_owner_permission(&d->named.owner, d->named.owner.open_may);
 	if (ret)
 		goto put;
 	fd = baton_epoch_file_new(d, &file);

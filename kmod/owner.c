@@ -39,8 +39,9 @@
  * the object is freed.
  *
  * Visibility (baton_named_visible()): an object of the caller's IPC
- * namespace that the caller could open, for reading or for writing, may be
- * seen in statistics and events; so may any object by CAP_SYS_ADMIN in the
+ * namespace that the caller could open (a ring for reading or for
+ * writing, a domain or a pool for both: owner.open_may) may be seen in
+ * statistics and events; so may any object by CAP_SYS_ADMIN in the
  * initial user namespace. Every such decision goes through that one
  * function.
  *
@@ -71,11 +72,12 @@
 
 #include "baton_kmod.h"
 
-static void baton_owner_init(struct baton_owner *o, u32 mode)
+static void baton_owner_init(struct baton_owner *o, u32 mode, int open_may)
 {
 	o->uid = current_fsuid();
 	o->gid = current_fsgid();
 	o->mode = mode;
+	o->open_may = open_may;
 }
 
 int baton_check_name(const char *name)
@@ -132,10 +134,16 @@ int baton_owner_permission(const struct baton_owner *o, int may)
 	return -EACCES;
 }
 
-/* baton_owner_permission() allows MAY_READ or MAY_WRITE; not audited. */
+/*
+ * Would the open the object's kind makes pass baton_owner_permission()?
+ * Not audited. A ring opens with the read or the write bit (its role's),
+ * a domain or a pool with both.
+ */
 static bool baton_owner_may_open(const struct baton_owner *o)
 {
-	if (baton_owner_bits(o) & (MAY_READ | MAY_WRITE))
+	int bits = baton_owner_bits(o), need = o->open_may;
+
+	if (need ? (bits & need) == need : bits & (MAY_READ | MAY_WRITE))
 		return true;
 	return baton_owner_capable(o, CAP_DAC_OVERRIDE, false);
 }
@@ -189,7 +197,7 @@ void baton_put_ipc_ns(struct ipc_namespace *ns)
  * baton_named_destroy(), which the object's free calls.
  */
 int baton_named_init(struct baton_named *n, const char *name, u32 mode,
-		     unsigned long bytes)
+		     int open_may, unsigned long bytes)
 {
 	int ret;
 
@@ -197,7 +205,7 @@ int baton_named_init(struct baton_named *n, const char *name, u32 mode,
 	INIT_LIST_HEAD(&n->node);
 	INIT_LIST_HEAD(&n->live);
 	strscpy(n->name, name, sizeof(n->name));
-	baton_owner_init(&n->owner, mode);
+	baton_owner_init(&n->owner, mode, open_may);
 	ret = baton_charge(&n->charge, n->owner.uid, bytes);
 	if (ret)
 		return ret;

@@ -1655,7 +1655,9 @@ static struct baton_pool *baton_pool_alloc(const struct baton_pool_create *k)
 		goto free_pool;
 	}
 	/* The whole pool: what it may hold, not what is resident. */
+	/* Every holder allocates and frees: read and write bits both. */
 	ret = baton_named_init(&pool->named, k->name, k->mode,
+			       MAY_READ | MAY_WRITE,
 			       ((1 + pool->ctl_pages) << PAGE_SHIFT) +
 			       pool->data_size);
 	if (ret)
@@ -1952,8 +1954,8 @@ int baton_pool_open(struct baton_pool_open *k, void __user *uarg, u32 usize)
 	pool = baton_pool_get(k->name);
 	if (!pool)
 		return -ENOENT;
-	/* Every holder allocates and frees: read and write bits both. */
-	ret = baton_owner_permission(&pool->named.owner, MAY_READ | MAY_WRITE);
+	ret = baton_owner_permission(&pool->named.owner,
+				     pool->named.owner.open_may);
 	if (ret)
 		goto put;
 	fd = baton_pool_file_new(pool, &file, &holder, k->flags);

@@ -328,7 +328,8 @@ static struct baton_ring *baton_ring_alloc(const struct baton_ring_create *k)
 		return ERR_PTR(-ENOMEM);
 	ring->id = atomic64_inc_return(&baton_ring_ids);
 	/* Charged before the pages exist: over a cap, none are allocated. */
-	ret = baton_named_init(&ring->named, k->name, k->mode, bytes);
+	/* Opened for one role: its bit alone (0: either will do). */
+	ret = baton_named_init(&ring->named, k->name, k->mode, 0, bytes);
 	if (ret)
 		goto free_ring;
 	ret = baton_mm_set_init(&ring->mms);

@@ -39,6 +39,8 @@ enum {
 	NP_EVENT_OWN,
 	NP_GET_OPEN_MODE,
 	NP_BATONCTL,
+	NP_OPENED,		/* opened a domain it should not */
+	NP_SHOWN,		/* saw a domain it cannot open */
 };
 
 FIXTURE(visibility) {
@@ -454,6 +456,62 @@ TEST_F_TIMEOUT(visibility, root_writing_nobodys_socket_gets_nobodys_answer, 60)
 	nlt_close(&mine);
 	close(sv[0]);
 	close(sv[1]);
+}
+
+/* BATON_IOC_EPOCH_OPEN on @dev: the fd, or -errno. */
+static int np_epoch_open(int dev, const char *name)
+{
+	struct baton_epoch_open k;
+
+	memset(&k, 0, sizeof(k));
+	k.size = sizeof(k);
+	snprintf(k.name, sizeof(k.name), "%s", name);
+	return ioctl(dev, BATON_IOC_EPOCH_OPEN, &k) ? -errno : k.out_fd;
+}
+
+/*
+ * Child, as nobody: mode 0644 gives it read, not write. A ring opens
+ * with either bit (its role picks one), so the 0644 ring is shown; a
+ * domain needs both, so the 0644 domain is as hidden as a 0600 one.
+ */
+static int np_read_only_as_nobody(const char *ro, const char *prefix)
+{
+	static struct nlt_obj objs[8], o;
+	struct nlt_err e;
+	struct nlt nl;
+	int dev, ret = np_drop(&dev);
+
+	if (ret)
+		return ret;
+	if (np_epoch_open(dev, ro) != -EACCES)
+		return NP_OPENED;
+	if (nlt_open(&nl))
+		return NP_SETUP;
+	if (nlt_get(&nl, BATON_CMD_RING_GET, ro, &o, &e))
+		return NP_GET_OPEN_MODE;
+	if (nlt_get(&nl, BATON_CMD_EPOCH_GET, ro, &o, &e) != -ENOENT ||
+	    nlt_dump(&nl, BATON_CMD_EPOCH_GET, prefix, objs, 8) != 0)
+		return NP_SHOWN;
+	nlt_close(&nl);
+	return NP_OK;
+}
+
+TEST_F_TIMEOUT(visibility, a_domain_nobody_may_only_read_stays_hidden, 60)
+{
+	char ro[BATON_NAME_MAX];
+	pid_t pid;
+
+	snprintf(ro, sizeof(ro), "%sro", self->prefix);
+	ASSERT_EQ(0, _test_ring_create(self->dev, ro, BATON_ROLE_PRODUCER, 4,
+				       8, 0644, NULL));
+	ASSERT_EQ(0, np_epoch_create(self->dev, ro, 0644));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(np_read_only_as_nobody(ro, self->prefix));
+	EXPECT_EQ(NP_OK, bt_wait_timeout(pid, NP_WAIT_MS));
+	_test_unlink(self->dev, ro);
+	_test_epoch_unlink(self->dev, ro);
 }
 
 TEST_HARNESS_MAIN

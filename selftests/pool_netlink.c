@@ -528,6 +528,8 @@ enum {
 	PN_EVENT_LEAK,
 	PN_BATONCTL_LIST,
 	PN_BATONCTL_SHOW,
+	PN_OPENED,		/* opened a pool it should not */
+	PN_SHOWN,		/* saw a pool it cannot open */
 };
 
 /* A pool by raw ioctl on @dev (opened before a drop); its fd or -errno. */
@@ -709,6 +711,100 @@ TEST_F_TIMEOUT(pool_stats, other_users_pool_invisible_to_nobody, 90)
 			      objs, 8));
 	baton_pool_close(root);
 	baton_pool_close(open);
+	bt_sync_close(&up);
+	bt_sync_close(&down);
+}
+
+/* A pool by raw ioctl on @dev; its fd or -errno. */
+static int pn_raw_open(int dev, const char *name)
+{
+	struct baton_pool_open k;
+
+	memset(&k, 0, sizeof(k));
+	k.size = sizeof(k);
+	snprintf(k.name, sizeof(k.name), "%s", name);
+	return ioctl(dev, BATON_IOC_POOL_OPEN, &k) ? -errno : k.out_fd;
+}
+
+/*
+ * Child, as nobody: root's 0644 pool grants it read but not write, and a
+ * holder needs both, so the pool is as hidden from it as a 0600 one:
+ * EACCES on open, ENOENT by name, absent from the dump, and no event of
+ * root's use of it (a holder's death, here) reaches its watcher.
+ */
+static int pn_read_only_as_nobody(const struct pn_names *nm,
+				  struct bt_sync *up, struct bt_sync *down)
+{
+	struct pn_leak leak = { nm->prefix, nm->own, 0 };
+	static struct nlt_obj objs[8], o, ev;
+	struct nlt_err e;
+	struct nlt nl;
+	int dev, fd, ret = pn_drop(&dev);
+
+	if (ret)
+		return ret;
+	fd = pn_raw_open(dev, nm->root);
+	if (fd != -EACCES)
+		return PN_OPENED;
+	if (nlt_open(&nl) || nlt_watch(&nl, &e))
+		return PN_WATCH;
+	bt_sync_post(up);
+	if (bt_sync_wait(down, PN_WAIT_MS))
+		return PN_SETUP;
+	fd = pn_raw_create(dev, nm->own, 0600);
+	if (fd < 0)
+		return PN_CREATE;
+	if (nlt_wait_event(&nl, BATON_EVENT_POOL_CREATED, nm->own, PN_WAIT_MS,
+			   &ev, pn_other_event, &leak))
+		return PN_EVENT_OWN;
+	if (leak.leaks)
+		return PN_EVENT_LEAK;
+	if (nlt_dump(&nl, BATON_CMD_POOL_GET, nm->prefix, objs, 8) != 1 ||
+	    !pn_in(nm->own, objs, 1))
+		return PN_SHOWN;
+	if (nlt_get(&nl, BATON_CMD_POOL_GET, nm->root, &o, &e) != -ENOENT)
+		return PN_SHOWN;
+	nlt_close(&nl);
+	close(fd);
+	return PN_OK;
+}
+
+TEST_F_TIMEOUT(pool_stats, a_pool_nobody_may_only_read_stays_hidden, 90)
+{
+	struct baton_pool_params p = pn_params(0, 0, 0644);
+	struct baton_pool *root, *holder;
+	struct bt_sync up, down;
+	struct pn_names nm;
+	pid_t pid, dying;
+
+	if (getuid() != 0)
+		SKIP(return, "needs root to drop to another user");
+	snprintf(nm.root, sizeof(nm.root), "%sroot", self->prefix);
+	snprintf(nm.own, sizeof(nm.own), "%sown", self->prefix);
+	nm.prefix = self->prefix;
+	ASSERT_EQ(0, baton_pool_create(nm.root, &p, &root));
+	ASSERT_EQ(0, bt_sync_init(&up));
+	ASSERT_EQ(0, bt_sync_init(&down));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(pn_read_only_as_nobody(&nm, &up, &down));
+	ASSERT_EQ(0, bt_sync_wait(&up, PN_WAIT_MS));
+	/* a holder of root's pool dies holding a buffer: POOL_RECLAIMED */
+	dying = fork();
+	ASSERT_LE(0, dying);
+	if (dying == 0) {
+		uint64_t h;
+
+		if (baton_pool_open(nm.root, &holder) ||
+		    baton_pool_alloc(holder, 4096, &h))
+			_exit(1);
+		raise(SIGKILL);
+	}
+	EXPECT_EQ(128 + SIGKILL, bt_wait_timeout(dying, PN_WAIT_MS));
+	ASSERT_EQ(0, bt_sync_post(&down));
+	EXPECT_EQ(PN_OK, bt_wait_timeout(pid, 3 * PN_WAIT_MS));
+	baton_pool_close(root);
 	bt_sync_close(&up);
 	bt_sync_close(&down);
 }
