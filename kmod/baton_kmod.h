@@ -41,6 +41,7 @@ struct baton_name_wait;
 int baton_copy_in(void *k, size_t ksize, size_t ver0,
 		  const void __user *uarg, u32 *usize);
 int baton_copy_out(void __user *uarg, u32 usize, const void *k, size_t ksize);
+ktime_t baton_user_deadline(u64 deadline_ns);
 struct file;
 struct baton_names;
 struct baton_named;

@@ -751,7 +751,7 @@ static long baton_epoch_synchronize(struct baton_epoch_file *ef,
 	if ((k.flags & ~BATON_EPOCH_SYNC_DEADLINE) || k.reserved[0] ||
 	    k.reserved[1])
 		return -EINVAL;
-	deadline = min_t(u64, k.deadline_ns, KTIME_MAX);
+	deadline = baton_user_deadline(k.deadline_ns);
 
 	mutex_lock(&d->lock);
 	ret = k.epoch > d->global ? -EINVAL : 0;

@@ -495,7 +495,7 @@ static int baton_names_sleep(struct baton_names *names, u64 added,
 int baton_name_wait(const struct baton_name_wait *k)
 {
 	bool has = k->flags & BATON_NAME_WAIT_DEADLINE;
-	ktime_t deadline = min_t(u64, k->deadline_ns, KTIME_MAX);
+	ktime_t deadline = baton_user_deadline(k->deadline_ns);
 	struct baton_names *names;
 	u64 added;
 	int ret;

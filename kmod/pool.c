@@ -1020,7 +1020,7 @@ static long baton_pool_wait_ioc(struct baton_pool *pool, void __user *uarg)
 	if (!(k.flags & BATON_POOL_WAIT_DEADLINE))
 		return wait_event_interruptible(pool->waitq,
 						baton_pool_woken(c, k.wakes));
-	deadline = min_t(u64, k.deadline_ns, KTIME_MAX);
+	deadline = baton_user_deadline(k.deadline_ns);
 	left = ktime_sub(deadline, ktime_get());
 	/* A relative hrtimer never fires for a time already past. */
 	if (left <= 0)
@@ -1142,7 +1142,8 @@ static void baton_pool_repair_work(struct work_struct *work)
 /* ---- decay ---- */
 
 struct baton_pool_cand {
-	u64 aux;
+	u64 aux;			/* as read: the take checks it */
+	u64 age;			/* the order: aux, or now if ahead */
 	u64 state;			/* as taken */
 	u32 index;
 };
@@ -1151,7 +1152,7 @@ static int baton_pool_cand_cmp(const void *a, const void *b)
 {
 	const struct baton_pool_cand *x = a, *y = b;
 
-	return x->aux < y->aux ? -1 : x->aux > y->aux;
+	return x->age < y->age ? -1 : x->age > y->age;
 }
 
 /*
@@ -1361,10 +1362,15 @@ static u32 baton_pool_decay_pick(struct baton_pool *pool,
 			empty++;
 			continue;
 		}
-		/* A time in the future is scribbled: left alone. */
-		if (aux > now)
-			continue;
+		/*
+		 * The free time orders the candidates, nothing more: which
+		 * and how many go is @reserve's. A time ahead of ours is a
+		 * holder's in a time namespace ahead of the kernel's (or a
+		 * scribble): sorted as freed now, the newest, so a clock
+		 * ahead never keeps a buffer from decaying.
+		 */
 		cand[n].aux = aux;
+		cand[n].age = min(aux, now);
 		cand[n++].index = j;
 	}
 	reserve = baton_pool_reserve(pool, c, free);

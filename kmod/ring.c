@@ -928,7 +928,7 @@ static long baton_ring_park(struct baton_ring_file *rf, void __user *uarg)
 		return ret;
 	if ((k.flags & ~BATON_PARK_DEADLINE) || k.reserved[0] || k.reserved[1])
 		return -EINVAL;
-	deadline = min_t(u64, k.deadline_ns, KTIME_MAX);
+	deadline = baton_user_deadline(k.deadline_ns);
 	p.expected = k.expected;
 
 	/* Nothing to wait for: spare the peers the IPI. */

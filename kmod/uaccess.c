@@ -10,6 +10,10 @@
  * copy_struct_from_user() (E2BIG for a non-zero tail it does not know),
  * and copies outputs back for min(@size, its own sizeof) bytes.
  *
+ * Deadlines in those structs are the caller's CLOCK_MONOTONIC, which a
+ * time namespace shifts; baton_user_deadline() turns one into the
+ * kernel's own clock, as the kernel's timed syscalls do.
+ *
  * Both may fault and sleep for as long as the caller's page takes to come
  * in (a userfaultfd or FUSE page: forever). So no caller may hold a lock
  * that anyone else waits for uninterruptibly (Documentation/
@@ -20,6 +24,10 @@
  */
 #include <linux/file.h>
 #include <linux/kernel.h>
+#include <linux/ktime.h>
+#include <linux/nsproxy.h>
+#include <linux/sched.h>
+#include <linux/time_namespace.h>
 #include <linux/uaccess.h>
 
 #include "baton_kmod.h"
@@ -49,6 +57,29 @@ int baton_copy_in(void *k, size_t ksize, size_t ver0,
 	*(u32 *)k = size;
 	*usize = size;
 	return 0;
+}
+
+/*
+ * An absolute CLOCK_MONOTONIC deadline as the caller reads that clock, on
+ * the kernel's clock (ktime_get()). A time namespace adds its monotonic
+ * offset to what its tasks read (a restored container: often days), so
+ * the caller's "now + 10 ms" taken as is would be days away, or long
+ * past. timens_ktime_to_host() does this for the kernel's own syscalls
+ * but calls a function modules cannot link against; the arithmetic is
+ * the same: a deadline below the offset is already past.
+ */
+ktime_t baton_user_deadline(u64 deadline_ns)
+{
+	ktime_t t = min_t(u64, deadline_ns, KTIME_MAX);
+#ifdef CONFIG_TIME_NS
+	ktime_t off = timespec64_to_ktime(current->nsproxy->time_ns->offsets.monotonic);
+
+	if (off > 0)
+		t = t < off ? 0 : t - off;
+	else if (off < 0)
+		t = t > KTIME_MAX + off ? KTIME_MAX : t - off;
+#endif
+	return t;
 }
 
 int baton_copy_out(void __user *uarg, u32 usize, const void *k, size_t ksize)
