@@ -1683,8 +1683,8 @@ static struct baton_pool *baton_pool_alloc(const struct baton_pool_create *k)
 	ret = baton_pages_alloc(&pool->mem, 1 + pool->ctl_pages);
 	if (ret)
 		goto free_mms;
-	pool->shm = shmem_file_setup("baton-pool", pool->data_size,
-				     VM_NORESERVE);
+	pool->shm = baton_shmem_file_setup_noreserve("baton-pool",
+						     pool->data_size);
 	if (IS_ERR(pool->shm)) {
 		/*
 		 * On the kernel's internal shmem mount (no size or inode
@@ -1721,7 +1721,12 @@ free_pool:
 
 /* ---- mmap ---- */
 
-/* The data region: the pool's shmem file, mapped whole and shared. */
+/*
+ * The data region: the pool's shmem file, mapped whole and shared. Left
+ * out of core dumps, as the other regions are: a dump reads every page,
+ * and reading a buffer's hole allocates it, so one crashing holder would
+ * fill the whole pool, charged to its own memory cgroup.
+ */
 static int baton_pool_mmap_data(struct baton_pool *pool,
 				struct vm_area_struct *vma)
 {
@@ -1729,9 +1734,10 @@ static int baton_pool_mmap_data(struct baton_pool *pool,
 		return -EINVAL;
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
+	baton_vm_flags_set(vma, VM_DONTDUMP);
 	vma_set_file(vma, pool->shm);
 	vma->vm_pgoff = 0;
-	return call_mmap(pool->shm, vma);
+	return baton_vfs_mmap(pool->shm, vma);
 }
 
 /*

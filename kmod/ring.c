@@ -73,6 +73,7 @@
 #include <linux/baton.h>
 
 #include "baton_kmod.h"
+#include "compat.h"
 
 /* Layout: one page each for hdr, producer and consumer, then the slots. */
 #define BATON_HDR_PGOFF		0
@@ -347,8 +348,8 @@ static struct baton_ring *baton_ring_alloc(const struct baton_ring_create *k)
 	INIT_LIST_HEAD(&ring->files);
 	init_waitqueue_head(&ring->prod_w.wq);
 	init_waitqueue_head(&ring->cons_w.wq);
-	hrtimer_init(&ring->recheck, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
-	ring->recheck.function = baton_recheck_fire;
+	baton_hrtimer_setup(&ring->recheck, baton_recheck_fire, CLOCK_MONOTONIC,
+			    HRTIMER_MODE_REL_SOFT);
 	ret = baton_ring_init_layout(ring, slots_bytes);
 	if (ret) {
 		/* The ring's own free: pages, mm set and all. */

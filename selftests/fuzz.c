@@ -196,6 +196,8 @@ static const int E_NOTTY[] = { ENOTTY, 0 };
 static const int E_NAME_WAIT[] = { EINVAL, E2BIG, EFAULT, ETIMEDOUT, EINTR,
 				   0 };
 static const int E_MMAP[] = { EINVAL, EACCES, ENOMEM, 0 };
+/* 6.16 made anon-inode files noexec: the kernel says EPERM before us. */
+static const int E_MMAP_EXEC[] = { EINVAL, EACCES, ENOMEM, EPERM, 0 };
 static const int E_MPROTECT[] = { EACCES, ENOMEM, EINVAL, 0 };
 static const int E_MREMAP[] = { EFAULT, EINVAL, ENOMEM, 0 };
 /* EINTR: the module mutex is taken interruptibly, and our alarm ticks. */
@@ -859,7 +861,8 @@ static void op_mmap(void)
 	flags = chance(85) ? MAP_SHARED : MAP_PRIVATE;
 	p = mmap(NULL, len, prot, flags, f->fd, (off_t)off);
 	err = p == MAP_FAILED ? errno : 0;
-	fz_result(f->kind, OP_MMAP, err, E_MMAP, "mmap", (uint32_t)len);
+	fz_result(f->kind, OP_MMAP, err, prot & PROT_EXEC ? E_MMAP_EXEC : E_MMAP,
+		  "mmap", (uint32_t)len);
 	if (err)
 		return;
 	/* Touch it: reads always, writes where allowed (hostile values). */
