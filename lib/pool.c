@@ -928,9 +928,22 @@ static void refill(struct baton_pool *p, uint32_t cls, uint32_t want)
 	__atomic_store_n(&cl->op, BATON_POOL_CLAIM_POP, __ATOMIC_RELEASE);
 again:
 	for (;;) {
+		uint64_t t;
+
 		h = __atomic_load_n(c->head, __ATOMIC_ACQUIRE);
 		k = published(c, h, want);
-		if (!k && __atomic_load_n(c->tail, __ATOMIC_ACQUIRE) > h) {
+		t = __atomic_load_n(c->tail, __ATOMIC_ACQUIRE);
+		/*
+		 * Tickets past a lap from the head: no freer took them (a
+		 * freer's ticket waits for its entry's lap), so nobody will
+		 * publish them, and filling each as a hole would take years.
+		 * A scribbled tail: as empty.
+		 */
+		if (!k && t - h > c->qcap) {
+			note_bad_word(p);
+			break;
+		}
+		if (!k && t > h) {
 			if (wait_head(p, cls, h))
 				break;	/* a scribbled entry: as empty */
 			continue;

@@ -262,6 +262,16 @@ TEST(scribbled_entry_of_a_freers_ticket_is_published_over)
 	EXPECT_EQ(0, pc_scribbled_freer_entry(name, &bad));
 }
 
+TEST(scribbled_tail_answers_as_empty)
+{
+	char name[64];
+	uint64_t bad;
+
+	BT_REQUIRE_DEV();
+	bt_make_name(name, sizeof(name), "tail");
+	EXPECT_EQ(0, pc_scribbled_tail(name, &bad));
+}
+
 TEST(buffers_cross_processes_through_a_ring)
 {
 	char pname[64], rname[64];

@@ -1895,6 +1895,52 @@ static inline int pc_scribbled_freer_entry(const char *name, uint64_t *bad)
 	return step;
 }
 
+/*
+ * The tail scribbled 2^40 tickets ahead of the head with every buffer
+ * taken: no freer holds those tickets and none will publish them, so an
+ * allocation answers as for an empty class (ENOMEM; a wait, ETIMEDOUT at
+ * its deadline) instead of filling holes ticket by ticket for years. The
+ * alarm ends a spinning one (the test dies of SIGALRM). The tail put
+ * back, all 64 buffers come out again, once. *@bad: bad_words after.
+ */
+static inline int pc_scribbled_tail(const char *name, uint64_t *bad)
+{
+	struct baton_pool_info info;
+	struct baton_pool_cls *c;
+	struct baton_pool *pool;
+	uint64_t h[80], x;
+	int n, dups, step = 0;
+
+	c = pc_scribble_pool(name, &pool);
+	if (!c)
+		return 1;
+	n = pc_alloc_all(pool, h, 80, &dups);
+	if (n != 64 || dups) {
+		step = 2;
+		goto out;
+	}
+	alarm(20);
+	__atomic_fetch_add(c->tail, 1ULL << 40, __ATOMIC_ACQ_REL);
+	if (baton_pool_alloc(pool, 1, &x) != -ENOMEM)
+		step = 3;
+	else if (baton_pool_alloc_wait(pool, 1, &x, 10 * 1000000LL) !=
+		 -ETIMEDOUT)
+		step = 4;
+	__atomic_fetch_sub(c->tail, 1ULL << 40, __ATOMIC_ACQ_REL);
+	alarm(0);
+	if (step)
+		goto out;
+	pc_free_all(pool, h, n);
+	n = pc_alloc_all(pool, h, 80, &dups);
+	if (n != 64 || dups)
+		step = 5;
+out:
+	pc_free_all(pool, h, n);
+	*bad = baton_pool_info(pool, &info) ? 0 : info.bad_words;
+	baton_pool_close(pool);
+	return step;
+}
+
 /* ---- decay under steady traffic ---- */
 
 #define PC_TRAFFIC_BUFS		256	/* of 64 KiB: a magazine holds 16 */

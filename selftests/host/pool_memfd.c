@@ -291,6 +291,17 @@ TEST(scribbled_entry_of_a_freers_ticket_is_published_over)
 	EXPECT_LE(1U, bad);
 }
 
+TEST(scribbled_tail_answers_as_empty)
+{
+	uint64_t bad = 0;
+	char name[64];
+
+	force_memfd();
+	ring_name(name, sizeof(name), "tl0");
+	EXPECT_EQ(0, pc_scribbled_tail(name, &bad));
+	EXPECT_LE(1U, bad);
+}
+
 TEST(every_buffer_once_then_enomem_then_recovery)
 {
 	char name[64];
