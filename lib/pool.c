@@ -877,13 +877,19 @@ static uint32_t published(const struct baton_pool_cls *c, uint64_t h,
  * says the head was written back past an entry already taken: it moves
  * forward again. Anything else is a scribbled word no freer will ever
  * fix: -EPROTO, and the class answers as empty rather than spin for ever.
+ * A live freer that holds the ticket for HEAD_WAIT_MS (stopped by a
+ * signal or a debugger, or frozen) gets -EAGAIN: as empty too, so a
+ * plain allocation says ENOMEM and a waiting one parks, keeping its
+ * deadline and its signals; the freer's publication wakes it.
  */
+#define HEAD_WAIT_MS	20
+
 static int wait_head(struct baton_pool *p, uint32_t cls, uint64_t h)
 {
 	struct baton_pool_cls *c = &p->f.cls[cls];
 	struct baton_pool_qent *e = &c->q[h & (c->qcap - 1)];
 	unsigned int spins = 0;
-	uint64_t asked = 0, s;
+	uint64_t asked = 0, held_since = 0, s;
 
 	for (;;) {
 		s = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
@@ -901,10 +907,15 @@ static int wait_head(struct baton_pool *p, uint32_t cls, uint64_t h)
 			return -EPROTO;
 		}
 		baton__pool_relax(&spins);
-		if (spins >= 4096 && baton__pool_now_ms() != asked) {
-			asked = baton__pool_now_ms();
-			unstick(p, cls, h);
-		}
+		if (spins < 4096 || baton__pool_now_ms() == asked)
+			continue;
+		asked = baton__pool_now_ms();
+		if (unstick(p, cls, h) != -EAGAIN)
+			held_since = 0;
+		else if (!held_since)
+			held_since = asked;
+		else if (asked - held_since >= HEAD_WAIT_MS)
+			return -EAGAIN;
 	}
 }
 

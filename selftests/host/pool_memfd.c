@@ -19,6 +19,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 
 static void pool_file(char *buf, size_t len, const char *name)
@@ -1012,6 +1013,59 @@ TEST(unstick_publishes_what_a_dead_freers_claim_names)
 	EXPECT_EQ(128 + SIGKILL, wait_child(pid));
 	EXPECT_EQ(16, pc_alloc_all(pool, hs, 20, &dups));
 	EXPECT_EQ(0, dups);
+	baton_pool_close(pool);
+	baton_pool_unlink(pname);
+	munmap((void *)sh, 4096);
+}
+
+/*
+ * The same freer, stopped there instead of killed (SIGSTOP, a debugger, a
+ * frozen cgroup): alive, so UNSTICK answers EAGAIN for its ticket for as
+ * long as it stays. The allocators behind that ticket answer as for an
+ * empty class, ENOMEM, and a wait ETIMEDOUT at its deadline; they used to
+ * spin on the ticket with no deadline (the alarm ended them). Once the
+ * freer dies, its buffer comes out too: 16 in all, none twice.
+ */
+TEST(a_stopped_freer_never_holds_an_allocation_past_its_timeout)
+{
+	struct baton_pool_params p = pc_params(16, 0);
+	volatile uint32_t *sh;
+	struct baton_pool *pool;
+	uint64_t hs[20], x;
+	char pname[64];
+	int n, more, dups;
+	pid_t pid;
+
+	if (UNDER_TSAN)
+		SKIP(return, "fork and kill: not under TSan");
+	force_memfd();
+	sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sh);
+	ring_name(pname, sizeof(pname), "stopf");
+	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		die_before_publishing(pname, &sh[0]);
+	}
+	while (!__atomic_load_n(&sh[0], __ATOMIC_ACQUIRE))
+		usleep(100);
+	alarm(20);
+	n = pc_alloc_all(pool, hs, 20, &dups);
+	EXPECT_EQ(15, n);
+	EXPECT_EQ(-ETIMEDOUT,
+		  baton_pool_alloc_wait(pool, 4096, &x, 10 * 1000000LL));
+	alarm(0);
+	kill(pid, SIGKILL);
+	EXPECT_EQ(128 + SIGKILL, wait_child(pid));
+	more = pc_alloc_all(pool, hs + n, 20 - n, &dups);
+	EXPECT_EQ(16, n + more);
+	for (int i = 0; i < n + more; i++)
+		for (int j = 0; j < i; j++)
+			EXPECT_NE(BATON_POOL_H_INDEX(hs[i]),
+				  BATON_POOL_H_INDEX(hs[j]));
 	baton_pool_close(pool);
 	baton_pool_unlink(pname);
 	munmap((void *)sh, 4096);
