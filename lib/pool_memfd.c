@@ -584,7 +584,16 @@ static void requeue(struct baton_pool *p, uint32_t cls, uint64_t v)
 	count(&p->hdr->repaired, 1);
 }
 
-/* Release entry of ticket @t (taken, never released) and requeue it. */
+/*
+ * Release entry of ticket @t (taken, never released) and requeue it.
+ * The buffer is taken first, the entry released after: a repairer that
+ * dies between the two leaves either the entry unreleased with the
+ * buffer FREE (the next repair does both again) or the buffer OWNED by
+ * itself (its own repair's walk returns it; the entry's second release
+ * finds the buffer taken and only releases). The other order left, for a
+ * repairer killed between them, a FREE buffer on no queue whose entry no
+ * repair looks at again: lost until the pool went away.
+ */
 static void release_entry(struct baton_pool *p, uint32_t cls, uint64_t t)
 {
 	struct baton_pool_cls *c = &p->f.cls[cls];
@@ -595,10 +604,10 @@ static void release_entry(struct baton_pool *p, uint32_t cls, uint64_t t)
 	if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != t + 1)
 		return;
 	v = __atomic_load_n(&e->value, __ATOMIC_RELAXED);
-	/* ...and before the entry is the next lap's. */
+	requeue(p, cls, v);
+	/* ...and before the entry is the next lap's (after the take). */
 	__atomic_store_n(&e->seq, t + c->qcap, __ATOMIC_RELEASE);
 	count(&p->hdr->repaired, 1);
-	requeue(p, cls, v);
 }
 
 /*
