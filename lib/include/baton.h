@@ -965,9 +965,11 @@ static inline uint64_t baton_mpsc_prod_reserve_from(struct baton_ring *r,
 
 	/*
 	 * @floor: a tail value this producer read, so at most the ticket
-	 * (the tail only grows); ordered before the ticket by I.
+	 * (the tail only grows); ordered before the ticket by I. A release
+	 * (I): a kernel that reads this floor sees every publication of
+	 * the pushes before it (x86: the same plain store).
 	 */
-	__atomic_store_n(&cl->floor, floor, __ATOMIC_RELAXED);
+	__atomic_store_n(&cl->floor, floor, __ATOMIC_RELEASE);
 	/* I: the one locked instruction; the release covers the floor. */
 	t = __atomic_fetch_add(r->tail, n, __ATOMIC_ACQ_REL);
 	/* J: first, then count, each a release (the kernel acquires). */
@@ -1153,7 +1155,7 @@ static inline int baton_mpsc_try_push(struct baton_ring *r, const void *msg,
 			t = now;	/* someone took t meanwhile */
 			continue;
 		}
-		__atomic_store_n(&cl->floor, t, __ATOMIC_RELAXED);
+		__atomic_store_n(&cl->floor, t, __ATOMIC_RELEASE);
 		/* I: as the fetch_add; on failure t is the current tail. */
 		if (__atomic_compare_exchange_n(r->tail, &t, t + 1, 0,
 						__ATOMIC_ACQ_REL,
