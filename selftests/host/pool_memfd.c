@@ -979,6 +979,29 @@ static void die_before_publishing(const char *pname, volatile uint32_t *ready)
 }
 
 /*
+ * Create pool @pname (16 buffers) and fork a freer that stops before
+ * publishing (die_before_publishing(), killed with this process if it
+ * outlives it); return once it stands there. Its pid, or -1.
+ */
+static pid_t start_unpublished_freer(const char *pname, struct baton_pool **pool,
+				     volatile uint32_t *ready)
+{
+	struct baton_pool_params p = pc_params(16, 0);
+	pid_t pid;
+
+	if (baton_pool_create(pname, &p, pool))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		die_before_publishing(pname, ready);
+	}
+	while (pid > 0 && !__atomic_load_n(ready, __ATOMIC_ACQUIRE))
+		usleep(100);
+	return pid;
+}
+
+/*
  * A freer killed after making its buffer FREE and before publishing its
  * entry. The next allocator waits on that entry and asks for UNSTICK;
  * the freer is dead, but its claim still names the buffer: UNSTICK must
@@ -987,7 +1010,6 @@ static void die_before_publishing(const char *pname, volatile uint32_t *ready)
  */
 TEST(unstick_publishes_what_a_dead_freers_claim_names)
 {
-	struct baton_pool_params p = pc_params(16, 0);
 	volatile uint32_t *sh;
 	struct baton_pool *pool;
 	uint64_t hs[20];
@@ -1002,13 +1024,8 @@ TEST(unstick_publishes_what_a_dead_freers_claim_names)
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, sh);
 	ring_name(pname, sizeof(pname), "unpub");
-	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid)
-		die_before_publishing(pname, &sh[0]);
-	while (!__atomic_load_n(&sh[0], __ATOMIC_ACQUIRE))
-		usleep(100);
+	pid = start_unpublished_freer(pname, &pool, &sh[0]);
+	ASSERT_LT(0, pid);
 	kill(pid, SIGKILL);
 	EXPECT_EQ(128 + SIGKILL, wait_child(pid));
 	EXPECT_EQ(16, pc_alloc_all(pool, hs, 20, &dups));
@@ -1028,7 +1045,6 @@ TEST(unstick_publishes_what_a_dead_freers_claim_names)
  */
 TEST(a_stopped_freer_never_holds_an_allocation_past_its_timeout)
 {
-	struct baton_pool_params p = pc_params(16, 0);
 	volatile uint32_t *sh;
 	struct baton_pool *pool;
 	uint64_t hs[20], x;
@@ -1043,15 +1059,8 @@ TEST(a_stopped_freer_never_holds_an_allocation_past_its_timeout)
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, sh);
 	ring_name(pname, sizeof(pname), "stopf");
-	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		die_before_publishing(pname, &sh[0]);
-	}
-	while (!__atomic_load_n(&sh[0], __ATOMIC_ACQUIRE))
-		usleep(100);
+	pid = start_unpublished_freer(pname, &pool, &sh[0]);
+	ASSERT_LT(0, pid);
 	alarm(20);
 	n = pc_alloc_all(pool, hs, 20, &dups);
 	EXPECT_EQ(15, n);
