@@ -624,35 +624,51 @@ static void pn_other_event(const struct nlt_obj *ev, void *arg)
 }
 
 /*
- * Child, as nobody: watch; let root make, use and remove a 0600 pool;
- * then make its own. Events come in order, so once its own pool's
- * CREATED arrives, any event of root's pool would have come before it.
- * Then dumps and lookups by name, then batonctl.
+ * As nobody, on /dev/baton fd @dev: watch on @nl, let root act (post @up,
+ * wait @down), then make its own 0600 pool. Events come in order, so
+ * once its own pool's CREATED arrives, any event of root's pools would
+ * have come before it: none may have. The own pool's fd in *@fd.
+ */
+static int pn_watch_root_then_own(const struct pn_names *nm, int dev,
+				  struct nlt *nl, int *fd, struct bt_sync *up,
+				  struct bt_sync *down)
+{
+	struct pn_leak leak = { nm->prefix, nm->own, 0 };
+	static struct nlt_obj ev;
+	struct nlt_err e;
+
+	if (nlt_open(nl) || nlt_watch(nl, &e))
+		return PN_WATCH;
+	bt_sync_post(up);
+	if (bt_sync_wait(down, PN_WAIT_MS))
+		return PN_SETUP;
+	*fd = pn_raw_create(dev, nm->own, 0600);
+	if (*fd < 0)
+		return PN_CREATE;
+	if (nlt_wait_event(nl, BATON_EVENT_POOL_CREATED, nm->own, PN_WAIT_MS,
+			   &ev, pn_other_event, &leak))
+		return PN_EVENT_OWN;
+	return leak.leaks ? PN_EVENT_LEAK : PN_OK;
+}
+
+/*
+ * Child, as nobody: watch while root makes, uses and removes a 0600
+ * pool, with no event of it reaching us (pn_watch_root_then_own()); then
+ * dumps and lookups by name, then batonctl.
  */
 static int pn_as_nobody(const struct pn_names *nm, struct bt_sync *up,
 			struct bt_sync *down)
 {
-	struct pn_leak leak = { nm->prefix, nm->own, 0 };
-	static struct nlt_obj objs[8], o, ev;
+	static struct nlt_obj objs[8], o;
 	struct nlt_err e;
 	struct nlt nl;
 	int dev, fd, n, ret = pn_drop(&dev);
 
 	if (ret)
 		return ret;
-	if (nlt_open(&nl) || nlt_watch(&nl, &e))
-		return PN_WATCH;
-	bt_sync_post(up);
-	if (bt_sync_wait(down, PN_WAIT_MS))
-		return PN_SETUP;
-	fd = pn_raw_create(dev, nm->own, 0600);
-	if (fd < 0)
-		return PN_CREATE;
-	if (nlt_wait_event(&nl, BATON_EVENT_POOL_CREATED, nm->own, PN_WAIT_MS,
-			   &ev, pn_other_event, &leak))
-		return PN_EVENT_OWN;
-	if (leak.leaks)
-		return PN_EVENT_LEAK;
+	ret = pn_watch_root_then_own(nm, dev, &nl, &fd, up, down);
+	if (ret)
+		return ret;
 	/* its own and root's 0666 pool, not root's 0600 one */
 	n = nlt_dump(&nl, BATON_CMD_POOL_GET, nm->prefix, objs, 8);
 	if (n != 2 || !pn_in(nm->own, objs, n) || !pn_in(nm->open, objs, n))
@@ -735,8 +751,7 @@ static int pn_raw_open(int dev, const char *name)
 static int pn_read_only_as_nobody(const struct pn_names *nm,
 				  struct bt_sync *up, struct bt_sync *down)
 {
-	struct pn_leak leak = { nm->prefix, nm->own, 0 };
-	static struct nlt_obj objs[8], o, ev;
+	static struct nlt_obj objs[8], o;
 	struct nlt_err e;
 	struct nlt nl;
 	int dev, fd, ret = pn_drop(&dev);
@@ -746,19 +761,9 @@ static int pn_read_only_as_nobody(const struct pn_names *nm,
 	fd = pn_raw_open(dev, nm->root);
 	if (fd != -EACCES)
 		return PN_OPENED;
-	if (nlt_open(&nl) || nlt_watch(&nl, &e))
-		return PN_WATCH;
-	bt_sync_post(up);
-	if (bt_sync_wait(down, PN_WAIT_MS))
-		return PN_SETUP;
-	fd = pn_raw_create(dev, nm->own, 0600);
-	if (fd < 0)
-		return PN_CREATE;
-	if (nlt_wait_event(&nl, BATON_EVENT_POOL_CREATED, nm->own, PN_WAIT_MS,
-			   &ev, pn_other_event, &leak))
-		return PN_EVENT_OWN;
-	if (leak.leaks)
-		return PN_EVENT_LEAK;
+	ret = pn_watch_root_then_own(nm, dev, &nl, &fd, up, down);
+	if (ret)
+		return ret;
 	if (nlt_dump(&nl, BATON_CMD_POOL_GET, nm->prefix, objs, 8) != 1 ||
 	    !pn_in(nm->own, objs, 1))
 		return PN_SHOWN;
