@@ -266,9 +266,16 @@ TEST_F(epoch_sync, signal_reaches_a_synchronizer_under_a_kick_flood)
 	for (i = 0; i < KS_SIGNALS; i++) {
 		sync = ks_synchronizer(self->name, e);
 		ASSERT_LE(0, sync);
-		bt_sleep_ms(100);	/* inside SYNCHRONIZE, kicked */
-		c0 = h->collections;
+		/* Inside SYNCHRONIZE (setup is slow on a KCSAN kernel)... */
+		ASSERT_EQ(0, wait_u32(&h->sync_waiters, 1, 20000));
+		bt_sleep_ms(20);	/* ...and kicked, pass after pass */
 		kill(sync, SIGUSR1);
+		/*
+		 * Counted from here, not from before kill(): the flag is set
+		 * once kill() returns, but we may lose the CPU between a read
+		 * before it and the call, while the synchronizer runs on.
+		 */
+		c0 = h->collections;
 		EXPECT_EQ(0, bt_wait_timeout(sync, 20000));
 		if (h->collections - c0 > most)
 			most = h->collections - c0;
