@@ -1348,6 +1348,9 @@ static u32 baton_pool_decay_pick(struct baton_pool *pool,
 		u64 s = READ_ONCE(c->desc[j].state);
 		u64 aux = READ_ONCE(c->desc[j].aux);
 
+		/* Up to 65536 a class, under a mutex: sleeping is allowed. */
+		if (!(j % 1024))
+			cond_resched();
 		if (BATON_POOL_S_KIND(s) == BATON_POOL_COLD)
 			(*cold)++;
 		if (BATON_POOL_S_KIND(s) != BATON_POOL_FREE)

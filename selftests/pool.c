@@ -749,6 +749,62 @@ TEST(unstick_that_repairs_nothing_wakes_nobody)
 	baton_pool_unlink(pname);
 }
 
+/*
+ * One region per mmap() at its exact offset (Documentation/pool.rst, "The
+ * mapping"): the control region may be mapped shorter, the data region
+ * only whole and shared; anything else is EINVAL and maps nothing.
+ */
+TEST(data_region_maps_only_whole_and_shared)
+{
+	struct baton_pool_params p = pc_params(8, 0);
+	const struct baton_pool_hdr *h;
+	struct baton_pool *pool;
+	char pname[64];
+	void *m;
+	int fd;
+
+	BT_REQUIRE_DEV();
+	bt_make_name(pname, sizeof(pname), "pmap");
+	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
+	fd = bt_pool_fd(pname);
+	ASSERT_LE(0, fd);
+	h = mmap(NULL, BT_PAGE, PROT_READ, MAP_SHARED, fd, BATON_POOL_HDR_MMAP);
+	ASSERT_NE(MAP_FAILED, h);
+	ASSERT_LT(BT_PAGE, h->data_size);
+	m = mmap(NULL, BT_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 (off_t)h->ctl_mmap);
+	EXPECT_NE(MAP_FAILED, m) TH_LOG("a shorter control mapping");
+	if (m != MAP_FAILED)
+		munmap(m, BT_PAGE);
+	errno = 0;
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, h->data_size - BT_PAGE,
+				   PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+				   (off_t)h->data_mmap));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, h->data_size + BT_PAGE,
+				   PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+				   (off_t)h->data_mmap));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, h->data_size, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE, fd, (off_t)h->data_mmap));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, BT_PAGE, PROT_READ, MAP_SHARED, fd,
+				   (off_t)h->data_mmap + BT_PAGE));
+	EXPECT_EQ(EINVAL, errno) TH_LOG("an offset inside the data region");
+	m = mmap(NULL, h->data_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 (off_t)h->data_mmap);
+	EXPECT_NE(MAP_FAILED, m);
+	if (m != MAP_FAILED)
+		munmap(m, h->data_size);
+	munmap((void *)h, BT_PAGE);
+	close(fd);
+	baton_pool_close(pool);
+	baton_pool_unlink(pname);
+}
+
 /* Resident pages of [addr, addr + len) in this process. */
 static size_t resident_pages(void *addr, size_t len)
 {
