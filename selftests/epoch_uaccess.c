@@ -242,10 +242,10 @@ TEST(register_fault_blocks_only_the_registrar)
 
 	reader = eu_fork(eu_reader, name, rep, &leave);
 	ASSERT_LT(0, reader);
-	ASSERT_EQ(0, bt_wait_flag(&rep->ready_reader, 5000));
+	ASSERT_EQ(0, bt_wait_flag(&rep->ready_reader, 20000));
 	syncer = eu_fork(eu_synchronizer, name, rep, &go_sync);
 	ASSERT_LT(0, syncer);
-	ASSERT_EQ(0, bt_wait_flag(&rep->ready_sync, 5000));
+	ASSERT_EQ(0, bt_wait_flag(&rep->ready_sync, 20000));
 	nl = eu_fork(eu_netlink, name, rep, &go_nl);
 	ASSERT_LT(0, nl);
 

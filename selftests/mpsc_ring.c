@@ -408,17 +408,26 @@ TEST_F_TIMEOUT(mpsc_ring, full_ring_parked_producers, 120)
 	uint64_t next[3] = { 0 }, m[2], total = 0;
 	const uint64_t per = 400;
 	struct baton_ring *c;
+	struct bt_sync up;
 	pid_t pid[3];
 	int i, rc;
 
+	ASSERT_EQ(0, bt_sync_init(&up));
 	ASSERT_EQ(0, baton_ring_create(self->name, &p, BATON_ROLE_CONSUMER,
 				       &c));
 	for (i = 0; i < 3; i++) {
 		pid[i] = fork();
 		ASSERT_LE(0, pid[i]);
 		if (!pid[i])
-			_exit(run_producer(self->name, i, per, 0, NULL));
+			_exit(run_producer(self->name, i, per, 0, &up));
 	}
+	/*
+	 * All three attached before the first pop: two that finished and
+	 * closed before the third's open (a slow fork) would leave a ring
+	 * with no producer, whose pop says EPIPE.
+	 */
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, bt_sync_wait(&up, 30000));
 	while (total < 3 * per) {
 		rc = baton_mpsc_pop(c, m, sizeof(m), 30 * BT_NSEC, NULL);
 		ASSERT_EQ(0, rc) TH_LOG("after %llu messages",
@@ -451,6 +460,7 @@ TEST_F_TIMEOUT(mpsc_ring, full_ring_parked_producers, 120)
 	       (unsigned long long)st.wakes_of_producer,
 	       (unsigned long long)st.wakes_of_consumer);
 	baton_ring_close(c);
+	bt_sync_close(&up);
 }
 
 /* try-push on a full ring: -EAGAIN, and the tail did not move. */

@@ -507,7 +507,8 @@ TEST_F(death, exec_releases_role)
 			_exit(3);
 		if (bt_sync_wait(&go, 20000))
 			_exit(4);
-		execl(path, path, "sleep", "3000", NULL);
+		/* Long, and killed below: still asleep however slow we are. */
+		execl(path, path, "sleep", "60000", NULL);
 		_exit(5);
 	}
 	/* attached, through an fd and four mappings */
@@ -528,7 +529,8 @@ TEST_F(death, exec_releases_role)
 	EXPECT_EQ(0, bt_wait_sleeping(pid, 5000));
 	test_info(cons, &info);
 	EXPECT_EQ(0, info.out_producers);
-	EXPECT_EQ(0, bt_wait_timeout(pid, 20000));
+	kill(pid, SIGKILL);
+	EXPECT_EQ(128 + SIGKILL, bt_wait_timeout(pid, 20000));
 	munmap((void *)h, cr.out_off.hdr_size);
 	close(cons);
 	bt_sync_close(&go);

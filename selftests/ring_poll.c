@@ -549,7 +549,8 @@ TEST_F(ring_epoll, consumer_epoll_after_timed_out_park)
 		bt_sleep_ms(100);
 		_exit(baton_spsc_try_push(self->prod, &v, sizeof(v)) ? 5 : 0);
 	}
-	n = epoll_wait(self->ep, &out, 1, 2000);
+	/* Long: fork and the child's first run are slow on a debug VM. */
+	n = epoll_wait(self->ep, &out, 1, 15000);
 	EXPECT_EQ(1, n) TH_LOG("lost wakeup: a message, no EPOLLIN");
 	EXPECT_EQ(0, bt_wait_timeout(pid, 20000));
 	EXPECT_EQ(0, baton_spsc_try_pop(self->cons, &v, sizeof(v)));
@@ -580,7 +581,8 @@ TEST_F(ring_epoll, producer_epoll_after_timed_out_park)
 		bt_sleep_ms(100);
 		_exit(baton_spsc_try_pop(self->cons, &v, sizeof(v)) ? 5 : 0);
 	}
-	n = epoll_wait(self->ep, &out, 1, 2000);
+	/* Long: fork and the child's first run are slow on a debug VM. */
+	n = epoll_wait(self->ep, &out, 1, 15000);
 	EXPECT_EQ(1, n) TH_LOG("lost wakeup: a free slot, no EPOLLOUT");
 	EXPECT_EQ(0, bt_wait_timeout(pid, 20000));
 }

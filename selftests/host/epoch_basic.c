@@ -337,7 +337,13 @@ TEST(aliasing_memfd)
 			epochs[n++] = e;
 		usleep(100);
 	}
-	usleep(20000);
+	/*
+	 * Until the collector has moved the global epoch well past the
+	 * reader's (10 s at most): a fixed 20 ms was too short for a thread
+	 * starved on a loaded host or slowed by TSan.
+	 */
+	for (i = 0; i < 10000 && baton_epoch_global(w) - held <= 10; i++)
+		usleep(1000);
 	__atomic_store_n(&a.stop, 1, __ATOMIC_RELAXED);
 	pthread_join(t, NULL);
 	head = __atomic_load_n(w->q_head, __ATOMIC_ACQUIRE);
