@@ -1600,29 +1600,39 @@ int baton_pool_give(struct baton_pool *p, uint64_t handle)
 	return 0;
 }
 
-int baton_pool_take(struct baton_pool *p, uint64_t handle)
+/*
+ * SENT under @gen, as @s was read (acquire), to OWNED by us: 0, or
+ * -ESTALE. A compare-and-swap: a sender that gives and takes back, or a
+ * reclaim of a destroyed ring's buffers, races us, and whoever moves the
+ * word first has the buffer.
+ */
+static int take_from(struct baton_pool *p, struct baton_pool_desc *d,
+		     uint32_t gen, uint64_t s)
 {
-	struct baton_pool_cls *c = handle_class(p, handle);
-	uint32_t gen = BATON_POOL_H_GEN(handle);
-	struct baton_pool_desc *d;
-	uint64_t s;
-
-	if (p && p->forked)
-		return -EBADF;
-	if (!c)
-		return -EINVAL;
-	d = &c->desc[BATON_POOL_H_INDEX(handle)];
-	s = __atomic_load_n(&d->state, __ATOMIC_ACQUIRE);
 	if (BATON_POOL_S_KIND(s) != BATON_POOL_SENT ||
 	    BATON_POOL_S_GEN(s) != gen)
 		return -ESTALE;
-	/* A cmpxchg: a sender that gives and takes back races nobody else. */
 	if (!__atomic_compare_exchange_n(
 		    &d->state, &s,
 		    BATON_POOL_STATE(gen, BATON_POOL_OWNED, p->f.holder + 1), 0,
 		    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return -ESTALE;
 	return 0;
+}
+
+int baton_pool_take(struct baton_pool *p, uint64_t handle)
+{
+	struct baton_pool_cls *c = handle_class(p, handle);
+	uint32_t gen = BATON_POOL_H_GEN(handle);
+	struct baton_pool_desc *d;
+
+	if (p && p->forked)
+		return -EBADF;
+	if (!c)
+		return -EINVAL;
+	d = &c->desc[BATON_POOL_H_INDEX(handle)];
+	return take_from(p, d, gen,
+			 __atomic_load_n(&d->state, __ATOMIC_ACQUIRE));
 }
 
 struct pool_msg {
@@ -1644,7 +1654,6 @@ struct pool_msg {
  */
 static int bind_ring(struct baton_ring *r, struct baton_pool *p)
 {
-	struct baton_ring_bind b = { .size = sizeof(b), .pool_fd = p->fd };
 	int memfd = r->backend == BATON_BACKEND_MEMFD &&
 		    p->backend == BATON_BACKEND_MEMFD;
 	uint64_t id = 0;
@@ -1660,6 +1669,9 @@ static int bind_ring(struct baton_ring *r, struct baton_pool *p)
 		return 0;
 	if (r->backend == BATON_BACKEND_KMOD &&
 	    p->backend == BATON_BACKEND_KMOD) {
+		struct baton_ring_bind b = { .size = sizeof(b),
+					     .pool_fd = p->fd };
+
 		if (!ioctl(r->fd, BATON_RING_IOC_BIND_POOL, &b))
 			id = b.out_ring_id;
 		else if (errno != ENOTTY)
@@ -1716,16 +1728,53 @@ int baton_pool_send(struct baton_ring *r, struct baton_pool *p,
 }
 
 /*
+ * A receive's deadline, read from the clock only when a wait first needs
+ * it: a receive whose message is there and committed reads no clock (a
+ * clock read costs more than the rest of such a receive). The timeout
+ * then runs from the first wait, not from the call, which differs by one
+ * look at the ring.
+ */
+struct recv_deadline {
+	int64_t timeout_ns;	/* the call's: < 0 for ever, 0 only looks */
+	int armed;
+	int has;
+	uint64_t at;
+};
+
+/* Whether there is a deadline; the first call reads the clock. */
+static int recv_deadline_arm(struct recv_deadline *dl)
+{
+	if (!dl->armed) {
+		dl->has = baton__deadline_from(dl->timeout_ns, &dl->at);
+		dl->armed = 1;
+	}
+	return dl->has;
+}
+
+/* A relative timeout for what is left of it (-1: none). */
+static int64_t recv_deadline_left(struct recv_deadline *dl)
+{
+	uint64_t now;
+
+	if (!recv_deadline_arm(dl))
+		return -1;
+	now = baton__now_ns();
+	if (now >= dl->at)
+		return 0;
+	return dl->at - now > INT64_MAX ? INT64_MAX : (int64_t)(dl->at - now);
+}
+
+/*
  * Wait while the buffer of a message we peeked is OWNED by another holder
  * under @gen (its sender is between its push and its commit: give or
- * share), until @deadline if @has_deadline; on memfd ask for a repair now
- * and then, since that sender may be dead. 0 with *@state the state it
- * left (acquire: the buffer's contents are visible), -ESTALE (another
- * generation, or ours: the message is spent), or -ETIMEDOUT.
+ * share), until @dl; on memfd ask for a repair now and then, since that
+ * sender may be dead. 0 with *@state the state it left (acquire: the
+ * buffer's contents are visible), -ESTALE (another generation, or ours:
+ * the message is spent), or -ETIMEDOUT.
  */
-static int await_commit(struct baton_pool *p, const struct baton_pool_desc *d,
-			uint32_t gen, int has_deadline, uint64_t deadline,
-			uint64_t *state)
+static int await_commit_slow(struct baton_pool *p,
+			     const struct baton_pool_desc *d, uint32_t gen,
+			     struct recv_deadline *dl, uint64_t *state)
 {
 	unsigned int spins = 0;
 
@@ -1746,28 +1795,44 @@ static int await_commit(struct baton_pool *p, const struct baton_pool_desc *d,
 			continue;
 		if (p->backend == BATON_BACKEND_MEMFD)
 			baton__pool_memfd_repair(p);
-		if (has_deadline && baton__now_ns() >= deadline)
+		if (!recv_deadline_left(dl))
 			return -ETIMEDOUT;
 	}
 }
 
-/* Take a peeked message's buffer: 0, -ESTALE (spent), -ETIMEDOUT. */
-static int take_sent(struct baton_pool *p, uint64_t handle, int has_deadline,
-		     uint64_t deadline)
+/* The usual case, a commit that came before we looked, without a call. */
+static inline int await_commit(struct baton_pool *p,
+			       const struct baton_pool_desc *d, uint32_t gen,
+			       struct recv_deadline *dl, uint64_t *state)
+{
+	uint64_t s = __atomic_load_n(&d->state, __ATOMIC_ACQUIRE);
+
+	if (BATON_POOL_S_GEN(s) == gen &&
+	    BATON_POOL_S_KIND(s) != BATON_POOL_OWNED) {
+		*state = s;
+		return 0;
+	}
+	return await_commit_slow(p, d, gen, dl, state);
+}
+
+/*
+ * Take a peeked message's buffer: 0, -ESTALE (spent), -ETIMEDOUT; from
+ * the state await_commit() saw, without looking the handle up again.
+ */
+static int take_sent(struct baton_pool *p, uint64_t handle,
+		     struct recv_deadline *dl)
 {
 	struct baton_pool_cls *c = handle_class(p, handle);
+	uint32_t gen = BATON_POOL_H_GEN(handle);
+	struct baton_pool_desc *d;
 	uint64_t s;
 	int ret;
 
 	if (!c)
 		return -ESTALE;
-	ret = await_commit(p, &c->desc[BATON_POOL_H_INDEX(handle)],
-			   BATON_POOL_H_GEN(handle), has_deadline, deadline, &s);
-	if (ret)
-		return ret;
-	if (BATON_POOL_S_KIND(s) != BATON_POOL_SENT)
-		return -ESTALE;
-	return baton_pool_take(p, handle);
+	d = &c->desc[BATON_POOL_H_INDEX(handle)];
+	ret = await_commit(p, d, gen, dl, &s);
+	return ret ? ret : take_from(p, d, gen, s);
 }
 
 /*
@@ -1775,7 +1840,7 @@ static int take_sent(struct baton_pool *p, uint64_t handle, int has_deadline,
  * baton_pool_put()), -ESTALE (not, or no longer: spent), -ETIMEDOUT.
  */
 static int await_shared(struct baton_pool *p, uint64_t handle,
-			int has_deadline, uint64_t deadline)
+			struct recv_deadline *dl)
 {
 	struct baton_pool_cls *c = handle_class(p, handle);
 	uint32_t gen = BATON_POOL_H_GEN(handle);
@@ -1786,7 +1851,7 @@ static int await_shared(struct baton_pool *p, uint64_t handle,
 	if (!c || p->f.holder >= BATON_POOL_SHARE_MAX)
 		return -ESTALE;
 	d = &c->desc[BATON_POOL_H_INDEX(handle)];
-	ret = await_commit(p, d, gen, has_deadline, deadline, &s);
+	ret = await_commit(p, d, gen, dl, &s);
 	if (ret)
 		return ret;
 	if (s != BATON_POOL_STATE(gen, BATON_POOL_SHARED, 0))
@@ -1798,18 +1863,51 @@ static int await_shared(struct baton_pool *p, uint64_t handle,
 	return 0;
 }
 
-/* A relative timeout for what is left until @deadline (-1: none). */
-static int64_t left_of(int has, uint64_t deadline)
+/*
+ * One message to peek at: 1, or a negative errno (-ETIMEDOUT: none came
+ * by the deadline). A lost slot of an MPSC ring (a dead producer's
+ * tombstone) carries nothing: pass it and wait on. The first look waits
+ * for nothing, so a ready message costs no clock read.
+ */
+static int peek_one(struct baton_ring *r, uint64_t *idx,
+		    struct recv_deadline *dl)
 {
-	uint64_t now;
+	int64_t t = 0;
+	int ret;
 
-	if (!has)
-		return -1;
-	now = baton__now_ns();
-	if (now >= deadline)
-		return 0;
-	return deadline - now > INT64_MAX ? INT64_MAX :
-					    (int64_t)(deadline - now);
+	if (r->kind != BATON_RING_MPSC) {
+		/*
+		 * The inline look first, and a timeout of 0 ends there (one
+		 * look at the producer's index, not two); a handle it cannot
+		 * use goes to the call, which says why.
+		 */
+		if (baton__ring_is(r, BATON_RING_SPSC, BATON_ROLE_CONSUMER)) {
+			if (baton_spsc_cons_peek(r, 1, idx))
+				return 1;
+			if (!dl->timeout_ns)
+				return -ETIMEDOUT;
+		}
+		return baton_spsc_cons_peek_wait(r, 1, idx,
+						 dl->timeout_ns ?
+						 recv_deadline_left(dl) : 0);
+	}
+	ret = baton__ring_ok(r, BATON_RING_MPSC, BATON_ROLE_CONSUMER);
+	while (!ret) {
+		ret = baton__mpsc_peek_wait(r, idx, t);
+		if (ret == -ETIMEDOUT && dl->timeout_ns && !dl->armed) {
+			t = recv_deadline_left(dl);
+			ret = 0;
+			continue;
+		}
+		if (ret != BATON_MPSC_LOST)
+			break;
+		r->tombstones_skipped++;
+		baton_mpsc_cons_release(r);
+		ret = 0;
+		if (dl->armed)
+			t = recv_deadline_left(dl);
+	}
+	return ret < 0 ? ret : 1;
 }
 
 /*
@@ -1824,42 +1922,25 @@ static int recv_common(struct baton_ring *r, struct baton_pool *p,
 		       uint64_t *handle, uint64_t *len, int64_t timeout_ns,
 		       int shared)
 {
-	uint64_t idx, deadline = 0;
+	struct recv_deadline dl = { .timeout_ns = timeout_ns };
 	struct pool_msg m;
-	int ret, has;
+	uint64_t idx;
+	int ret;
 
 	if (!r || !p || !handle || !len || r->slot_size < sizeof(m))
 		return -EINVAL;
 	if (p->forked)
 		return -EBADF;
-	has = baton__deadline_from(timeout_ns, &deadline);
-	if (r->kind == BATON_RING_MPSC) {
-		ret = baton__ring_ok(r, BATON_RING_MPSC, BATON_ROLE_CONSUMER);
-		/*
-		 * A lost slot (a dead producer's tombstone) carries nothing:
-		 * pass it and wait on, for what is left of the timeout.
-		 */
-		while (!ret) {
-			ret = baton__mpsc_peek_wait(r, &idx,
-						    left_of(has, deadline));
-			if (ret != BATON_MPSC_LOST)
-				break;
-			r->tombstones_skipped++;
-			baton_mpsc_cons_release(r);
-			ret = 0;
-		}
-	} else {
-		ret = baton_spsc_cons_peek_wait(r, 1, &idx, timeout_ns);
-	}
+	ret = peek_one(r, &idx, &dl);
 	if (ret < 0)
 		return ret;
 	memcpy(&m, baton_ring_slot(r, idx), sizeof(m));
 	*handle = m.handle;
 	*len = m.len;
 	if (shared)
-		ret = await_shared(p, m.handle, has, deadline);
+		ret = await_shared(p, m.handle, &dl);
 	else
-		ret = take_sent(p, m.handle, has, deadline);
+		ret = take_sent(p, m.handle, &dl);
 	/* memfd: what a repair in the wait took back, for everyone again. */
 	if (p->adopt_n)
 		baton__pool_drain(p);

@@ -425,6 +425,89 @@ static inline int pc_recv_passes_tombstones(const char *pname,
 }
 
 /*
+ * baton_pool_recv()'s deadline on an SPSC ring, whether the wait is for a
+ * message or for the commit of one that came: a timeout of 0 only looks;
+ * an empty ring waits out the timeout; a message whose sender (another
+ * holder) has pushed it but not yet given the buffer is waited on to the
+ * timeout and left in the ring, and received once the give comes. The
+ * library reads the clock only once a wait begins, so these are the
+ * paths that arm the deadline late.
+ */
+#define PC_RECV_WAIT_NS	(100LL * 1000000)
+
+static inline int pc_recv_deadline_steps(struct baton_ring *prod,
+					 struct baton_ring *cons,
+					 struct baton_pool *sender,
+					 struct baton_pool *receiver)
+{
+	struct { uint64_t handle, len; } m;
+	uint64_t h, got, len, t0;
+
+	if (baton_pool_recv(cons, receiver, &got, &len, 0) != -ETIMEDOUT)
+		return 10;
+	t0 = ph_now_ns();
+	if (baton_pool_recv(cons, receiver, &got, &len, PC_RECV_WAIT_NS) !=
+	    -ETIMEDOUT)
+		return 11;
+	if (ph_now_ns() - t0 < (uint64_t)PC_RECV_WAIT_NS)
+		return 12;
+	/* a push without its give: what a sender between the two leaves */
+	if (baton_pool_alloc(sender, 100, &h))
+		return 13;
+	m.handle = h;
+	m.len = 100;
+	if (baton_spsc_push(prod, &m, sizeof(m), PC_OP_NS))
+		return 14;
+	t0 = ph_now_ns();
+	if (baton_pool_recv(cons, receiver, &got, &len, PC_RECV_WAIT_NS) !=
+	    -ETIMEDOUT)
+		return 15;
+	if (ph_now_ns() - t0 < (uint64_t)PC_RECV_WAIT_NS)
+		return 16;
+	if (baton_pool_recv(cons, receiver, &got, &len, 0) != -ETIMEDOUT)
+		return 17;
+	if (baton_pool_give(sender, h))
+		return 18;
+	if (baton_pool_recv(cons, receiver, &got, &len, 0) || got != h ||
+	    len != 100)
+		return 19;
+	if (baton_pool_free(receiver, got))
+		return 20;
+	return 0;
+}
+
+static inline int pc_recv_deadlines(const char *pname, const char *rname,
+				    int backend)
+{
+	struct baton_pool_params p = pc_params(8, 0);
+	struct baton_ring_params rp = pc_ring_params(backend);
+	struct baton_pool *sender, *receiver = NULL;
+	struct baton_ring *prod, *cons = NULL;
+	int step = 0;
+
+	if (baton_pool_create(pname, &p, &sender))
+		return 1;
+	if (baton_pool_open(pname, &receiver))
+		step = 2;
+	if (!step && baton_ring_create(rname, &rp, BATON_ROLE_PRODUCER, &prod))
+		step = 3;
+	if (!step && baton_ring_open(rname, BATON_ROLE_CONSUMER, backend,
+				     &cons))
+		step = 4;
+	if (!step)
+		step = pc_recv_deadline_steps(prod, cons, sender, receiver);
+	if (step > 3) {
+		baton_ring_close(cons);
+		baton_ring_close(prod);
+		baton_ring_unlink(rname, backend);
+	}
+	baton_pool_close(receiver);
+	baton_pool_close(sender);
+	baton_pool_unlink(pname);
+	return step;
+}
+
+/*
  * A sender killed after sending one buffer and keeping another: the sent
  * one is the receiver's, intact, and the kept one (and the dead holder's
  * magazine) come back: all 16, once.

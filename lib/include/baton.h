@@ -2304,7 +2304,9 @@ int baton_pool_send(struct baton_ring *ring, struct baton_pool *pool,
  *
  * Peeks the message, takes the buffer (waiting while its sender is between
  * its push and its give), then releases the slot: a receiver killed before
- * the take leaves message and buffer to the ring's next consumer.
+ * the take leaves message and buffer to the ring's next consumer. A
+ * message that is there and given reads no clock: the timeout runs from
+ * the first wait.
  *
  * Return: 0, or the ring's error (-EPIPE: end of stream, -ETIMEDOUT:
  * nothing consumed), or -ESTALE when the message named a buffer that was

@@ -372,7 +372,17 @@ TEST(sent_buffer_survives_its_senders_death)
 	EXPECT_EQ(0, pc_sent_survives(pname, rname, BATON_BACKEND_MEMFD));
 }
 
-/* A ring nobody reads again gives its SENT buffers back (pool_cases.h). */
+/* A receive waits out its timeout for a message or its commit. */
+TEST(recv_waits_its_timeout_for_a_message_and_for_its_commit)
+{
+	char pname[64], rname[64];
+
+	force_memfd();
+	ring_name(pname, sizeof(pname), "rdl");
+	ring_name(rname, sizeof(rname), "rdlr");
+	EXPECT_EQ(0, pc_recv_deadlines(pname, rname, BATON_BACKEND_MEMFD));
+}
+
 /* A dead producer's tombstone carries no buffer (pool_cases.h). */
 TEST(recv_passes_tombstones_within_its_deadline)
 {
