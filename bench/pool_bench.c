@@ -12,7 +12,7 @@
  *               hands the buffer over, process B checks and frees it:
  *               baton_pool_send/recv through an SPSC ring of 16-byte
  *               slots; rte_mempool: the object pointer through an SP/SC
- *               rte_ring). Peers: pool (baton), rte (DPDK rte_mempool, a
+ *               rte_ring; both sides busy-poll, neither parks). Peers: pool (baton), rte (DPDK rte_mempool, a
  *               cache of 32 per process as baton's magazine, EAL with
  *               --no-huge: its memory is a shared memfd, so a child
  *               forked after rte_eal_init() shares the mempool; each
@@ -418,6 +418,42 @@ struct xnames {
 	char ring[BATON_NAME_MAX];
 };
 
+/*
+ * The xproc consumers note gaps once every XGAP_EVERY buffers, both
+ * peers alike: a clock read per buffer would cost about as much as the
+ * hand-off it watches.
+ */
+#define XGAP_EVERY	64u
+
+/*
+ * The xproc hand-off busy-polls on both sides, as the rte_ring peer
+ * does: a look that finds no message (or no room) relaxes and looks
+ * again, never parking. The blocking forms' spinning and parking is a
+ * question of its own (bench/rate.c), and here it would be asked of
+ * baton alone.
+ */
+static int pool_recv_polling(struct baton_ring *r, struct baton_pool *p,
+			     uint64_t *h, uint64_t *len)
+{
+	unsigned int spins = 0;
+	int rc;
+
+	while ((rc = baton_pool_recv(r, p, h, len, 0)) == -ETIMEDOUT)
+		bench_relax(&spins);
+	return rc;
+}
+
+static int pool_send_polling(struct baton_ring *r, struct baton_pool *p,
+			     uint64_t h)
+{
+	unsigned int spins = 0;
+	int rc;
+
+	while ((rc = baton_pool_send(r, p, h, g.size, 0)) == -ETIMEDOUT)
+		bench_relax(&spins);
+	return rc;
+}
+
 static void pool_xproc_child(struct ctl *c, void *arg)
 {
 	const struct xnames *nm = arg;
@@ -435,9 +471,9 @@ static void pool_xproc_child(struct ctl *c, void *arg)
 	for (uint64_t i = 0; i < WARM_OPS + g.n; i++) {
 		if (i == WARM_OPS)
 			c->t_start = bench_now_ns();
-		if (i >= WARM_OPS)
+		if (i >= WARM_OPS && !(i % XGAP_EVERY))
 			gap_note(c, &last);
-		c->rc = baton_pool_recv(r, p, &h, &len, WAIT_NS);
+		c->rc = pool_recv_polling(r, p, &h, &len);
 		if (c->rc)
 			return;
 		c->errors += *(volatile uint64_t *)baton_pool_ptr(p, h) != i;
@@ -529,7 +565,7 @@ static double pool_xproc(void)
 		uint64_t h = pool_alloc_wait(p);
 
 		touch_word(baton_pool_ptr(p, h), i);
-		rc = baton_pool_send(r, p, h, g.size, WAIT_NS);
+		rc = pool_send_polling(r, p, h);
 		if (rc < 0)
 			die("baton_pool_send", -rc);
 	}
@@ -634,12 +670,15 @@ static void rte_xproc_child(struct ctl *c, void *arg)
 {
 	const struct rte_x *x = arg;
 	unsigned int spins = 0;
+	uint64_t last = 0;
 	void *obj;
 
 	set_flag(&c->ready);
 	for (uint64_t i = 0; i < WARM_OPS + g.n; i++) {
 		if (i == WARM_OPS)
 			c->t_start = bench_now_ns();
+		if (i >= WARM_OPS && !(i % XGAP_EVERY))
+			gap_note(c, &last);
 		while (rte_ring_sc_dequeue(x->ring, &obj) < 0)
 			bench_relax(&spins);
 		c->errors += *(volatile uint64_t *)obj != i;
