@@ -172,6 +172,8 @@ static inline void baton__full_fence(void)
 
 BATON_HIDDEN uint64_t baton__now_ns(void);
 BATON_HIDDEN int baton__deadline_from(int64_t timeout_ns, uint64_t *deadline);
+BATON_HIDDEN int baton__deadline_at(uint64_t now, int64_t timeout_ns,
+				    uint64_t *deadline);
 
 /* mpsc.c */
 BATON_HIDDEN int baton__mpsc_offsets_valid(const struct baton_ring_offsets *off,
@@ -240,14 +242,20 @@ static inline void baton__cpu_relax(void)
 #define BATON__SPIN_NS_MAX	(10ULL * 1000 * 1000)
 
 /*
- * When a spin starting now stops at the latest: the call's deadline (if
- * @has) or BATON__SPIN_NS_MAX from now, whichever is sooner.
+ * When a spin starting at @now stops at the latest: the call's deadline
+ * (if @has) or BATON__SPIN_NS_MAX from @now, whichever is sooner.
  */
-static inline uint64_t baton__spin_until(int has, uint64_t deadline)
+static inline uint64_t baton__spin_until_at(uint64_t now, int has,
+					    uint64_t deadline)
 {
-	uint64_t end = baton__now_ns() + BATON__SPIN_NS_MAX;
+	uint64_t end = now + BATON__SPIN_NS_MAX;
 
 	return has && deadline < end ? deadline : end;
+}
+
+static inline uint64_t baton__spin_until(int has, uint64_t deadline)
+{
+	return baton__spin_until_at(baton__now_ns(), has, deadline);
 }
 
 /*

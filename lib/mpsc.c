@@ -473,9 +473,9 @@ int baton__mpsc_peek_wait(struct baton_ring *r, uint64_t *idx,
 	if (ret != -EAGAIN || timeout_ns == 0)
 		return ret == -EAGAIN ? -ETIMEDOUT : ret;
 	budget = baton__spin_budget(r);
-	has = baton__deadline_from(timeout_ns, &deadline);
 	t0 = baton__now_ns();
-	until = baton__spin_until(has, deadline);
+	has = baton__deadline_at(t0, timeout_ns, &deadline);
+	until = baton__spin_until_at(t0, has, deadline);
 	for (polls = 1; polls <= budget; polls++) {
 		baton__cpu_relax();
 		ret = baton_mpsc_cons_peek(r, idx);
@@ -560,7 +560,7 @@ int baton_mpsc_push_timeout(struct baton_ring *r, const void *msg, size_t len,
 			    int64_t timeout_ns)
 {
 	const struct baton_backend_ops *ops;
-	uint64_t deadline = 0, tail, until;
+	uint64_t deadline = 0, tail, until, now;
 	uint32_t polls;
 	int has, pk, final = 0, ret = baton__ring_ok(r, BATON_RING_MPSC,
 					  BATON_ROLE_PRODUCER);
@@ -572,8 +572,9 @@ int baton_mpsc_push_timeout(struct baton_ring *r, const void *msg, size_t len,
 	ret = baton_mpsc_try_push(r, msg, len);
 	if (ret != -EAGAIN || timeout_ns == 0)
 		return ret == -EAGAIN ? -ETIMEDOUT : ret;
-	has = baton__deadline_from(timeout_ns, &deadline);
-	until = baton__spin_until(has, deadline);
+	now = baton__now_ns();
+	has = baton__deadline_at(now, timeout_ns, &deadline);
+	until = baton__spin_until_at(now, has, deadline);
 	for (polls = 1; polls <= r->spin_limit; polls++) {
 		prod_poll_pause(polls);
 		ret = baton_mpsc_try_push(r, msg, len);

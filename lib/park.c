@@ -55,11 +55,20 @@
  */
 int baton__deadline_from(int64_t timeout_ns, uint64_t *deadline)
 {
-	uint64_t now;
-
 	if (timeout_ns < 0)
 		return 0;
-	now = baton__now_ns();
+	return baton__deadline_at(baton__now_ns(), timeout_ns, deadline);
+}
+
+/*
+ * The same from a clock reading @now the caller has: a wait that reads
+ * the clock for its own start too then reads it once, not two or three
+ * times, before its first poll.
+ */
+int baton__deadline_at(uint64_t now, int64_t timeout_ns, uint64_t *deadline)
+{
+	if (timeout_ns < 0)
+		return 0;
 	*deadline = now + (uint64_t)timeout_ns < now ? UINT64_MAX :
 						       now + (uint64_t)timeout_ns;
 	return 1;
@@ -293,9 +302,9 @@ static int wait_ring(struct baton_ring *r, uint32_t n, uint64_t *idx,
 	if (timeout_ns == 0)
 		return -ETIMEDOUT;
 	budget = baton__spin_budget(r);
-	has = baton__deadline_from(timeout_ns, &deadline);
 	t0 = baton__now_ns();
-	until = baton__spin_until(has, deadline);
+	has = baton__deadline_at(t0, timeout_ns, &deadline);
+	until = baton__spin_until_at(t0, has, deadline);
 	for (polls = 1; polls <= budget; polls++) {
 		baton__cpu_relax();
 		got = poll_ring(r, n, idx);
