@@ -1778,6 +1778,8 @@ static int await_commit_slow(struct baton_pool *p,
 {
 	unsigned int spins = 0;
 
+	/* The wait begins here: its spins count against the timeout. */
+	recv_deadline_arm(dl);
 	for (;;) {
 		uint64_t s = __atomic_load_n(&d->state, __ATOMIC_ACQUIRE);
 		uint32_t holder = BATON_POOL_S_HOLDER(s);

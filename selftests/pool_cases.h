@@ -435,6 +435,18 @@ static inline int pc_recv_passes_tombstones(const char *pname,
  */
 #define PC_RECV_WAIT_NS	(100LL * 1000000)
 
+/*
+ * A wait from @t0 lasted its timeout, and not 100 times it: the upper
+ * bound catches a doubled or endless wait and leaves a slow VM room.
+ */
+static inline int pc_waited_its_timeout(uint64_t t0)
+{
+	uint64_t took = ph_now_ns() - t0;
+
+	return took >= (uint64_t)PC_RECV_WAIT_NS &&
+	       took < 100 * (uint64_t)PC_RECV_WAIT_NS;
+}
+
 static inline int pc_recv_deadline_steps(struct baton_ring *prod,
 					 struct baton_ring *cons,
 					 struct baton_pool *sender,
@@ -449,7 +461,7 @@ static inline int pc_recv_deadline_steps(struct baton_ring *prod,
 	if (baton_pool_recv(cons, receiver, &got, &len, PC_RECV_WAIT_NS) !=
 	    -ETIMEDOUT)
 		return 11;
-	if (ph_now_ns() - t0 < (uint64_t)PC_RECV_WAIT_NS)
+	if (!pc_waited_its_timeout(t0))
 		return 12;
 	/* a push without its give: what a sender between the two leaves */
 	if (baton_pool_alloc(sender, 100, &h))
@@ -462,7 +474,7 @@ static inline int pc_recv_deadline_steps(struct baton_ring *prod,
 	if (baton_pool_recv(cons, receiver, &got, &len, PC_RECV_WAIT_NS) !=
 	    -ETIMEDOUT)
 		return 15;
-	if (ph_now_ns() - t0 < (uint64_t)PC_RECV_WAIT_NS)
+	if (!pc_waited_its_timeout(t0))
 		return 16;
 	if (baton_pool_recv(cons, receiver, &got, &len, 0) != -ETIMEDOUT)
 		return 17;
@@ -496,7 +508,7 @@ static inline int pc_recv_deadlines(const char *pname, const char *rname,
 		step = 4;
 	if (!step)
 		step = pc_recv_deadline_steps(prod, cons, sender, receiver);
-	if (step > 3) {
+	if (!step || step > 3) {
 		baton_ring_close(cons);
 		baton_ring_close(prod);
 		baton_ring_unlink(rname, backend);
