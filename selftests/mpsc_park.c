@@ -390,6 +390,14 @@ static uint64_t producer_ring_park_try(struct __test_metadata *_metadata,
 		bt_sleep_ms(1);
 	ASSERT_TRUE(baton__wait_armed(__atomic_load_n(c->prod_waiting,
 						      __ATOMIC_ACQUIRE)));
+	/*
+	 * Counted is not yet asleep: on memfd the pusher counts itself in
+	 * the summary, then arms its own word (a membarrier, slow on a
+	 * loaded KCSAN VM), and the release wakes only an armed word. A
+	 * release in that window frees the slot the pusher's re-check then
+	 * finds, with no wake (CI, KCSAN: all five tries). Wait for sleep.
+	 */
+	ASSERT_EQ(0, bt_wait_sleeping(pid, 20000));
 	t0 = bt_now_ns();
 	EXPECT_EQ(-ETIMEDOUT, baton_ring_park(pr, 50 * BT_MSEC));
 	EXPECT_LE(40 * BT_MSEC, bt_now_ns() - t0);

@@ -232,27 +232,51 @@ append="console=ttyS0 slub_debug=FZPU panic=-1 oops=panic panic_on_warn=0 ${BATO
 echo "run-vm.sh: job $job, kernel $kver ($vm_kernel), accel $accel, timeout ${vm_timeout}s, image $(du -h "$work/initramfs.cpio.gz" | cut -f1)"
 
 raw_console="$work/console.raw" raw_out="$work/out.raw"
-: >"$raw_console"
-: >"$raw_out"
-start=$SECONDS
 # Two CPUs. The debug kernel has no ACPI and finds CPUs in SeaBIOS's MP
 # table, which lists one processor per package: give it two sockets.
 smp=2
 ((built)) && smp=2,sockets=2,cores=1,threads=1
-timeout -k 10 "$vm_timeout" qemu-system-x86_64 "${accel_args[@]}" -smp "$smp" -m 1024 \
-	-nographic -no-reboot -monitor none \
-	-serial "file:$raw_console" -serial "file:$raw_out" \
-	-kernel "$kernel" -initrd "$work/initramfs.cpio.gz" -append "$append" \
-	</dev/null >"$work/qemu.log" 2>&1 &
-qpid=$!
-# Show the job's output as it happens; tail stops once QEMU is gone.
-tail -n +1 -f --pid="$qpid" "$raw_out" 2>/dev/null | tr -d '\r' &
-tpid=$!
-qrc=0
-wait "$qpid" || qrc=$?
-wait "$tpid" 2>/dev/null || true
-qpid="" tpid=""
-elapsed=$((SECONDS - start))
+
+# boot: one QEMU run of the job; sets qrc and elapsed.
+boot() {
+	: >"$raw_console"
+	: >"$raw_out"
+	start=$SECONDS
+	timeout -k 10 "$vm_timeout" qemu-system-x86_64 "${accel_args[@]}" -smp "$smp" -m 1024 \
+		-nographic -no-reboot -monitor none \
+		-serial "file:$raw_console" -serial "file:$raw_out" \
+		-kernel "$kernel" -initrd "$work/initramfs.cpio.gz" -append "$append" \
+		</dev/null >"$work/qemu.log" 2>&1 &
+	qpid=$!
+	# Show the job's output as it happens; tail stops once QEMU is gone.
+	tail -n +1 -f --pid="$qpid" "$raw_out" 2>/dev/null | tr -d '\r' &
+	tpid=$!
+	qrc=0
+	wait "$qpid" || qrc=$?
+	wait "$tpid" 2>/dev/null || true
+	qpid="" tpid=""
+	elapsed=$((SECONDS - start))
+}
+
+# died_before_userspace: the kernel panicked with the job's serial still
+# silent and no baton module in the console: the kernel failed its own
+# boot before /init ran, before baton.ko was loaded (CI saw the 6.12-rt
+# kernel Oops on an int3 patching a static key at 3.5 s under TCG).
+died_before_userspace() {
+	[[ ! -s "$raw_out" ]] && grep -q 'Kernel panic' "$raw_console" &&
+		! grep -q 'baton' "$raw_console"
+}
+
+boot_note=""
+rm -f "$log.boot1"
+boot
+if died_before_userspace; then
+	first_boot="$log.boot1"
+	tr -d '\r' <"$raw_console" >"$first_boot"
+	boot_note="# boot 1 of $job$suffix died before userspace, baton.ko not loaded (console: $first_boot); booted once more"
+	echo "run-vm.sh: ${boot_note#\# }" >&2
+	boot
+fi
 
 tr -d '\r' <"$raw_console" >"$log"
 tr -d '\r' <"$raw_out" >"$out"
@@ -262,6 +286,7 @@ fi
 
 # Verdicts.
 grep -E '^(not )?ok( |$)' "$out" >"$tap" || true
+[[ -n "$boot_note" ]] && echo "$boot_note" >>"$tap"
 status=$(sed -n 's/^BATON-VM-END status=\([0-9]*\).*/\1/p' "$out" | tail -n 1)
 if [[ -n "$status" ]]; then
 	echo "ok - vm $job$suffix: finished in ${elapsed}s (job status $status)" >>"$tap"
