@@ -77,6 +77,7 @@ baton__pool_cold_of(const struct baton_pool_cls *c)
 
 /* pool.c, for pool_memfd.c */
 BATON_HIDDEN uint64_t baton__pool_now_ms(void);
+BATON_HIDDEN uint64_t baton__pool_coarse_ms(void);
 BATON_HIDDEN void baton__pool_relax(unsigned int *spins);
 /*
  * The magic of a memfd pool file of this library's layout ("BPOOL2"; the
@@ -108,7 +109,7 @@ BATON_HIDDEN void baton__pool_memfd_detach(struct baton_pool *p);
 BATON_HIDDEN int baton__pool_memfd_unstick(struct baton_pool *p, uint32_t cls,
 					   uint64_t t);
 BATON_HIDDEN int baton__pool_memfd_repair(struct baton_pool *p);
-BATON_HIDDEN void baton__pool_memfd_maintain(struct baton_pool *p);
+BATON_HIDDEN void baton__pool_memfd_maintain(struct baton_pool *p, uint64_t now);
 BATON_HIDDEN uint64_t baton__pool_memfd_watch(struct baton_pool *p,
 					      const struct baton_ring *r);
 BATON_HIDDEN int baton__pool_memfd_unwatched(const struct baton_pool *p,

@@ -631,7 +631,7 @@ static void fill(struct baton_pool *p, uint32_t cls, uint64_t t, uint64_t v,
 		uint64_t s = __atomic_load_n(&d->state, __ATOMIC_ACQUIRE);
 
 		if (dead && s == BATON_POOL_STATE(gen, BATON_POOL_OWNED, dead)) {
-			__atomic_store_n(&d->aux, baton__pool_now_ms(),
+			__atomic_store_n(&d->aux, baton__pool_coarse_ms(),
 					 __ATOMIC_RELAXED);
 			if (__atomic_compare_exchange_n(&d->state, &s, free, 0,
 							__ATOMIC_ACQ_REL,
@@ -1349,12 +1349,13 @@ static void decay(struct baton_pool *p, uint64_t now)
 
 /*
  * From refill and flush: when due, and nobody else is at it, repair dead
- * holders and decay. One clock read when not due.
+ * holders and decay. @now is the caller's baton__pool_coarse_ms(), also
+ * the clock of every free time the decay compares it with.
  */
-void baton__pool_memfd_maintain(struct baton_pool *p)
+void baton__pool_memfd_maintain(struct baton_pool *p, uint64_t now)
 {
 	struct pool_words *w = words(p);
-	uint64_t now = baton__pool_now_ms(), period;
+	uint64_t period;
 	int cs;
 
 	/*
