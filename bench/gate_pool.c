@@ -9,10 +9,15 @@
  *   pool_alloc   baton_pool_alloc(): the class that fits, a magazine pop
  *   pool_free    baton_pool_free(): the handle's checks, the descriptor's
  *                owner check and new generation, a magazine push
+ *   pool_alloc_idle, pool_free_idle
+ *                the same on a pool with decay_ms, whose magazines the
+ *                decay reaches (Documentation/pool.rst, "Idle
+ *                magazines"): the allocation also stores OWNED and
+ *                loads the reap word (Y13), the free leaves IDLE
  *
  * GATE_INJECT(): bench/gate.h.
  *
- * gate-paths: pool_alloc pool_free
+ * gate-paths: pool_alloc pool_free pool_alloc_idle pool_free_idle
  */
 #define _GNU_SOURCE
 #include <baton.h>
@@ -41,6 +46,23 @@ GATE_NOINLINE void gate_op_pool_free(struct baton_pool *p, uint64_t h)
 		abort();
 }
 
+GATE_NOINLINE uint64_t gate_op_pool_alloc_idle(struct baton_pool *p)
+{
+	uint64_t h = 0;
+
+	GATE_INJECT();
+	if (baton_pool_alloc(p, 4096, &h))
+		abort();
+	return h;
+}
+
+GATE_NOINLINE void gate_op_pool_free_idle(struct baton_pool *p, uint64_t h)
+{
+	GATE_INJECT();
+	if (baton_pool_free(p, h))
+		abort();
+}
+
 static void die(const char *what, int rc)
 {
 	fprintf(stderr, "gate_pool: %s: %s\n", what, strerror(-rc));
@@ -58,12 +80,18 @@ int main(int argc, char **argv)
 	char name[BATON_NAME_MAX];
 	struct baton_pool *p;
 	uint64_t n, i, h;
-	int rc;
+	int rc, idle;
 
-	if (argc != 3 || (strcmp(argv[1], "pool_alloc") && strcmp(argv[1], "pool_free"))) {
-		fprintf(stderr, "usage: gate_pool pool_alloc|pool_free N\n");
+	if (argc != 3 || (strcmp(argv[1], "pool_alloc") && strcmp(argv[1], "pool_free") &&
+			  strcmp(argv[1], "pool_alloc_idle") &&
+			  strcmp(argv[1], "pool_free_idle"))) {
+		fprintf(stderr, "usage: gate_pool pool_alloc|pool_free|pool_alloc_idle|pool_free_idle N\n");
 		return 2;
 	}
+	idle = strstr(argv[1], "_idle") != NULL;
+	/* Long enough that no decay tick comes within the run. */
+	if (idle)
+		prm.decay_ms = BATON_POOL_DECAY_MAX_MS;
 	n = strtoull(argv[2], NULL, 0);
 	setenv("BATON_BACKEND", "memfd", 1);
 	snprintf(name, sizeof(name), "gate-pool-%d", (int)getpid());
@@ -73,12 +101,12 @@ int main(int argc, char **argv)
 	baton_pool_unlink(name);
 	/* Warm: the magazine holds buffers, and none of the calls below
 	 * empties or overfills it. */
-	h = gate_op_pool_alloc(p);
-	gate_op_pool_free(p, h);
+	h = idle ? gate_op_pool_alloc_idle(p) : gate_op_pool_alloc(p);
+	idle ? gate_op_pool_free_idle(p, h) : gate_op_pool_free(p, h);
 	for (i = 0; i < n; i++) {
-		h = gate_op_pool_alloc(p);
+		h = idle ? gate_op_pool_alloc_idle(p) : gate_op_pool_alloc(p);
 		*(volatile uint8_t *)baton_pool_ptr(p, h) = (uint8_t)i;
-		gate_op_pool_free(p, h);
+		idle ? gate_op_pool_free_idle(p, h) : gate_op_pool_free(p, h);
 	}
 	baton_pool_close(p);
 	printf("gate: path=%s calls=%llu\n", argv[1], (unsigned long long)n);

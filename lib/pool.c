@@ -272,10 +272,16 @@ static int pool_map(struct baton_pool *p)
 		c->qcap = l->qcap;
 		c->mag_cap = mag_cap_of(l->count, l->buf_shift, p->idle_mags);
 	}
-	/* Y13: what the inline allocation loads after its OWNED store. */
-	if (p->idle_mags)
+	/*
+	 * Y13: what the inline allocation loads after its OWNED store: the
+	 * module's word in its read-only header, or on memfd the holders'
+	 * word in the backend's part of the header page.
+	 */
+	if (p->idle_mags && p->backend == BATON_BACKEND_KMOD)
 		p->f.reap = (const uint64_t *)((const uint8_t *)p->hdr +
 					       BATON_POOL_HDR_REAP);
+	else if (p->idle_mags)
+		p->f.reap = baton__pool_memfd_reap_word(p);
 	p->f.nr_classes = p->geo.nr_classes;
 	return 0;
 }
@@ -425,8 +431,15 @@ static int pool_attach(int fd, uint32_t holder, int backend, int idle,
 	p->f.idle = p->f.owned;
 	p->f.reap = &no_reap;
 	p->backend = backend;
-	p->idle_mags = idle && backend == BATON_BACKEND_KMOD &&
-		       (module_features() & BATON_FEAT_POOL_IDLE);
+	/*
+	 * Magazines the decay reaches: the module's, since it says so; on
+	 * memfd, the holders' decay, whose barrier on the other holders'
+	 * CPUs is membarrier() (pool_memfd.c, idle_reap()).
+	 */
+	p->idle_mags = idle &&
+		       (backend == BATON_BACKEND_KMOD ?
+				!!(module_features() & BATON_FEAT_POOL_IDLE) :
+				!baton__memfd_membarrier_register());
 	if (p->idle_mags)
 		p->f.idle = BATON_POOL_STATE(0, BATON_POOL_IDLE, holder + 1);
 	p->decay_ends_cold = backend == BATON_BACKEND_KMOD &&
@@ -650,6 +663,7 @@ void baton_pool_close(struct baton_pool *p)
 	}
 	open_remove(p);
 	open_lock_give(cs);
+	baton__pool_memfd_forget(p);
 	free(p->adopt);
 	free(p);
 }
@@ -1304,17 +1318,24 @@ int __baton_pool_alloc_slow(struct baton_pool *p, size_t size,
 
 /*
  * The inline allocation found the reap word set after its OWNED store:
- * the module may be giving back the buffer's pages (Y13). Touch nothing
+ * the decay may be giving back the buffer's pages (Y13). Touch nothing
  * until it is done: then the buffer is ours, its pages old or new and
  * zeroed. The module clears the word within one reap (the word is in its
- * read-only header: nobody else writes it).
+ * read-only header: nobody else writes it). On memfd the reaper is a
+ * holder, which may die with the word set, and any holder may scribble
+ * it: every 4096th look asks whether a reaper still holds the repair
+ * lock, and clears the word it saw if none does.
  */
 int __baton_pool_alloc_reaped(const struct baton_pool *p)
 {
 	unsigned int spins = 0;
+	uint64_t seen;
 
-	while (__atomic_load_n(p->f.reap, __ATOMIC_ACQUIRE))
+	while ((seen = __atomic_load_n(p->f.reap, __ATOMIC_ACQUIRE))) {
 		baton__pool_relax(&spins);
+		if (p->backend == BATON_BACKEND_MEMFD && !(spins % 4096))
+			baton__pool_memfd_reap_check(p, seen);
+	}
 	return 0;
 }
 

@@ -57,6 +57,13 @@ struct baton_pool {
 	 */
 	int decay_ends_cold;
 	int idle_mags;			/* frees leave IDLE (pool.rst) */
+	/*
+	 * memfd: what this process's decays saw of each class's IDLE
+	 * buffers (pool_memfd.c, idle_reap()): the word, and on how many
+	 * ticks in a row. Allocated by the first decay that needs them.
+	 */
+	uint64_t *idle_seen[BATON_POOL_CLASSES_MAX];
+	uint8_t *idle_ticks[BATON_POOL_CLASSES_MAX];
 	/* Inherited across fork(): usable for nothing but close (pool.c). */
 	int forked;
 	uint64_t serial;		/* this handle, in this process (never 0) */
@@ -80,14 +87,15 @@ BATON_HIDDEN uint64_t baton__pool_now_ms(void);
 BATON_HIDDEN uint64_t baton__pool_coarse_ms(void);
 BATON_HIDDEN void baton__pool_relax(unsigned int *spins);
 /*
- * The magic of a memfd pool file of this library's layout ("BPOOL2"; the
+ * The magic of a memfd pool file of this library's layout ("BPOOL3"; the
  * module's pools say BATON_POOL_MAGIC). The backend keeps no file format
  * across library versions: holders of one file are of one layout, and a
- * file of another (a library before 2.4, whose attached word shared the
- * life word's bytes and whose holders do not say they take COLD) is
- * EPROTO both ways, instead of a pool whose holders disagree.
+ * file of another is EPROTO both ways, instead of a pool whose holders
+ * disagree. "BPOOL2" (2.4 to 2.8) had no reap word, and its repairs left
+ * a dead holder's IDLE buffers where they were; before it, the attached
+ * word shared the life word's bytes and holders did not take COLD.
  */
-#define BATON__POOL_MEMFD_MAGIC	0x324c4f4f5042ULL
+#define BATON__POOL_MEMFD_MAGIC	0x334c4f4f5042ULL
 
 BATON_HIDDEN int baton__pool_geometry_valid(const struct baton_pool_hdr *g,
 					    uint64_t magic, uint32_t holder);
@@ -110,6 +118,10 @@ BATON_HIDDEN int baton__pool_memfd_unstick(struct baton_pool *p, uint32_t cls,
 					   uint64_t t);
 BATON_HIDDEN int baton__pool_memfd_repair(struct baton_pool *p);
 BATON_HIDDEN void baton__pool_memfd_maintain(struct baton_pool *p, uint64_t now);
+BATON_HIDDEN const uint64_t *baton__pool_memfd_reap_word(const struct baton_pool *p);
+BATON_HIDDEN void baton__pool_memfd_reap_check(const struct baton_pool *p,
+					       uint64_t seen);
+BATON_HIDDEN void baton__pool_memfd_forget(struct baton_pool *p);
 BATON_HIDDEN uint64_t baton__pool_memfd_watch(struct baton_pool *p,
 					      const struct baton_ring *r);
 BATON_HIDDEN int baton__pool_memfd_unwatched(const struct baton_pool *p,

@@ -36,7 +36,10 @@
  *    oldest-first pick and reserve window, with
  *    fallocate(FALLOC_FL_PUNCH_HOLE), which unmaps the range from every
  *    holder's mapping and frees its pages; the buffer is KERNEL (with our
- *    index + 1) meanwhile, so an allocator that popped it waits.
+ *    index + 1) meanwhile, so an allocator that popped it waits;
+ *  - reaps idle magazines (idle_reap()): the pages of buffers IDLE in a
+ *    holder's magazine, unchanged for about decay_ms, with the reap word
+ *    set and membarrier() as the module's IPI (Y13).
  * A repair (and an UNSTICK) wakes allocators parked on an empty class,
  * which sleep on a futex on the class's wakes word, in slices of 5 ms
  * whose ends look again (and so repair), as the module's kick does
@@ -95,6 +98,14 @@ struct pool_words {
 	uint64_t next_ms;		/* when the next maintenance is due */
 	uint64_t ticks;
 	uint32_t min_free[BATON_POOL_CLASSES_MAX][WINDOW];
+	/*
+	 * Y13: non-zero while a holder's decay gives back pages of IDLE
+	 * buffers (idle_reap()); the value is that reap's own, from
+	 * reap_seq, so that a holder clearing the word of a dead reaper
+	 * (baton__pool_memfd_reap_check()) never clears a later one's.
+	 */
+	uint64_t reap;
+	uint64_t reap_seq;
 };
 
 _Static_assert(sizeof(struct baton_pool_hdr) <= BATON__POOL_MEMFD_WORDS,
@@ -822,8 +833,9 @@ static uint64_t reclaim_walk(struct baton_pool *p, const uint64_t *dead,
 			} else if (kind == BATON_POOL_KERNEL) {
 				*cold += cold_from_dead_decay(c, d, s);
 				continue;
-			} else if (kind != BATON_POOL_OWNED) {
-				continue;
+			} else if (kind != BATON_POOL_OWNED &&
+				   kind != BATON_POOL_IDLE) {
+				continue;	/* IDLE: in its magazine */
 			}
 			n += take_to_adopt(p, i, j, s);
 		}
@@ -1315,6 +1327,162 @@ static int decay_one(struct baton_pool *p, uint32_t cls, const struct cand *cd,
 	return 1;
 }
 
+/*
+ * ---- idle magazines (Documentation/pool.rst "Idle magazines", Y13) ----
+ *
+ * The module's reap (kmod/pool.c, baton_pool_idle_reap()) done by the
+ * holder that decays: a buffer whose descriptor holds the same IDLE word
+ * on IDLE_DUE of this process's decay ticks in a row has not been
+ * allocated since, and its pages go back. The history is this handle's
+ * own (nobody else can scribble it); a tick another holder ran is one
+ * this one does not count, so a buffer only waits longer. The barrier on
+ * the holders' CPUs is membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED): a
+ * handle gets IDLE magazines only once its process registered for it
+ * (pool.c, pool_attach()). Under the repair lock, which a dead holder's
+ * repair takes too: it cannot queue a buffer, for another holder to
+ * write, while that buffer is being punched.
+ */
+#define IDLE_DUE	(WINDOW + 1)
+#define IDLE_GONE	UINT8_MAX	/* its pages went this episode */
+
+const uint64_t *baton__pool_memfd_reap_word(const struct baton_pool *p)
+{
+	return &words(p)->reap;
+}
+
+/*
+ * The reap word read as @seen for a while: if no holder holds the repair
+ * lock, no reap is under way (a reaper sets and clears the word with the
+ * lock held), so the word is a dead reaper's or scribbled: cleared, from
+ * @seen only, since a reaper that took the lock since has stored its own.
+ */
+void baton__pool_memfd_reap_check(const struct baton_pool *p, uint64_t seen)
+{
+	if (held_by_other(p->fd, LOCK_REPAIR))
+		return;
+	__atomic_compare_exchange_n(&words(p)->reap, &seen, 0, 0,
+				    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
+void baton__pool_memfd_forget(struct baton_pool *p)
+{
+	uint32_t i;
+
+	for (i = 0; i < BATON_POOL_CLASSES_MAX; i++) {
+		free(p->idle_seen[i]);
+		free(p->idle_ticks[i]);
+		p->idle_seen[i] = NULL;
+		p->idle_ticks[i] = NULL;
+	}
+}
+
+static int idle_history(struct baton_pool *p, uint32_t cls)
+{
+	uint32_t n = p->f.cls[cls].count;
+
+	if (p->idle_seen[cls])
+		return 0;
+	p->idle_seen[cls] = calloc(n, sizeof(*p->idle_seen[cls]));
+	p->idle_ticks[cls] = calloc(n, sizeof(*p->idle_ticks[cls]));
+	if (p->idle_seen[cls] && p->idle_ticks[cls])
+		return 0;
+	free(p->idle_seen[cls]);
+	free(p->idle_ticks[cls]);
+	p->idle_seen[cls] = NULL;
+	p->idle_ticks[cls] = NULL;
+	return -ENOMEM;
+}
+
+/* Age class @cls's IDLE buffers by one tick: how many are now due. */
+static uint32_t idle_age(struct baton_pool *p, uint32_t cls)
+{
+	const struct baton_pool_cls *c = &p->f.cls[cls];
+	uint64_t *seen = p->idle_seen[cls];
+	uint8_t *ticks = p->idle_ticks[cls];
+	uint32_t j, due = 0;
+
+	for (j = 0; j < c->count; j++) {
+		uint64_t s = __atomic_load_n(&c->desc[j].state,
+					     __ATOMIC_RELAXED);
+
+		if (BATON_POOL_S_KIND(s) != BATON_POOL_IDLE) {
+			ticks[j] = 0;
+			continue;
+		}
+		if (s != seen[j] || !ticks[j]) {
+			seen[j] = s;
+			ticks[j] = 1;
+			continue;
+		}
+		if (ticks[j] < IDLE_DUE)
+			ticks[j]++;
+		due += ticks[j] == IDLE_DUE;
+	}
+	return due;
+}
+
+/* Punch the pages of class @cls's due buffers still as seen (Y13). */
+static uint64_t idle_give(struct baton_pool *p, uint32_t cls)
+{
+	const struct baton_pool_cls *c = &p->f.cls[cls];
+	uint64_t n = 0, len = 1ULL << c->shift, off;
+	uint32_t j;
+
+	for (j = 0; j < c->count; j++) {
+		if (p->idle_ticks[cls][j] != IDLE_DUE)
+			continue;
+		/* Y13: read again, after the barrier on the holders' CPUs. */
+		if (__atomic_load_n(&c->desc[j].state, __ATOMIC_ACQUIRE) !=
+		    p->idle_seen[cls][j])
+			continue;
+		off = p->geo.data_mmap + p->geo.classes[cls].data_off +
+		      ((uint64_t)j << c->shift);
+		/* Unmaps the range from every holder and frees its pages. */
+		if (!fallocate(p->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			       (off_t)off, (off_t)len))
+			n++;
+		p->idle_ticks[cls][j] = IDLE_GONE;
+	}
+	return n;
+}
+
+/*
+ * One tick over every class's IDLE buffers: the buffers whose pages went,
+ * and their bytes added to *@bytes. Under the repair lock.
+ */
+static uint64_t idle_reap(struct baton_pool *p, uint64_t *bytes)
+{
+	struct pool_words *w = words(p);
+	uint64_t bufs = 0, n, mine;
+	uint32_t i, due = 0;
+
+	for (i = 0; i < p->geo.nr_classes; i++) {
+		if (idle_history(p, i))
+			return 0;	/* no memory for it: not this tick */
+		due += idle_age(p, i);
+	}
+	if (!due)
+		return 0;
+	/* Odd, so never 0, and not a dead reaper's (reap_check()). */
+	mine = __atomic_add_fetch(&w->reap_seq, 2, __ATOMIC_RELAXED) | 1;
+	/*
+	 * Y13: the word before the barrier on the holders' CPUs, after
+	 * which every holder's OWNED stores so far are visible to the
+	 * second read, and its later loads of the word see it set.
+	 */
+	__atomic_store_n(&w->reap, mine, __ATOMIC_SEQ_CST);
+	if (!baton__memfd_barrier()) {
+		for (i = 0; i < p->geo.nr_classes; i++) {
+			n = idle_give(p, i);
+			bufs += n;
+			*bytes += n << p->f.cls[i].shift;
+		}
+	}
+	/* Y13: the punches before a waiting holder goes on. */
+	__atomic_store_n(&w->reap, 0, __ATOMIC_RELEASE);
+	return bufs;
+}
+
 static void decay(struct baton_pool *p, uint64_t now)
 {
 	uint64_t tick = words(p)->ticks++, bufs = 0, bytes = 0;
@@ -1342,6 +1510,7 @@ static void decay(struct baton_pool *p, uint64_t now)
 		if (made)
 			baton__pool_wake_parked(p, i);
 	}
+	bufs += idle_reap(p, &bytes);
 	count(&p->hdr->decay_ticks, 1);
 	count(&p->hdr->decayed, bufs);
 	count(&p->hdr->decayed_bytes, bytes);

@@ -29,7 +29,7 @@
 /* pool holder k's OFD lock byte (lib/pool_memfd.c, LOCK_HOLDER) */
 #define MEMFD_POOL_LOCK_HOLDER0	16
 /* a pool file's magic (lib/pool_internal.h, BATON__POOL_MEMFD_MAGIC) */
-#define MEMFD_POOL_MAGIC	0x324c4f4f5042ULL
+#define MEMFD_POOL_MAGIC	0x334c4f4f5042ULL
 /* participant i's OFD lock byte: base + i */
 #define MEMFD_EPOCH_LOCK_BASE	(1LL << 40)
 /* read-locked by every open domain handle */

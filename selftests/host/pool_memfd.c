@@ -1342,4 +1342,260 @@ TEST(decay_under_steady_traffic_keeps_only_the_working_set)
 	baton_pool_unlink(pname);
 }
 
+/* ---- idle magazines on memfd (pool.rst, "Idle magazines") ---- */
+
+/* One class of @count buffers of 1 << @shift, decay_ms @decay_ms, and
+ * keep = count, so that the free queue's decay takes nothing: whatever is
+ * decayed was reaped from a magazine. */
+static struct baton_pool_params idle_params(uint32_t shift, uint32_t count,
+					    uint32_t decay_ms)
+{
+	struct baton_pool_params p;
+
+	memset(&p, 0, sizeof(p));
+	p.nr_classes = 1;
+	p.decay_ms = decay_ms;
+	p.keep = count;
+	p.max_holders = 8;
+	p.classes[0].buf_shift = shift;
+	p.classes[0].count = count;
+	return p;
+}
+
+/* Pages of [@addr, @addr + @len) in memory, or -1. */
+static long pages_in_core(void *addr, size_t len)
+{
+	unsigned char vec[64];
+	size_t i, n = len / 4096;
+	long in = 0;
+
+	if (n > sizeof(vec) || mincore(addr, len, vec))
+		return -1;
+	for (i = 0; i < n; i++)
+		in += vec[i] & 1;
+	return in;
+}
+
+/*
+ * The memfd decay's driver, another holder: allocates and frees @n
+ * buffers of @size (more than its magazine holds, so that it passes the
+ * slow paths, where the decay runs) every millisecond until *@stop.
+ * Exits 0, or the step that failed.
+ */
+static void drive_decay(const char *pname, size_t size, int n,
+			const volatile uint32_t *stop)
+{
+	struct baton_pool *pool;
+	uint64_t h[64];
+	int i;
+
+	if (n > 64 || baton_pool_open(pname, &pool))
+		_exit(2);
+	while (!__atomic_load_n(stop, __ATOMIC_ACQUIRE)) {
+		for (i = 0; i < n; i++)
+			if (baton_pool_alloc(pool, size, &h[i]))
+				_exit(3);
+		for (i = 0; i < n; i++)
+			if (baton_pool_free(pool, h[i]))
+				_exit(4);
+		usleep(1000);
+	}
+	baton_pool_close(pool);
+	_exit(0);
+}
+
+/*
+ * A holder that freed 16 buffers of 64 KiB into its magazine and then
+ * makes no call at all gets their pages given back by another holder's
+ * decay (IDLE words, the reap word and membarrier, Y13), and its next
+ * allocations fault zeroed pages in and keep what they write. Before,
+ * memfd magazines left buffers OWNED, which no decay takes: they stayed
+ * resident for as long as the holder lived (and the magazine was capped
+ * at 1 MiB for that reason).
+ */
+TEST(an_idle_magazine_gives_its_pages_back_to_another_holders_decay)
+{
+	struct baton_pool_params p = idle_params(16, 256, 20);
+	struct baton_pool_info info;
+	struct baton_pool *pool;
+	volatile uint32_t *stop;
+	uint64_t h[16];
+	int i, tries = 0;
+	char pname[64];
+	uint8_t *b;
+	pid_t pid;
+
+	if (UNDER_TSAN)
+		SKIP(return, "fork: not under TSan");
+	force_memfd();
+	stop = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, stop);
+	ring_name(pname, sizeof(pname), "idlemag");
+	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
+	for (i = 0; i < 16; i++) {
+		ASSERT_EQ(0, baton_pool_alloc(pool, 65536, &h[i]));
+		memset(baton_pool_ptr(pool, h[i]), 0x5a, 65536);
+	}
+	for (i = 0; i < 16; i++)
+		ASSERT_EQ(0, baton_pool_free(pool, h[i]));
+	ASSERT_EQ(0, baton_pool_info(pool, &info));
+	ASSERT_EQ(16U, info.classes[0].cached);
+	for (i = 0; i < 16; i++)
+		ASSERT_EQ(16, pages_in_core(baton_pool_ptr(pool, h[i]), 65536));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		drive_decay(pname, 65536, 48, stop);
+	/* A bound (10 s), not a timing: due after five ticks of 5 ms. */
+	do {
+		usleep(5000);
+		ASSERT_EQ(0, baton_pool_info(pool, &info));
+	} while (info.decayed < 16 && ++tries < 2000);
+	__atomic_store_n(stop, 1, __ATOMIC_RELEASE);
+	EXPECT_EQ(0, wait_child(pid));
+	EXPECT_EQ(16U, info.decayed);
+	EXPECT_EQ(16ULL << 16, info.decayed_bytes);
+	for (i = 0; i < 16; i++)
+		EXPECT_EQ(0, pages_in_core(baton_pool_ptr(pool, h[i]), 65536));
+	for (i = 0; i < 16; i++) {
+		ASSERT_EQ(0, baton_pool_alloc(pool, 65536, &h[i]));
+		b = baton_pool_ptr(pool, h[i]);
+		EXPECT_EQ(0, b[0]);
+		EXPECT_EQ(0, b[65535]);
+		memset(b, i + 1, 65536);
+	}
+	ASSERT_EQ(0, baton_pool_info(pool, &info));
+	EXPECT_EQ(0U, info.classes[0].cached);
+	for (i = 0; i < 16; i++) {
+		b = baton_pool_ptr(pool, h[i]);
+		EXPECT_EQ(i + 1, b[0]);
+		EXPECT_EQ(i + 1, b[65535]);
+		ASSERT_EQ(0, baton_pool_free(pool, h[i]));
+	}
+	baton_pool_close(pool);
+	baton_pool_unlink(pname);
+	munmap((void *)stop, 4096);
+}
+
+/*
+ * Another holder's reap never gives back a page under a buffer in use
+ * (Y13 with membarrier): for three seconds this holder allocates a few
+ * buffers, tags every page of each, sleeps up to 25 ms (decay_ms 10: the
+ * bottom of its magazine ages and is reaped meanwhile, while it pops from
+ * the top), checks the tags and frees them, while a second process drives
+ * the decay from its slow paths. A page given back under a live buffer
+ * reads zero. keep = count, so every buffer decayed was reaped from a
+ * magazine, and some must have been, or the test proved nothing.
+ */
+TEST(another_holders_reap_never_takes_a_buffer_in_use)
+{
+	struct baton_pool_params p = idle_params(14, 512,
+						 BATON_POOL_DECAY_MIN_MS);
+	struct baton_pool_info info;
+	struct baton_pool *pool;
+	uint64_t h[32], lost = 0, rounds = 0, tag;
+	volatile uint32_t *stop;
+	unsigned int seed = 1;
+	uint64_t end;
+	char pname[64];
+	int i, k, pg;
+	pid_t pid;
+
+	if (UNDER_TSAN)
+		SKIP(return, "fork: not under TSan");
+	force_memfd();
+	stop = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, stop);
+	ring_name(pname, sizeof(pname), "idlerace");
+	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		drive_decay(pname, 16384, 48, stop);
+	end = now_ns() + 3000000000LL;
+	while (now_ns() < end) {
+		k = 1 + (int)(rand_r(&seed) % 32);
+		for (i = 0; i < k; i++) {
+			uint64_t *w;
+
+			ASSERT_EQ(0, baton_pool_alloc(pool, 16384, &h[i]));
+			w = baton_pool_ptr(pool, h[i]);
+			for (pg = 0; pg < 4; pg++)
+				w[pg * 512] = h[i] ^ ((uint64_t)pg << 60);
+		}
+		usleep((rand_r(&seed) % 26) * 1000);
+		for (i = 0; i < k; i++) {
+			const uint64_t *w = baton_pool_ptr(pool, h[i]);
+
+			for (pg = 0; pg < 4; pg++) {
+				tag = h[i] ^ ((uint64_t)pg << 60);
+				lost += w[pg * 512] != tag;
+			}
+			ASSERT_EQ(0, baton_pool_free(pool, h[i]));
+		}
+		rounds++;
+	}
+	__atomic_store_n(stop, 1, __ATOMIC_RELEASE);
+	EXPECT_EQ(0, wait_child(pid));
+	ASSERT_EQ(0, baton_pool_info(pool, &info));
+	ksft_print_msg("%llu rounds, %llu buffers reaped from magazines\n",
+		       (unsigned long long)rounds,
+		       (unsigned long long)info.decayed);
+	fflush(stdout);
+	EXPECT_EQ(0U, lost);
+	EXPECT_LT(0U, info.decayed);
+	baton_pool_close(pool);
+	baton_pool_unlink(pname);
+	munmap((void *)stop, 4096);
+}
+
+/*
+ * The reap word is the holders' (the header page is theirs to write): a
+ * reaper killed with it set, or a holder that scribbles it, must not stop
+ * an allocation for good. Every byte of the backend's words (header page,
+ * 2048 on) is scribbled; the allocations from the magazine find the word
+ * set, see that nobody holds the repair lock, clear it and go on. The
+ * harness's timeout is the bound.
+ */
+TEST(a_reap_word_nobody_clears_never_stops_an_allocation)
+{
+	struct baton_pool_params p = idle_params(14, 64, 1000);
+	struct baton_pool *pool;
+	uint8_t junk[2048];
+	char pname[64], path[128];
+	uint64_t h[8];
+	int i, fd;
+
+	force_memfd();
+	ring_name(pname, sizeof(pname), "reapword");
+	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
+	for (i = 0; i < 8; i++) {
+		ASSERT_EQ(0, baton_pool_alloc(pool, 16384, &h[i]));
+		memset(baton_pool_ptr(pool, h[i]), i + 1, 16384);
+	}
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0, baton_pool_free(pool, h[i]));
+	pool_file(path, sizeof(path), pname);
+	fd = open(path, O_RDWR);
+	ASSERT_LE(0, fd);
+	memset(junk, 0xa5, sizeof(junk));
+	ASSERT_EQ((ssize_t)sizeof(junk), pwrite(fd, junk, sizeof(junk), 2048));
+	close(fd);
+	for (i = 0; i < 8; i++) {
+		const uint8_t *b;
+
+		ASSERT_EQ(0, baton_pool_alloc(pool, 16384, &h[i]));
+		b = baton_pool_ptr(pool, h[i]);
+		/* Not reaped (no decay ran): what was written stays. */
+		EXPECT_NE(0, b[0]);
+		EXPECT_EQ(b[0], b[16383]);
+	}
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0, baton_pool_free(pool, h[i]));
+	baton_pool_close(pool);
+	baton_pool_unlink(pname);
+}
+
 TEST_HARNESS_MAIN
