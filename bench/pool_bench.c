@@ -68,6 +68,7 @@
  * failure 2, a combination this build or backend cannot run 4 (skip).
  *
  *   pool_bench -q alloc -p pool|rte|malloc -P pair|burst|xproc -s SIZE [-n N]
+ *              [-d DECAY_MS] (baton's pool; default 0, no decay)
  *   pool_bench -q pipeline -t handle|inline|pipe -s SIZE [-n FRAMES]
  *              [-R SLOTS] (handle: a ring of SLOTS instead, "handle-rSLOTS")
  *   pool_bench -q rss -p pool|static|malloc [-d DECAY_MS] [-B MIB]
@@ -209,6 +210,16 @@ static int shift_of(size_t size)
 	return s;
 }
 
+/*
+ * -q alloc's pools: no decay unless -d says (the pool series of the
+ * suite run both: with decay the allocation also stores OWNED and loads
+ * the reap word, Documentation/pool.rst "Idle magazines").
+ */
+static uint32_t alloc_decay_ms(void)
+{
+	return g.decay_given ? g.decay_ms : 0;
+}
+
 static struct baton_pool *pool_make(const char *name, size_t size,
 				    uint32_t count, uint32_t decay_ms)
 {
@@ -303,7 +314,7 @@ static double pool_local(void)
 	uint64_t t0, t1;
 
 	name_of(name, sizeof(name), "pool");
-	p = pool_make(name, g.size, POOL_COUNT, 0);
+	p = pool_make(name, g.size, POOL_COUNT, alloc_decay_ms());
 	baton_pool_unlink(name);
 	run(p, WARM_OPS);
 	t0 = bench_now_ns();
@@ -556,7 +567,7 @@ static double pool_xproc(void)
 
 	name_of(nm.pool, sizeof(nm.pool), "xpool");
 	name_of(nm.ring, sizeof(nm.ring), "xring");
-	p = pool_make(nm.pool, g.size, POOL_COUNT, 0);
+	p = pool_make(nm.pool, g.size, POOL_COUNT, alloc_decay_ms());
 	r = ring_make(nm.ring, XRING_SLOTS, 16);
 	pid = fork_consumer(c, pool_xproc_child, &nm);
 	baton_pool_unlink(nm.pool);
@@ -1323,7 +1334,7 @@ static int pick(const char *s, const char *const *names, int n)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: pool_bench -q alloc -p pool|rte|malloc -P pair|burst|xproc -s SIZE [-n N]\n"
+		"usage: pool_bench -q alloc -p pool|rte|malloc -P pair|burst|xproc -s SIZE [-n N] [-d DECAY_MS]\n"
 		"       pool_bench -q pipeline -t handle|inline|pipe -s SIZE [-n FRAMES] [-R SLOTS]\n"
 		"       pool_bench -q rss -p pool|static|malloc [-d DECAY_MS] [-B MIB] [-i IDLE_MS] [-T MS]\n"
 		"                  [-l LABEL] [-o SAMPLES]\n"

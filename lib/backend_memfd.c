@@ -120,6 +120,16 @@ static long sys_futex(uint32_t *uaddr, int op, uint32_t val,
  * membarrier, a seccomp filter that refuses it) the backend cannot keep
  * its ordering promise: a missing backend, -ENODEV, the cause logged.
  */
+/*
+ * The same registration, silent: for what can do without it (a pool's
+ * idle magazines, pool.c), which falls back rather than fails.
+ */
+int baton__memfd_membarrier_try(void)
+{
+	return sys_membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) ?
+		       -errno : 0;
+}
+
 int baton__memfd_membarrier_register(void)
 {
 	if (!sys_membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED))

@@ -209,6 +209,7 @@ BATON_HIDDEN void baton__memfd_producer_attach(struct baton_ring *r);
 BATON_HIDDEN int baton__memfd_barrier(void);
 /* Before any memfd object is made or opened: -ENODEV without membarrier. */
 BATON_HIDDEN int baton__memfd_membarrier_register(void);
+BATON_HIDDEN int baton__memfd_membarrier_try(void);
 BATON_HIDDEN int baton__shm_reserve(int fd, uint64_t size);
 BATON_HIDDEN int baton__shm_link(int fd, const char *path);
 BATON_HIDDEN uint32_t *baton__memfd_ws_arm(struct baton_ring *r,

@@ -13,11 +13,12 @@
  * holder that only frees (a consumer stage) cannot keep a small class
  * from the others: a class of fewer than 16 buffers has no magazine. It
  * also holds at most BATON_POOL_MAG_BYTES where the decay cannot reach a
- * magazine (memfd, an old module, a handle of the 2.1 create/open), so
- * there 1 MiB frames and larger get none. Buffers in a magazine are this
- * holder's in their descriptors, IDLE where the module reaps magazines
- * ("Idle magazines", Documentation/pool.rst), else OWNED, so the kernel
- * returns them with the rest when the holder's file is released.
+ * magazine (an old module, a process membarrier refuses, a handle of the
+ * 2.1 create/open), so there 1 MiB frames and larger get none. Buffers in
+ * a magazine are this holder's in their descriptors, IDLE where the
+ * decay reaps magazines ("Idle magazines", Documentation/pool.rst), else
+ * OWNED, so the kernel (or on memfd the repair) returns them with the
+ * rest when the holder's file is released.
  *
  * The free queue's protocol and the claim page are in the uapi header;
  * the argument is in Documentation/pool.rst. Ordering, as lettered in
@@ -439,7 +440,7 @@ static int pool_attach(int fd, uint32_t holder, int backend, int idle,
 	p->idle_mags = idle &&
 		       (backend == BATON_BACKEND_KMOD ?
 				!!(module_features() & BATON_FEAT_POOL_IDLE) :
-				!baton__memfd_membarrier_register());
+				!baton__memfd_membarrier_try());
 	if (p->idle_mags)
 		p->f.idle = BATON_POOL_STATE(0, BATON_POOL_IDLE, holder + 1);
 	p->decay_ends_cold = backend == BATON_BACKEND_KMOD &&

@@ -24,7 +24,8 @@
  *  - repairs dead holders (repair_dead()): their claims are finished as
  *    the module finishes them at release (fill a push's entries whose
  *    ticket is known, release and requeue a pop's), and every buffer
- *    OWNED by one of them becomes ours and goes back to the free queue
+ *    OWNED by one of them, or IDLE in its magazine, becomes ours and
+ *    goes back to the free queue
  *    through our own magazine (baton__pool_drain(), after the lock);
  *    a buffer a dead holder held for decay (KERNEL with its index) is
  *    COLD, as the decay would have left it. SENT buffers stay for their
@@ -641,7 +642,13 @@ static void fill(struct baton_pool *p, uint32_t cls, uint64_t t, uint64_t v,
 		uint64_t free = BATON_POOL_STATE(gen, BATON_POOL_FREE, 0);
 		uint64_t s = __atomic_load_n(&d->state, __ATOMIC_ACQUIRE);
 
-		if (dead && s == BATON_POOL_STATE(gen, BATON_POOL_OWNED, dead)) {
+		/*
+		 * OWNED or IDLE (its magazine's) by the dead flusher, as the
+		 * module's fill. Not being punched: a reap holds the repair
+		 * lock too (Y13).
+		 */
+		if (dead && (s == BATON_POOL_STATE(gen, BATON_POOL_OWNED, dead) ||
+			     s == BATON_POOL_STATE(gen, BATON_POOL_IDLE, dead))) {
 			__atomic_store_n(&d->aux, baton__pool_coarse_ms(),
 					 __ATOMIC_RELAXED);
 			if (__atomic_compare_exchange_n(&d->state, &s, free, 0,
@@ -710,7 +717,7 @@ static int finish_claim(struct baton_pool *p, uint32_t k)
 		return 0;
 	}
 	if (t == BATON_POOL_NO_TICKET) {
-		/* A push's hole is UNSTICK's; its buffers are still OWNED. */
+		/* A push's hole is UNSTICK's; its buffers are still its own. */
 		if (op == BATON_POOL_CLAIM_PUSH)
 			return 0;
 		for (tries = 0; tries < SETTLE_TRIES; tries++) {
@@ -835,8 +842,9 @@ static uint64_t reclaim_walk(struct baton_pool *p, const uint64_t *dead,
 				continue;
 			} else if (kind != BATON_POOL_OWNED &&
 				   kind != BATON_POOL_IDLE) {
-				continue;	/* IDLE: in its magazine */
+				continue;	/* FREE, COLD, SENT: not its */
 			}
+			/* OWNED, or IDLE in its magazine: ours now. */
 			n += take_to_adopt(p, i, j, s);
 		}
 	}
@@ -1108,7 +1116,7 @@ void baton__pool_memfd_detach(struct baton_pool *p)
 	baton__pool_memfd_unwatch_all(p);
 	baton__pool_drain(p);
 	for (i = 0; i < p->geo.nr_classes; i++)
-		p->f.cls[i].mag.n = 0;	/* OWNED by us: the walk finds them */
+		p->f.cls[i].mag.n = 0;	/* ours (OWNED, IDLE): the walk finds them */
 	dead[p->f.holder / 64] = 1ULL << (p->f.holder % 64);
 	if (repair_lock(p, F_OFD_SETLKW, &cs))
 		return;
@@ -1456,6 +1464,14 @@ static uint64_t idle_reap(struct baton_pool *p, uint64_t *bytes)
 	uint64_t bufs = 0, n, mine;
 	uint32_t i, due = 0;
 
+	/*
+	 * Only a handle with idle magazines reaps: its process registered
+	 * for the barrier, and a pool with IDLE buffers has such a handle,
+	 * whose own slow paths run the decay. Another handle keeps no
+	 * history, and never sets the word for a barrier it may not get.
+	 */
+	if (!p->idle_mags)
+		return 0;
 	for (i = 0; i < p->geo.nr_classes; i++) {
 		if (idle_history(p, i))
 			return 0;	/* no memory for it: not this tick */

@@ -2082,7 +2082,7 @@ static inline int pc_traffic_round(struct baton_pool *pool, int round)
 
 /*
  * Decay under steady traffic: after a burst of all 256 buffers, a holder
- * keeps allocating, filling and freeing 32 of them every 5 ms, through
+ * keeps allocating, filling and freeing 40 of them every 5 ms, through
  * the free queue. With a FIFO queue that alone reuses every buffer well
  * within decay_ms, so none is ever idle that long; the buffers the
  * traffic does not need must still go back (within 15 s: a bound, not a

@@ -1566,7 +1566,7 @@ TEST(a_reap_word_nobody_clears_never_stops_an_allocation)
 	uint8_t junk[2048];
 	char pname[64], path[128];
 	uint64_t h[8];
-	int i, fd;
+	int i, fd, zeros;
 
 	force_memfd();
 	ring_name(pname, sizeof(pname), "reapword");
@@ -1592,6 +1592,18 @@ TEST(a_reap_word_nobody_clears_never_stops_an_allocation)
 		EXPECT_NE(0, b[0]);
 		EXPECT_EQ(b[0], b[16383]);
 	}
+	/*
+	 * The allocations did look at the word and clear it: 8 bytes of
+	 * the scribble are 0 now (nothing else writes there: no upkeep is
+	 * due, its schedule word being scribbled far ahead).
+	 */
+	fd = open(path, O_RDONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ((ssize_t)sizeof(junk), pread(fd, junk, sizeof(junk), 2048));
+	close(fd);
+	for (i = 0, zeros = 0; i < (int)sizeof(junk); i += 8)
+		zeros += !memcmp(junk + i, "\0\0\0\0\0\0\0\0", 8);
+	EXPECT_EQ(1, zeros);
 	for (i = 0; i < 8; i++)
 		ASSERT_EQ(0, baton_pool_free(pool, h[i]));
 	baton_pool_close(pool);
