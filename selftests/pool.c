@@ -1202,10 +1202,8 @@ TEST(idle_magazine_gives_its_pages_back)
 	struct baton_pool_params p;
 	struct baton_pool_info info;
 	struct baton_pool *pool;
-	uint64_t h[16];
+	uint64_t h[PC_REAPED_BUFS];
 	char name[64];
-	uint8_t *b;
-	int i;
 
 	BT_REQUIRE_DEV();
 	memset(&p, 0, sizeof(p));
@@ -1215,34 +1213,10 @@ TEST(idle_magazine_gives_its_pages_back)
 	p.classes[0].count = 256;
 	bt_make_name(name, sizeof(name), "idlemag");
 	ASSERT_EQ(0, baton_pool_create(name, &p, &pool));
-	for (i = 0; i < 16; i++) {
-		ASSERT_EQ(0, baton_pool_alloc(pool, 65536, &h[i]));
-		memset(baton_pool_ptr(pool, h[i]), 0x5a, 65536);
-	}
-	for (i = 0; i < 16; i++)
-		ASSERT_EQ(0, baton_pool_free(pool, h[i]));
-	ASSERT_EQ(0, baton_pool_info(pool, &info));
-	ASSERT_EQ(16U, info.classes[0].cached);
+	ASSERT_EQ(0, pc_magazine_of_written(pool, h));
 	EXPECT_EQ(16U, wait_decayed(pool, 16, &info));
 	EXPECT_EQ(16ULL << 16, info.decayed_bytes);
-	for (i = 0; i < 16; i++)
-		EXPECT_EQ(0, resident_pages(baton_pool_ptr(pool, h[i]),
-					    65536));
-	for (i = 0; i < 16; i++) {
-		ASSERT_EQ(0, baton_pool_alloc(pool, 65536, &h[i]));
-		b = baton_pool_ptr(pool, h[i]);
-		EXPECT_EQ(0, b[0]);
-		EXPECT_EQ(0, b[65535]);
-		memset(b, i + 1, 65536);
-	}
-	ASSERT_EQ(0, baton_pool_info(pool, &info));
-	EXPECT_EQ(0U, info.classes[0].cached);
-	for (i = 0; i < 16; i++) {
-		b = baton_pool_ptr(pool, h[i]);
-		EXPECT_EQ(i + 1, b[0]);
-		EXPECT_EQ(i + 1, b[65535]);
-		ASSERT_EQ(0, baton_pool_free(pool, h[i]));
-	}
+	EXPECT_EQ(0, pc_reaped_magazine_comes_back(pool, h));
 	baton_pool_close(pool);
 	baton_pool_unlink(name);
 }
@@ -1368,11 +1342,9 @@ TEST(idle_reap_never_takes_a_buffer_in_use)
 	struct baton_pool_params p;
 	struct baton_pool_info info;
 	struct baton_pool *pool;
-	uint64_t h[32], lost = 0, rounds = 0, tag;
-	unsigned int seed = 1;
-	int64_t end;
+	uint64_t rounds;
 	char name[64];
-	int i, k, pg;
+	long lost;
 
 	BT_REQUIRE_DEV();
 	memset(&p, 0, sizeof(p));
@@ -1382,34 +1354,13 @@ TEST(idle_reap_never_takes_a_buffer_in_use)
 	p.classes[0].count = 512;
 	bt_make_name(name, sizeof(name), "idlerace");
 	ASSERT_EQ(0, baton_pool_create(name, &p, &pool));
-	end = bt_now_ns() + 3 * BT_NSEC;
-	while (bt_now_ns() < end) {
-		k = 1 + (int)(rand_r(&seed) % 32);
-		for (i = 0; i < k; i++) {
-			uint64_t *w;
-
-			ASSERT_EQ(0, baton_pool_alloc(pool, 16384, &h[i]));
-			w = baton_pool_ptr(pool, h[i]);
-			for (pg = 0; pg < 4; pg++)
-				w[pg * 512] = h[i] ^ ((uint64_t)pg << 60);
-		}
-		bt_sleep_ms(rand_r(&seed) % 26);
-		for (i = 0; i < k; i++) {
-			const uint64_t *w = baton_pool_ptr(pool, h[i]);
-
-			for (pg = 0; pg < 4; pg++) {
-				tag = h[i] ^ ((uint64_t)pg << 60);
-				lost += w[pg * 512] != tag;
-			}
-			ASSERT_EQ(0, baton_pool_free(pool, h[i]));
-		}
-		rounds++;
-	}
+	lost = pc_tagged_rounds(pool, 3 * BT_NSEC, &rounds);
+	ASSERT_LE(0, lost);
 	ASSERT_EQ(0, baton_pool_info(pool, &info));
 	ksft_print_msg("%llu rounds, %llu buffers decayed\n",
 		       (unsigned long long)rounds,
 		       (unsigned long long)info.decayed);
-	EXPECT_EQ(0U, lost);
+	EXPECT_EQ(0, lost);
 	EXPECT_LT(0U, info.decayed);
 	baton_pool_close(pool);
 	baton_pool_unlink(name);

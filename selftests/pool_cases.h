@@ -2148,4 +2148,110 @@ static inline int pc_decay_under_traffic(const char *name, long *rounds,
 	return 0;
 }
 
+/*
+ * Idle magazines (pool.rst): @h names PC_REAPED_BUFS buffers of 64 KiB
+ * that this holder wrote, freed into its magazine, and whose pages a
+ * decay then gave back (the caller waited for info.decayed). None is in
+ * memory; the next PC_REAPED_BUFS allocations, all from the magazine,
+ * come back zeroed and keep what is written in them. 0 or a step.
+ */
+#define PC_REAPED_BUFS	16
+
+/*
+ * The other half: allocate PC_REAPED_BUFS buffers of 64 KiB into @h, write
+ * every byte, and free them into the magazine, which then holds them all.
+ * 0 or a step.
+ */
+static inline int pc_magazine_of_written(struct baton_pool *pool, uint64_t *h)
+{
+	struct baton_pool_info info;
+	int i, step = 0;
+
+	for (i = 0; i < PC_REAPED_BUFS; i++) {
+		if (++step, baton_pool_alloc(pool, 65536, &h[i]))
+			return step;
+		memset(baton_pool_ptr(pool, h[i]), 0x5a, 65536);
+	}
+	for (i = 0; i < PC_REAPED_BUFS; i++)
+		if (++step, baton_pool_free(pool, h[i]))
+			return step;
+	if (++step, baton_pool_info(pool, &info) ||
+		    info.classes[0].cached != PC_REAPED_BUFS)
+		return step;
+	return 0;
+}
+
+static inline int pc_reaped_magazine_comes_back(struct baton_pool *pool,
+						uint64_t *h)
+{
+	struct baton_pool_info info;
+	int i, step = 0;
+	uint8_t *b;
+
+	for (i = 0; i < PC_REAPED_BUFS; i++)
+		if (++step, pc_resident_pages(baton_pool_ptr(pool, h[i]),
+					      65536) != 0)
+			return step;
+	for (i = 0; i < PC_REAPED_BUFS; i++) {
+		if (++step, baton_pool_alloc(pool, 65536, &h[i]))
+			return step;
+		b = baton_pool_ptr(pool, h[i]);
+		if (++step, b[0] || b[65535])
+			return step;
+		memset(b, i + 1, 65536);
+	}
+	if (++step, baton_pool_info(pool, &info) || info.classes[0].cached)
+		return step;
+	for (i = 0; i < PC_REAPED_BUFS; i++) {
+		b = baton_pool_ptr(pool, h[i]);
+		if (++step, b[0] != i + 1 || b[65535] != i + 1)
+			return step;
+		if (++step, baton_pool_free(pool, h[i]))
+			return step;
+	}
+	return 0;
+}
+
+/*
+ * A holder whose magazine a decay keeps reaping while it works (Y13):
+ * for @ns, allocate 1 to 32 buffers of 16 KiB, tag every page of each,
+ * sleep up to 25 ms (the bottom of the magazine ages meanwhile, while the
+ * holder pops from the top), check the tags and free them. A page given
+ * back under a live buffer reads zero. Returns the tags lost, or -1 when
+ * an allocation or a free failed; *@rounds counts the rounds.
+ */
+static inline long pc_tagged_rounds(struct baton_pool *pool, uint64_t ns,
+				    uint64_t *rounds)
+{
+	uint64_t h[32], end = ph_now_ns() + ns, tag;
+	unsigned int seed = 1;
+	long lost = 0;
+	int i, k, pg;
+
+	for (*rounds = 0; ph_now_ns() < end; ++*rounds) {
+		k = 1 + (int)(rand_r(&seed) % 32);
+		for (i = 0; i < k; i++) {
+			uint64_t *w;
+
+			if (baton_pool_alloc(pool, 16384, &h[i]))
+				return -1;
+			w = baton_pool_ptr(pool, h[i]);
+			for (pg = 0; pg < 4; pg++)
+				w[pg * 512] = h[i] ^ ((uint64_t)pg << 60);
+		}
+		usleep((rand_r(&seed) % 26) * 1000);
+		for (i = 0; i < k; i++) {
+			const uint64_t *w = baton_pool_ptr(pool, h[i]);
+
+			for (pg = 0; pg < 4; pg++) {
+				tag = h[i] ^ ((uint64_t)pg << 60);
+				lost += w[pg * 512] != tag;
+			}
+			if (baton_pool_free(pool, h[i]))
+				return -1;
+		}
+	}
+	return lost;
+}
+
 #endif /* BATON_SELFTEST_POOL_CASES_H */

@@ -1419,10 +1419,9 @@ TEST(an_idle_magazine_gives_its_pages_back_to_another_holders_decay)
 	struct baton_pool_info info;
 	struct baton_pool *pool;
 	volatile uint32_t *stop;
-	uint64_t h[16];
+	uint64_t h[PC_REAPED_BUFS];
 	int i, tries = 0;
 	char pname[64];
-	uint8_t *b;
 	pid_t pid;
 
 	if (UNDER_TSAN)
@@ -1433,15 +1432,8 @@ TEST(an_idle_magazine_gives_its_pages_back_to_another_holders_decay)
 	ASSERT_NE(MAP_FAILED, stop);
 	ring_name(pname, sizeof(pname), "idlemag");
 	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
-	for (i = 0; i < 16; i++) {
-		ASSERT_EQ(0, baton_pool_alloc(pool, 65536, &h[i]));
-		memset(baton_pool_ptr(pool, h[i]), 0x5a, 65536);
-	}
-	for (i = 0; i < 16; i++)
-		ASSERT_EQ(0, baton_pool_free(pool, h[i]));
-	ASSERT_EQ(0, baton_pool_info(pool, &info));
-	ASSERT_EQ(16U, info.classes[0].cached);
-	for (i = 0; i < 16; i++)
+	ASSERT_EQ(0, pc_magazine_of_written(pool, h));
+	for (i = 0; i < PC_REAPED_BUFS; i++)
 		ASSERT_EQ(16, pages_in_core(baton_pool_ptr(pool, h[i]), 65536));
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -1456,23 +1448,7 @@ TEST(an_idle_magazine_gives_its_pages_back_to_another_holders_decay)
 	EXPECT_EQ(0, wait_child(pid));
 	EXPECT_EQ(16U, info.decayed);
 	EXPECT_EQ(16ULL << 16, info.decayed_bytes);
-	for (i = 0; i < 16; i++)
-		EXPECT_EQ(0, pages_in_core(baton_pool_ptr(pool, h[i]), 65536));
-	for (i = 0; i < 16; i++) {
-		ASSERT_EQ(0, baton_pool_alloc(pool, 65536, &h[i]));
-		b = baton_pool_ptr(pool, h[i]);
-		EXPECT_EQ(0, b[0]);
-		EXPECT_EQ(0, b[65535]);
-		memset(b, i + 1, 65536);
-	}
-	ASSERT_EQ(0, baton_pool_info(pool, &info));
-	EXPECT_EQ(0U, info.classes[0].cached);
-	for (i = 0; i < 16; i++) {
-		b = baton_pool_ptr(pool, h[i]);
-		EXPECT_EQ(i + 1, b[0]);
-		EXPECT_EQ(i + 1, b[65535]);
-		ASSERT_EQ(0, baton_pool_free(pool, h[i]));
-	}
+	EXPECT_EQ(0, pc_reaped_magazine_comes_back(pool, h));
 	baton_pool_close(pool);
 	baton_pool_unlink(pname);
 	munmap((void *)stop, 4096);
@@ -1494,12 +1470,10 @@ TEST(another_holders_reap_never_takes_a_buffer_in_use)
 						 BATON_POOL_DECAY_MIN_MS);
 	struct baton_pool_info info;
 	struct baton_pool *pool;
-	uint64_t h[32], lost = 0, rounds = 0, tag;
 	volatile uint32_t *stop;
-	unsigned int seed = 1;
-	uint64_t end;
+	uint64_t rounds;
 	char pname[64];
-	int i, k, pg;
+	long lost;
 	pid_t pid;
 
 	if (UNDER_TSAN)
@@ -1514,37 +1488,16 @@ TEST(another_holders_reap_never_takes_a_buffer_in_use)
 	ASSERT_LE(0, pid);
 	if (!pid)
 		drive_decay(pname, 16384, 48, stop);
-	end = now_ns() + 3000000000LL;
-	while (now_ns() < end) {
-		k = 1 + (int)(rand_r(&seed) % 32);
-		for (i = 0; i < k; i++) {
-			uint64_t *w;
-
-			ASSERT_EQ(0, baton_pool_alloc(pool, 16384, &h[i]));
-			w = baton_pool_ptr(pool, h[i]);
-			for (pg = 0; pg < 4; pg++)
-				w[pg * 512] = h[i] ^ ((uint64_t)pg << 60);
-		}
-		usleep((rand_r(&seed) % 26) * 1000);
-		for (i = 0; i < k; i++) {
-			const uint64_t *w = baton_pool_ptr(pool, h[i]);
-
-			for (pg = 0; pg < 4; pg++) {
-				tag = h[i] ^ ((uint64_t)pg << 60);
-				lost += w[pg * 512] != tag;
-			}
-			ASSERT_EQ(0, baton_pool_free(pool, h[i]));
-		}
-		rounds++;
-	}
+	lost = pc_tagged_rounds(pool, 3000000000ULL, &rounds);
 	__atomic_store_n(stop, 1, __ATOMIC_RELEASE);
 	EXPECT_EQ(0, wait_child(pid));
+	ASSERT_LE(0, lost);
 	ASSERT_EQ(0, baton_pool_info(pool, &info));
 	ksft_print_msg("%llu rounds, %llu buffers reaped from magazines\n",
 		       (unsigned long long)rounds,
 		       (unsigned long long)info.decayed);
 	fflush(stdout);
-	EXPECT_EQ(0U, lost);
+	EXPECT_EQ(0, lost);
 	EXPECT_LT(0U, info.decayed);
 	baton_pool_close(pool);
 	baton_pool_unlink(pname);
