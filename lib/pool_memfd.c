@@ -1277,6 +1277,20 @@ static uint32_t decay_pick(struct baton_pool *p, uint32_t cls, uint64_t tick,
 }
 
 /*
+ * Give back the pages of buffer @index of class @cls: the hole unmaps the
+ * range from every holder and frees its pages. 0 or -1 (errno).
+ */
+static int punch(struct baton_pool *p, uint32_t cls, uint32_t index)
+{
+	uint32_t shift = p->f.cls[cls].shift;
+	uint64_t off = p->geo.data_mmap + p->geo.classes[cls].data_off +
+		       ((uint64_t)index << shift);
+
+	return fallocate(p->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			 (off_t)off, (off_t)(1ULL << shift));
+}
+
+/*
  * Take one buffer, punch its pages out if it has any, and make it COLD
  * (kmod: baton_pool_decay_give()); 1 if it was taken, with *@paged 1 if
  * pages went.
@@ -1286,7 +1300,7 @@ static int decay_one(struct baton_pool *p, uint32_t cls, const struct cand *cd,
 {
 	struct baton_pool_cls *c = &p->f.cls[cls];
 	struct baton_pool_desc *d = &c->desc[cd->index];
-	uint64_t s = __atomic_load_n(&d->state, __ATOMIC_ACQUIRE), len, off;
+	uint64_t s = __atomic_load_n(&d->state, __ATOMIC_ACQUIRE);
 	uint64_t kernel;
 
 	*paged = 0;
@@ -1300,15 +1314,8 @@ static int decay_one(struct baton_pool *p, uint32_t cls, const struct cand *cd,
 				     p->f.holder + 1),
 		    0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return 0;
-	if (cd->aux) {
-		len = 1ULL << c->shift;
-		off = p->geo.data_mmap + p->geo.classes[cls].data_off +
-		      ((uint64_t)cd->index << c->shift);
-		/* Unmaps the range from every holder and frees its pages. */
-		*paged = !fallocate(p->fd,
-				    FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-				    (off_t)off, (off_t)len);
-	}
+	if (cd->aux)
+		*paged = !punch(p, cls, cd->index);
 	/* Past the buffer's own entry, now stale (Y10). */
 	__atomic_store_n(&d->aux, __atomic_load_n(c->tail, __ATOMIC_ACQUIRE),
 			 __ATOMIC_RELAXED);
@@ -1433,7 +1440,7 @@ static uint32_t idle_age(struct baton_pool *p, uint32_t cls)
 static uint64_t idle_give(struct baton_pool *p, uint32_t cls)
 {
 	const struct baton_pool_cls *c = &p->f.cls[cls];
-	uint64_t n = 0, len = 1ULL << c->shift, off;
+	uint64_t n = 0;
 	uint32_t j;
 
 	for (j = 0; j < c->count; j++) {
@@ -1443,11 +1450,7 @@ static uint64_t idle_give(struct baton_pool *p, uint32_t cls)
 		if (__atomic_load_n(&c->desc[j].state, __ATOMIC_ACQUIRE) !=
 		    p->idle_seen[cls][j])
 			continue;
-		off = p->geo.data_mmap + p->geo.classes[cls].data_off +
-		      ((uint64_t)j << c->shift);
-		/* Unmaps the range from every holder and frees its pages. */
-		if (!fallocate(p->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-			       (off_t)off, (off_t)len))
+		if (!punch(p, cls, j))
 			n++;
 		p->idle_ticks[cls][j] = IDLE_GONE;
 	}
