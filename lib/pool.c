@@ -1181,6 +1181,128 @@ static int park_on_class(struct baton_pool *p, uint32_t cls, uint32_t seen,
 	return 0;
 }
 
+/* ---- a reap that stops (Y13; pool.rst, "Idle magazines") ---- */
+
+/*
+ * A memfd reap is a holder's, and takes a membarrier() and a punch per
+ * buffer: milliseconds. One that holds the word this long has most
+ * likely stopped (SIGSTOP, a debugger, a frozen cgroup), and the buffer
+ * its waiter holds goes aside rather than the waiter stopping too.
+ */
+#define REAP_STUCK_MS	10
+
+/*
+ * Wait for the reap word to clear after an OWNED or FREE store (Y13):
+ * 0 once it has, or at once if it says the reap that our magazines were
+ * set aside for (every buffer in them came after the set-aside, so none
+ * is that reaper's to punch). On memfd, a dead reaper's word is cleared
+ * every 4096th look; and with @bounded, a reap that has held the word
+ * REAP_STUCK_MS answers its value: the caller's buffer goes aside.
+ */
+static uint64_t reap_wait(const struct baton_pool *p, int bounded)
+{
+	unsigned int spins = 0;
+	uint64_t seen, since = 0, now;
+
+	while ((seen = __atomic_load_n(p->f.reap, __ATOMIC_ACQUIRE))) {
+		if (seen == p->aside_word)
+			return 0;
+		baton__pool_relax(&spins);
+		if (p->backend != BATON_BACKEND_MEMFD)
+			continue;
+		if (!(spins % 4096))
+			baton__pool_memfd_reap_check(p, seen);
+		if (!bounded || spins % 256)
+			continue;
+		now = baton__pool_coarse_ms();
+		if (!since)
+			since = now;
+		else if (now - since >= REAP_STUCK_MS)
+			return seen;
+	}
+	return 0;
+}
+
+/*
+ * True while the reap that set our magazines aside goes on: the adopt
+ * list waits. Its word cleared (acquire: the punches before our use of
+ * the pages), or a dead reaper's word cleared here, ends it.
+ */
+static int reap_holds_aside(struct baton_pool *p)
+{
+	uint64_t w;
+
+	if (!p->aside_word)
+		return 0;
+	w = __atomic_load_n(p->f.reap, __ATOMIC_ACQUIRE);
+	if (w == p->aside_word) {
+		baton__pool_memfd_reap_check(p, w);
+		w = __atomic_load_n(p->f.reap, __ATOMIC_ACQUIRE);
+	}
+	if (w == p->aside_word)
+		return 1;
+	p->aside_word = 0;
+	return 0;
+}
+
+/* Buffer @index of class @cls, OWNED by us with @gen, onto the adopt list. */
+static void keep_owned(struct baton_pool *p, uint32_t cls, uint32_t index,
+		       uint32_t gen)
+{
+	__atomic_store_n(&p->f.cls[cls].desc[index].state,
+			 BATON_POOL_STATE(gen, BATON_POOL_OWNED, p->f.holder + 1),
+			 __ATOMIC_RELAXED);
+	/* No room on the list: ours until our close walks it back. */
+	baton__pool_adopt_later(p, cls, index);
+}
+
+/*
+ * The reap with word @reap has stopped: every buffer in our magazines may
+ * be one its second read saw IDLE, to be punched when it runs again. All
+ * of them go to the adopt list, OWNED (the reaper writes no descriptor;
+ * a repair, which would, waits for its lock), until the word changes
+ * (baton__pool_drain()). Whatever a magazine gets from here on came from
+ * the queue or a free after it, never that reaper's to punch.
+ */
+static void set_aside(struct baton_pool *p, uint64_t reap)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->geo.nr_classes; i++) {
+		struct baton_pool_cls *c = &p->f.cls[i];
+
+		while (c->mag.n) {
+			uint64_t h = c->mag.handle[--c->mag.n];
+
+			keep_owned(p, i, BATON_POOL_H_INDEX(h),
+				   BATON_POOL_H_GEN(h));
+		}
+	}
+	p->aside_word = reap;
+}
+
+/*
+ * A flush found a stopped reap after making buffer @v of class @cls FREE:
+ * ours again (the claim still names it, so a death from here is the
+ * repair's fill(), as before the FREE store), for a hole in its entry.
+ * False if something took it meanwhile (the decay, before the reap set
+ * its word: so not a buffer that reap punches): the entry gets it.
+ */
+static int keep_from_flush(struct baton_pool *p, uint32_t cls, uint64_t v)
+{
+	struct baton_pool_desc *d = &p->f.cls[cls].desc[(uint32_t)v];
+	uint32_t gen = (uint32_t)(v >> 32);
+	uint64_t s = BATON_POOL_STATE(gen, BATON_POOL_FREE, 0);
+
+	if (!__atomic_compare_exchange_n(&d->state, &s,
+					 BATON_POOL_STATE(gen, BATON_POOL_OWNED,
+							  p->f.holder + 1),
+					 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return 0;
+	baton__pool_adopt_later(p, cls, (uint32_t)v);
+	return 1;
+}
+
 /*
  * Push the top @n buffers of the magazine to the queue:
  * record them and the floor in the claim, take the tickets with one
@@ -1193,6 +1315,7 @@ static void flush(struct baton_pool *p, uint32_t cls, uint32_t n)
 	uint64_t *mh = &c->mag.handle[c->mag.n - n];
 	struct baton_pool_claim *cl = p->claim;
 	uint64_t t, now = baton__pool_coarse_ms(), v[BATON_POOL_MAG + 1];
+	uint64_t stuck = 0;
 	uint32_t i;
 
 	if (p->backend == BATON_BACKEND_MEMFD)
@@ -1233,17 +1356,23 @@ static void flush(struct baton_pool *p, uint32_t cls, uint32_t n)
 				 __ATOMIC_RELEASE);
 		/*
 		 * Y13: an IDLE buffer the decay may be giving back is
-		 * published, for another holder to write, only after.
+		 * published, for another holder to write, only after; past
+		 * a stopped reap, this and the rest of the flush are kept,
+		 * holes in their entries.
 		 */
 		baton__store_then_load();
-		if (__atomic_load_n(p->f.reap, __ATOMIC_RELAXED))
-			__baton_pool_alloc_reaped(p);
+		if (!stuck && __atomic_load_n(p->f.reap, __ATOMIC_RELAXED))
+			stuck = reap_wait(p, 1);
+		if (stuck && keep_from_flush(p, cls, v[i]))
+			v[i] = BATON_POOL_NO_INDEX;
 		__atomic_store_n(&e->value, v[i], __ATOMIC_RELAXED);
 		/* Y1: the descriptors before the publication. */
 		__atomic_store_n(&e->seq, t + i + 1, __ATOMIC_RELEASE);
 	}
 	claim_idle(cl);
 	c->mag.n -= n;
+	if (stuck)
+		set_aside(p, stuck);
 	baton__pool_wake_parked(p, cls);
 }
 
@@ -1313,7 +1442,7 @@ int __baton_pool_alloc_slow(struct baton_pool *p, size_t size,
 			 __ATOMIC_RELAXED);
 	baton__store_then_load();
 	if (__atomic_load_n(p->f.reap, __ATOMIC_RELAXED))
-		return __baton_pool_alloc_reaped(p);
+		return __baton_pool_alloc_during_reap(p, handle);
 	return 0;
 }
 
@@ -1323,20 +1452,36 @@ int __baton_pool_alloc_slow(struct baton_pool *p, size_t size,
  * until it is done: then the buffer is ours, its pages old or new and
  * zeroed. The module clears the word within one reap (the word is in its
  * read-only header: nobody else writes it). On memfd the reaper is a
- * holder, which may die with the word set, and any holder may scribble
- * it: every 4096th look asks whether a reaper still holds the repair
- * lock, and clears the word it saw if none does.
+ * holder, which may die with the word set (reap_wait() clears a dead
+ * one's), or stop: after REAP_STUCK_MS the buffer, and every magazine,
+ * go aside until the word changes, and the caller gets one from the
+ * free queue instead (ENOMEM if it has none).
  */
+int __baton_pool_alloc_during_reap(struct baton_pool *p, uint64_t *handle)
+{
+	uint64_t stuck, h;
+	uint32_t cls;
+
+	if (!p || !handle)
+		return -EINVAL;
+	stuck = reap_wait(p, !p->forked);
+	if (!stuck)
+		return 0;
+	h = *handle;
+	cls = BATON_POOL_H_CLASS(h);
+	if (cls >= p->geo.nr_classes)
+		return -EINVAL;		/* not one the inline form popped */
+	keep_owned(p, cls, BATON_POOL_H_INDEX(h), BATON_POOL_H_GEN(h));
+	set_aside(p, stuck);
+	*handle = 0;
+	return __baton_pool_alloc_slow(p, (size_t)1 << p->f.cls[cls].shift,
+				       handle);
+}
+
+/* The 2.7 form, for binaries built before 2.10: only waits. */
 int __baton_pool_alloc_reaped(const struct baton_pool *p)
 {
-	unsigned int spins = 0;
-	uint64_t seen;
-
-	while ((seen = __atomic_load_n(p->f.reap, __ATOMIC_ACQUIRE))) {
-		baton__pool_relax(&spins);
-		if (p->backend == BATON_BACKEND_MEMFD && !(spins % 4096))
-			baton__pool_memfd_reap_check(p, seen);
-	}
+	reap_wait(p, 0);
 	return 0;
 }
 
@@ -1483,11 +1628,12 @@ int baton__pool_adopt_later(struct baton_pool *p, uint32_t cls, uint32_t index)
  * when it was adopted (pool_memfd.c), so its old owner's handles, and a
  * receiver waiting on a message that names it, see it stale at once, not
  * only once we get here. Called only where no claim of ours is under way:
- * a flush uses the claim page.
+ * a flush uses the claim page. Nothing while a stopped reap holds the
+ * list aside (set_aside()).
  */
 void baton__pool_drain(struct baton_pool *p)
 {
-	while (p->adopt_n) {
+	while (p->adopt_n && !reap_holds_aside(p)) {
 		uint64_t a = p->adopt[--p->adopt_n];
 		uint32_t cls = (uint32_t)(a >> 32), index = (uint32_t)a;
 		struct baton_pool_cls *c = &p->f.cls[cls];

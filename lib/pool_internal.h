@@ -38,6 +38,12 @@ struct baton_pool {
 	uint32_t adopt_n;
 	uint32_t adopt_cap;
 	/*
+	 * memfd: the reap word's value while a reap that stopped holds our
+	 * magazines aside on the adopt list (pool.c, set_aside()): they may
+	 * be the reaper's to punch, so they wait for the word to change.
+	 */
+	uint64_t aside_word;
+	/*
 	 * memfd: the rings this handle sent through, watched so that a
 	 * ring nobody can read again gives its SENT buffers back
 	 * (pool_memfd.c): a file description of the ring's own (none of

@@ -1108,6 +1108,7 @@ void baton__pool_memfd_attach(struct baton_pool *p)
 void baton__pool_memfd_detach(struct baton_pool *p)
 {
 	uint64_t dead[BATON_POOL_HOLDERS_MAX / 64] = { 0 }, n, cold = 0;
+	unsigned int spins = 0;
 	uint32_t i;
 	int cs;
 
@@ -1128,10 +1129,14 @@ void baton__pool_memfd_detach(struct baton_pool *p)
 	 * A flush is a slow path: its maintenance may repair a dead holder
 	 * and its waits may UNSTICK, and both adopt. What they adopt is
 	 * ours to free too, or nobody's once we are gone: until none is left.
+	 * A flush past a stopped reap sets buffers aside on the same list
+	 * (pool.c): those wait for that reaper, as the lock above did.
 	 */
 	do {
 		baton__pool_drain(p);
 		baton__pool_flush_all(p);
+		if (p->adopt_n)
+			baton__pool_relax(&spins);
 	} while (p->adopt_n);
 	claim_reset(p, p->f.holder);
 	__atomic_store_n(attached_word(p, p->f.holder), 0, __ATOMIC_RELEASE);

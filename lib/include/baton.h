@@ -2040,6 +2040,12 @@ int __baton_pool_alloc_slow(struct baton_pool *pool, size_t size,
 			    uint64_t *handle);
 int __baton_pool_free_slow(struct baton_pool *pool, uint64_t handle);
 int __baton_pool_alloc_reaped(const struct baton_pool *pool);
+/*
+ * Since 2.10 (the 2.7 form above only waits): may set *@handle's buffer
+ * aside and answer another in its place, when a memfd reap it waits on
+ * has stopped (Documentation/pool.rst, "Idle magazines").
+ */
+int __baton_pool_alloc_during_reap(struct baton_pool *pool, uint64_t *handle);
 
 static inline uint32_t baton__pool_next_gen(uint32_t gen)
 {
@@ -2077,7 +2083,7 @@ static inline int baton__pool_alloc_inline(struct baton_pool *pool,
 				 __ATOMIC_RELAXED);
 		baton__store_then_load();
 		if (__atomic_load_n(f->reap, __ATOMIC_RELAXED))
-			return __baton_pool_alloc_reaped(pool);
+			return __baton_pool_alloc_during_reap(pool, handle);
 		return 0;
 	}
 	return __baton_pool_alloc_slow(pool, size, handle);

@@ -16,7 +16,7 @@
 #define BATON_VERSION_H
 
 #define BATON_VERSION_MAJOR	2
-#define BATON_VERSION_MINOR	9
+#define BATON_VERSION_MINOR	10
 #define BATON_VERSION_PATCH	0
 
 /* A version as one comparable number: 2.0.0 is 0x020000. */

@@ -205,7 +205,7 @@ WRAP int fp_pool_alloc(struct baton_pool *p, size_t size, uint64_t *h)
 		__atomic_store_n(&c->desc[BATON_POOL_H_INDEX(x)].state,
 				 (x & 0xffffffff00000000ULL) | f->owned,
 				 __ATOMIC_RELAXED);
-		return reap ? __baton_pool_alloc_reaped(p) : 0;
+		return reap ? __baton_pool_alloc_during_reap(p, h) : 0;
 	}
 	return __baton_pool_alloc_slow(p, size, h);
 #else

@@ -1563,4 +1563,170 @@ TEST(a_reap_word_nobody_clears_never_stops_an_allocation)
 	baton_pool_unlink(pname);
 }
 
+/*
+ * A reaper stopped inside its reap (SIGSTOP, a debugger, a frozen cgroup),
+ * as the other holders see one: the reap word set, the repair lock held
+ * by a live file. Here a second file of this process holds the lock and
+ * the word is scribbled odd. Its second read may have seen every buffer
+ * that was IDLE in a magazine then (@cand), to punch when it runs again;
+ * so none of those may be handed out while it is stopped, and nobody may
+ * wait on it. Before 2.10 the allocation below waited until the word
+ * cleared (here: for ever).
+ */
+struct stopped_reap {
+	char pname[64], path[128];
+	struct baton_pool *pool;
+	int lock_fd;
+	void *cand[32];
+	uint32_t cand_index[32];
+	int nr_cand;
+};
+
+static int stop_a_reap(struct stopped_reap *r)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+			    .l_start = 0, .l_len = 1 };
+	uint8_t junk[2048];
+	int fd;
+
+	pool_file(r->path, sizeof(r->path), r->pname);
+	r->lock_fd = open(r->path, O_RDWR);
+	if (r->lock_fd < 0 || fcntl(r->lock_fd, F_OFD_SETLK, &fl))
+		return -1;
+	/* The backend's words: no upkeep due (its schedule far ahead), reap odd. */
+	memset(junk, 0xa5, sizeof(junk));
+	fd = open(r->path, O_RDWR);
+	if (fd < 0 || pwrite(fd, junk, sizeof(junk), 2048) != (ssize_t)sizeof(junk))
+		return -1;
+	close(fd);
+	return 0;
+}
+
+static int is_candidate(const struct stopped_reap *r, uint64_t h)
+{
+	int i;
+
+	for (i = 0; i < r->nr_cand; i++)
+		if (r->cand_index[i] == BATON_POOL_H_INDEX(h))
+			return 1;
+	return 0;
+}
+
+/* The stopped reaper runs again: it punches what its second read saw. */
+static void resume_the_reap(struct stopped_reap *r, size_t size)
+{
+	int i;
+
+	for (i = 0; i < r->nr_cand; i++)
+		madvise(r->cand[i], size, MADV_REMOVE);
+}
+
+/*
+ * The reaper dies (its lock goes with its file): every buffer of the pool
+ * comes back to us, none twice, the ones set aside included.
+ */
+static int all_buffers_come_back(struct baton_pool *pool, size_t size,
+				 uint32_t count, uint64_t *held, int nr_held)
+{
+	uint8_t seen[4096] = { 0 };
+	uint64_t h[4096];
+	uint32_t n = 0, i;
+
+	for (i = 0; i < (uint32_t)nr_held; i++)
+		if (baton_pool_free(pool, held[i]))
+			return -1;
+	while (n < count && !baton_pool_alloc_wait(pool, size, &h[n],
+						   1000 * 1000 * 1000)) {
+		if (seen[BATON_POOL_H_INDEX(h[n])]++)
+			return -2;
+		n++;
+	}
+	for (i = 0; i < n; i++)
+		baton_pool_free(pool, h[i]);
+	return n == count ? 0 : -3;
+}
+
+TEST(a_stopped_reaper_never_holds_an_allocation)
+{
+	struct baton_pool_params p = idle_params(14, 256, 1000);
+	struct stopped_reap r = { 0 };
+	uint64_t h[16];
+	int i, j;
+
+	force_memfd();
+	ring_name(r.pname, sizeof(r.pname), "stopreap");
+	ASSERT_EQ(0, baton_pool_create(r.pname, &p, &r.pool));
+	for (i = 0; i < 16; i++) {
+		ASSERT_EQ(0, baton_pool_alloc(r.pool, 16384, &h[i]));
+		r.cand[i] = baton_pool_ptr(r.pool, h[i]);
+		r.cand_index[i] = BATON_POOL_H_INDEX(h[i]);
+	}
+	r.nr_cand = 16;
+	for (i = 0; i < 16; i++)
+		ASSERT_EQ(0, baton_pool_free(r.pool, h[i]));
+	ASSERT_EQ(0, stop_a_reap(&r));
+	/* Each from the magazine (of 32), which holds the reap's candidates. */
+	for (i = 0; i < 16; i++) {
+		ASSERT_EQ(0, baton_pool_alloc(r.pool, 16384, &h[i]));
+		EXPECT_FALSE(is_candidate(&r, h[i]));
+		memset(baton_pool_ptr(r.pool, h[i]), 0x40 + i, 16384);
+	}
+	resume_the_reap(&r, 16384);
+	for (i = 0; i < 16; i++) {
+		const uint8_t *b = baton_pool_ptr(r.pool, h[i]);
+
+		for (j = 0; j < 16384; j += 4096)
+			ASSERT_EQ(0x40 + i, b[j]);
+	}
+	close(r.lock_fd);
+	EXPECT_EQ(0, all_buffers_come_back(r.pool, 16384, 256, h, 16));
+	baton_pool_close(r.pool);
+	baton_pool_unlink(r.pname);
+}
+
+/*
+ * The same reap found by a flush, past its tickets: the rest of that
+ * flush becomes holes in the queue and stays ours, with the magazine's
+ * candidates; nobody takes one while the reaper is stopped.
+ */
+TEST(a_stopped_reaper_never_holds_a_flush)
+{
+	struct baton_pool_params p = idle_params(14, 256, 1000);
+	struct stopped_reap r = { 0 };
+	uint64_t h[40];
+	int i, j;
+
+	force_memfd();
+	ring_name(r.pname, sizeof(r.pname), "stopflush");
+	ASSERT_EQ(0, baton_pool_create(r.pname, &p, &r.pool));
+	for (i = 0; i < 40; i++)
+		ASSERT_EQ(0, baton_pool_alloc(r.pool, 16384, &h[i]));
+	for (i = 0; i < 16; i++) {
+		r.cand[i] = baton_pool_ptr(r.pool, h[i]);
+		r.cand_index[i] = BATON_POOL_H_INDEX(h[i]);
+		ASSERT_EQ(0, baton_pool_free(r.pool, h[i]));
+	}
+	r.nr_cand = 16;
+	ASSERT_EQ(0, stop_a_reap(&r));
+	/* 16 + 24 in a magazine of 32: a flush, past the word. */
+	for (i = 16; i < 40; i++)
+		ASSERT_EQ(0, baton_pool_free(r.pool, h[i]));
+	for (i = 0; i < 24; i++) {
+		ASSERT_EQ(0, baton_pool_alloc(r.pool, 16384, &h[i]));
+		EXPECT_FALSE(is_candidate(&r, h[i]));
+		memset(baton_pool_ptr(r.pool, h[i]), 0x40 + i, 16384);
+	}
+	resume_the_reap(&r, 16384);
+	for (i = 0; i < 24; i++) {
+		const uint8_t *b = baton_pool_ptr(r.pool, h[i]);
+
+		for (j = 0; j < 16384; j += 4096)
+			ASSERT_EQ(0x40 + i, b[j]);
+	}
+	close(r.lock_fd);
+	EXPECT_EQ(0, all_buffers_come_back(r.pool, 16384, 256, h, 24));
+	baton_pool_close(r.pool);
+	baton_pool_unlink(r.pname);
+}
+
 TEST_HARNESS_MAIN

@@ -125,13 +125,14 @@ check "a binary using baton_mpsc_cons_release_n binds to LIBBATON_2.6" \
 
 # ---- handles whose frees leave IDLE need 2.7's inline allocation
 printf '#include <baton/baton.h>\nint f(struct baton_pool **p, uint64_t *h) {\n\tif (baton_pool_create("x", 0, p) || baton_pool_open("x", p))\n\t\treturn 1;\n\treturn baton_pool_alloc(*p, 1, h);\n}\nint main(void) { return 0; }\n' >"$work/idle_mag.c"
-check "a binary opening pools binds the idle create and open (2.8) and the reap wait (2.7)" \
+check "a binary opening pools binds the idle create and open (2.8) and the reap wait (2.10)" \
 	bash -c "cc -std=c11 ${cflags[*]} ${pc_cflags[*]} -o '$work/idle_mag' \
 		'$work/idle_mag.c' ${pc_libs[*]} &&
 		objdump -T '$work/idle_mag' > '$work/idle_mag.T' &&
 		grep -q 'LIBBATON_2.8) *__baton_pool_create_idle\$' '$work/idle_mag.T' &&
 		grep -q 'LIBBATON_2.8) *__baton_pool_open_idle\$' '$work/idle_mag.T' &&
-		grep -q 'LIBBATON_2.7) *__baton_pool_alloc_reaped\$' '$work/idle_mag.T' &&
+		grep -q 'LIBBATON_2.10) *__baton_pool_alloc_during_reap\$' '$work/idle_mag.T' &&
+		! grep -q ' __baton_pool_alloc_reaped\$' '$work/idle_mag.T' &&
 		! grep -q ' baton_pool_open\$' '$work/idle_mag.T'"
 # An object compiled against an older baton.h names plain create and open
 # (declarations without the label: BATON__POOL_OUTLINE): linked with this
