@@ -1215,12 +1215,33 @@ static uint64_t reap_wait(const struct baton_pool *p, int bounded)
 		if (!bounded || spins % 256)
 			continue;
 		now = baton__pool_coarse_ms();
-		if (!since)
+		if (!since) {
 			since = now;
-		else if (now - since >= REAP_STUCK_MS)
+			continue;
+		}
+		if (now - since < REAP_STUCK_MS)
+			continue;
+		/* A dead reaper's word is cleared, not waited out. */
+		baton__pool_memfd_reap_check(p, seen);
+		if (__atomic_load_n(p->f.reap, __ATOMIC_ACQUIRE) == seen)
 			return seen;
 	}
 	return 0;
+}
+
+/*
+ * Wait, with no bound, until the word no longer says the reap that set
+ * our magazines aside: an allocation that has nothing else to take.
+ */
+static void reap_wait_aside(struct baton_pool *p)
+{
+	unsigned int spins = 0;
+
+	while (__atomic_load_n(p->f.reap, __ATOMIC_ACQUIRE) == p->aside_word) {
+		baton__pool_relax(&spins);
+		if (!(spins % 4096))
+			baton__pool_memfd_reap_check(p, p->aside_word);
+	}
 }
 
 /*
@@ -1455,12 +1476,14 @@ int __baton_pool_alloc_slow(struct baton_pool *p, size_t size,
  * holder, which may die with the word set (reap_wait() clears a dead
  * one's), or stop: after REAP_STUCK_MS the buffer, and every magazine,
  * go aside until the word changes, and the caller gets one from the
- * free queue instead (ENOMEM if it has none).
+ * free queue instead (or, if it has none, waits for the word after all).
  */
 int __baton_pool_alloc_during_reap(struct baton_pool *p, uint64_t *handle)
 {
 	uint64_t stuck, h;
 	uint32_t cls;
+	size_t size;
+	int ret;
 
 	if (!p || !handle)
 		return -EINVAL;
@@ -1471,11 +1494,20 @@ int __baton_pool_alloc_during_reap(struct baton_pool *p, uint64_t *handle)
 	cls = BATON_POOL_H_CLASS(h);
 	if (cls >= p->geo.nr_classes)
 		return -EINVAL;		/* not one the inline form popped */
+	size = (size_t)1 << p->f.cls[cls].shift;
 	keep_owned(p, cls, BATON_POOL_H_INDEX(h), BATON_POOL_H_GEN(h));
 	set_aside(p, stuck);
 	*handle = 0;
-	return __baton_pool_alloc_slow(p, (size_t)1 << p->f.cls[cls].shift,
-				       handle);
+	ret = __baton_pool_alloc_slow(p, size, handle);
+	if (ret != -ENOMEM)
+		return ret;
+	/*
+	 * Nothing on the queue: what we keep aside is the class's supply.
+	 * A reap that is only slow (a large pool's punches) ends soon, and
+	 * an allocation does not say ENOMEM for buffers that are coming.
+	 */
+	reap_wait_aside(p);
+	return __baton_pool_alloc_slow(p, size, handle);
 }
 
 /* The 2.7 form, for binaries built before 2.10: only waits. */

@@ -1108,7 +1108,7 @@ void baton__pool_memfd_attach(struct baton_pool *p)
 void baton__pool_memfd_detach(struct baton_pool *p)
 {
 	uint64_t dead[BATON_POOL_HOLDERS_MAX / 64] = { 0 }, n, cold = 0;
-	unsigned int spins = 0;
+	static const struct timespec nap = { .tv_nsec = 1000 * 1000 };
 	uint32_t i;
 	int cs;
 
@@ -1118,6 +1118,13 @@ void baton__pool_memfd_detach(struct baton_pool *p)
 	baton__pool_drain(p);
 	for (i = 0; i < p->geo.nr_classes; i++)
 		p->f.cls[i].mag.n = 0;	/* ours (OWNED, IDLE): the walk finds them */
+	/*
+	 * So are the buffers a stopped reap kept on the adopt list: the walk
+	 * below, after that reaper let go of the lock, takes them once, and
+	 * the list must not name them a second time.
+	 */
+	p->adopt_n = 0;
+	p->aside_word = 0;
 	dead[p->f.holder / 64] = 1ULL << (p->f.holder % 64);
 	if (repair_lock(p, F_OFD_SETLKW, &cs))
 		return;
@@ -1136,7 +1143,7 @@ void baton__pool_memfd_detach(struct baton_pool *p)
 		baton__pool_drain(p);
 		baton__pool_flush_all(p);
 		if (p->adopt_n)
-			baton__pool_relax(&spins);
+			nanosleep(&nap, NULL);
 	} while (p->adopt_n);
 	claim_reset(p, p->f.holder);
 	__atomic_store_n(attached_word(p, p->f.holder), 0, __ATOMIC_RELEASE);
