@@ -1606,6 +1606,14 @@ static int stop_a_reap(struct stopped_reap *r)
 	return 0;
 }
 
+/* Free @h into the magazine, where the reap about to stop will see it IDLE. */
+static int free_a_candidate(struct stopped_reap *r, uint64_t h)
+{
+	r->cand[r->nr_cand] = baton_pool_ptr(r->pool, h);
+	r->cand_index[r->nr_cand++] = BATON_POOL_H_INDEX(h);
+	return baton_pool_free(r->pool, h);
+}
+
 static int is_candidate(const struct stopped_reap *r, uint64_t h)
 {
 	int i;
@@ -1669,44 +1677,67 @@ static int all_buffers_come_back(struct baton_pool *pool, size_t size,
 	return n == count ? 0 : -3;
 }
 
+/*
+ * While the reaper is stopped, @n allocations: none a candidate, none
+ * on another holder's queue either; each keeps what it was given when
+ * the reaper runs again. 0, or the step that failed.
+ */
+static int allocs_stay_clear_of_the_reap(struct stopped_reap *r, uint64_t *h,
+					 int n)
+{
+	int i, j;
+
+	for (i = 0; i < n; i++) {
+		if (baton_pool_alloc(r->pool, 16384, &h[i]))
+			return 1;
+		if (is_candidate(r, h[i]))
+			return 2;
+		memset(baton_pool_ptr(r->pool, h[i]), 0x40 + i, 16384);
+	}
+	if (another_holder_finds_no_candidate(r, 16384) <= 0)
+		return 3;
+	resume_the_reap(r, 16384);
+	for (i = 0; i < n; i++) {
+		const uint8_t *b = baton_pool_ptr(r->pool, h[i]);
+
+		for (j = 0; j < 16384; j += 4096)
+			if (b[j] != 0x40 + i)
+				return 4;
+	}
+	return 0;
+}
+
+/* The reaper dies; the @n buffers in @h are freed. 0, or the step. */
+static int the_reaper_lets_go(struct stopped_reap *r, uint64_t *h, int n)
+{
+	int ret;
+
+	close(r->lock_fd);
+	baton_pool_close(r->other);
+	ret = all_buffers_come_back(r->pool, 16384, 256, h, n);
+	baton_pool_close(r->pool);
+	baton_pool_unlink(r->pname);
+	return ret ? 10 - ret : 0;
+}
+
 TEST(a_stopped_reaper_never_holds_an_allocation)
 {
 	struct baton_pool_params p = idle_params(14, 256, 1000);
 	struct stopped_reap r = { 0 };
 	uint64_t h[16];
-	int i, j;
+	int i;
 
 	force_memfd();
 	ring_name(r.pname, sizeof(r.pname), "stopreap");
 	ASSERT_EQ(0, baton_pool_create(r.pname, &p, &r.pool));
-	for (i = 0; i < 16; i++) {
-		ASSERT_EQ(0, baton_pool_alloc(r.pool, 16384, &h[i]));
-		r.cand[i] = baton_pool_ptr(r.pool, h[i]);
-		r.cand_index[i] = BATON_POOL_H_INDEX(h[i]);
-	}
-	r.nr_cand = 16;
 	for (i = 0; i < 16; i++)
-		ASSERT_EQ(0, baton_pool_free(r.pool, h[i]));
+		ASSERT_EQ(0, baton_pool_alloc(r.pool, 16384, &h[i]));
+	for (i = 0; i < 16; i++)
+		ASSERT_EQ(0, free_a_candidate(&r, h[i]));
 	ASSERT_EQ(0, stop_a_reap(&r));
 	/* Each from the magazine (of 32), which holds the reap's candidates. */
-	for (i = 0; i < 16; i++) {
-		ASSERT_EQ(0, baton_pool_alloc(r.pool, 16384, &h[i]));
-		EXPECT_FALSE(is_candidate(&r, h[i]));
-		memset(baton_pool_ptr(r.pool, h[i]), 0x40 + i, 16384);
-	}
-	EXPECT_LT(0, another_holder_finds_no_candidate(&r, 16384));
-	resume_the_reap(&r, 16384);
-	for (i = 0; i < 16; i++) {
-		const uint8_t *b = baton_pool_ptr(r.pool, h[i]);
-
-		for (j = 0; j < 16384; j += 4096)
-			ASSERT_EQ(0x40 + i, b[j]);
-	}
-	close(r.lock_fd);
-	baton_pool_close(r.other);
-	EXPECT_EQ(0, all_buffers_come_back(r.pool, 16384, 256, h, 16));
-	baton_pool_close(r.pool);
-	baton_pool_unlink(r.pname);
+	EXPECT_EQ(0, allocs_stay_clear_of_the_reap(&r, h, 16));
+	EXPECT_EQ(0, the_reaper_lets_go(&r, h, 16));
 }
 
 /*
@@ -1719,19 +1750,15 @@ TEST(a_stopped_reaper_never_holds_a_flush)
 	struct baton_pool_params p = idle_params(14, 256, 1000);
 	struct stopped_reap r = { 0 };
 	uint64_t h[40];
-	int i, j;
+	int i;
 
 	force_memfd();
 	ring_name(r.pname, sizeof(r.pname), "stopflush");
 	ASSERT_EQ(0, baton_pool_create(r.pname, &p, &r.pool));
 	for (i = 0; i < 40; i++)
 		ASSERT_EQ(0, baton_pool_alloc(r.pool, 16384, &h[i]));
-	for (i = 0; i < 16; i++) {
-		r.cand[i] = baton_pool_ptr(r.pool, h[i]);
-		r.cand_index[i] = BATON_POOL_H_INDEX(h[i]);
-		ASSERT_EQ(0, baton_pool_free(r.pool, h[i]));
-	}
-	r.nr_cand = 16;
+	for (i = 0; i < 16; i++)
+		ASSERT_EQ(0, free_a_candidate(&r, h[i]));
 	ASSERT_EQ(0, stop_a_reap(&r));
 	/*
 	 * 8 left from the last refill and the 16 candidates: the 9th of
@@ -1739,24 +1766,8 @@ TEST(a_stopped_reaper_never_holds_a_flush)
 	 */
 	for (i = 16; i < 40; i++)
 		ASSERT_EQ(0, baton_pool_free(r.pool, h[i]));
-	for (i = 0; i < 24; i++) {
-		ASSERT_EQ(0, baton_pool_alloc(r.pool, 16384, &h[i]));
-		EXPECT_FALSE(is_candidate(&r, h[i]));
-		memset(baton_pool_ptr(r.pool, h[i]), 0x40 + i, 16384);
-	}
-	EXPECT_LT(0, another_holder_finds_no_candidate(&r, 16384));
-	resume_the_reap(&r, 16384);
-	for (i = 0; i < 24; i++) {
-		const uint8_t *b = baton_pool_ptr(r.pool, h[i]);
-
-		for (j = 0; j < 16384; j += 4096)
-			ASSERT_EQ(0x40 + i, b[j]);
-	}
-	close(r.lock_fd);
-	baton_pool_close(r.other);
-	EXPECT_EQ(0, all_buffers_come_back(r.pool, 16384, 256, h, 24));
-	baton_pool_close(r.pool);
-	baton_pool_unlink(r.pname);
+	EXPECT_EQ(0, allocs_stay_clear_of_the_reap(&r, h, 24));
+	EXPECT_EQ(0, the_reaper_lets_go(&r, h, 24));
 }
 
 static void *close_pool(void *arg)
