@@ -1685,11 +1685,17 @@ static int all_buffers_come_back(struct baton_pool *pool, size_t size,
 static int allocs_stay_clear_of_the_reap(struct stopped_reap *r, uint64_t *h,
 					 int n)
 {
+	uint64_t t0 = now_ns();
 	int i, j;
 
 	for (i = 0; i < n; i++) {
 		if (baton_pool_alloc(r->pool, 16384, &h[i]))
 			return 1;
+		if (!i) {	/* reported, not asserted: how long it held us */
+			printf("# the first allocation past the stopped reap: %.1f ms\n",
+			       (now_ns() - t0) / 1e6);
+			fflush(stdout);
+		}
 		if (is_candidate(r, h[i]))
 			return 2;
 		memset(baton_pool_ptr(r->pool, h[i]), 0x40 + i, 16384);
