@@ -1202,11 +1202,15 @@ static int park_on_class(struct baton_pool *p, uint32_t cls, uint32_t seen,
 static uint64_t reap_wait(const struct baton_pool *p, int bounded)
 {
 	unsigned int spins = 0;
-	uint64_t seen, since = 0, now;
+	uint64_t seen, last = 0, since = 0, now;
 
 	while ((seen = __atomic_load_n(p->f.reap, __ATOMIC_ACQUIRE))) {
 		if (seen == p->aside_word)
 			return 0;
+		if (seen != last) {	/* another reap: its own 10 ms */
+			last = seen;
+			since = 0;
+		}
 		baton__pool_relax(&spins);
 		if (p->backend != BATON_BACKEND_MEMFD)
 			continue;
@@ -1227,21 +1231,6 @@ static uint64_t reap_wait(const struct baton_pool *p, int bounded)
 			return seen;
 	}
 	return 0;
-}
-
-/*
- * Wait, with no bound, until the word no longer says the reap that set
- * our magazines aside: an allocation that has nothing else to take.
- */
-static void reap_wait_aside(struct baton_pool *p)
-{
-	unsigned int spins = 0;
-
-	while (__atomic_load_n(p->f.reap, __ATOMIC_ACQUIRE) == p->aside_word) {
-		baton__pool_relax(&spins);
-		if (!(spins % 4096))
-			baton__pool_memfd_reap_check(p, p->aside_word);
-	}
 }
 
 /*
@@ -1476,14 +1465,13 @@ int __baton_pool_alloc_slow(struct baton_pool *p, size_t size,
  * holder, which may die with the word set (reap_wait() clears a dead
  * one's), or stop: after REAP_STUCK_MS the buffer, and every magazine,
  * go aside until the word changes, and the caller gets one from the
- * free queue instead (or, if it has none, waits for the word after all).
+ * free queue instead (ENOMEM if it has none).
  */
 int __baton_pool_alloc_during_reap(struct baton_pool *p, uint64_t *handle)
 {
 	uint64_t stuck, h;
 	uint32_t cls;
 	size_t size;
-	int ret;
 
 	if (!p || !handle)
 		return -EINVAL;
@@ -1498,15 +1486,12 @@ int __baton_pool_alloc_during_reap(struct baton_pool *p, uint64_t *handle)
 	keep_owned(p, cls, BATON_POOL_H_INDEX(h), BATON_POOL_H_GEN(h));
 	set_aside(p, stuck);
 	*handle = 0;
-	ret = __baton_pool_alloc_slow(p, size, handle);
-	if (ret != -ENOMEM)
-		return ret;
 	/*
-	 * Nothing on the queue: what we keep aside is the class's supply.
-	 * A reap that is only slow (a large pool's punches) ends soon, and
-	 * an allocation does not say ENOMEM for buffers that are coming.
+	 * ENOMEM if the queue is empty: what we keep aside comes back at the
+	 * first slow path after the word moves (baton_pool_alloc_wait()
+	 * parks in slices and looks again), and an allocation never waits
+	 * for a reaper that may not run again.
 	 */
-	reap_wait_aside(p);
 	return __baton_pool_alloc_slow(p, size, handle);
 }
 
