@@ -1588,7 +1588,7 @@ static int stop_a_reap(struct stopped_reap *r)
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
 			    .l_start = 0, .l_len = 1 };
 	uint8_t junk[2048];
-	int fd;
+	int fd, ret;
 
 	/* Opened first: an open, like a close, waits for the repair lock. */
 	if (baton_pool_open(r->pname, &r->other))
@@ -1600,10 +1600,11 @@ static int stop_a_reap(struct stopped_reap *r)
 	/* The backend's words: no upkeep due (its schedule far ahead), reap odd. */
 	memset(junk, 0xa5, sizeof(junk));
 	fd = open(r->path, O_RDWR);
-	if (fd < 0 || pwrite(fd, junk, sizeof(junk), 2048) != (ssize_t)sizeof(junk))
+	if (fd < 0)
 		return -1;
+	ret = pwrite(fd, junk, sizeof(junk), 2048) == (ssize_t)sizeof(junk) ? 0 : -1;
 	close(fd);
-	return 0;
+	return ret;
 }
 
 /* Free @h into the magazine, where the reap about to stop will see it IDLE. */
