@@ -647,7 +647,8 @@ int baton_pool_unlink(const char *name)
  * included) to the free queues: the kernel does it at release, as for a
  * holder that died. On memfd the library returns them here, before the
  * holder lock goes with the fd; a holder that died instead is repaired by
- * the next one that looks (pool_memfd.c).
+ * the next one that looks (pool_memfd.c), and so is one whose close found
+ * the repair lock held by a stopped holder.
  */
 void baton_pool_close(struct baton_pool *p)
 {

@@ -41,6 +41,10 @@
  *  - reaps idle magazines (idle_reap()): the pages of buffers IDLE in a
  *    holder's magazine, unchanged for about decay_ms, with the reap word
  *    set and membarrier() as the module's IPI (Y13).
+ * Nobody waits for a holder stopped with the lock held (SIGSTOP, a
+ * debugger, a frozen cgroup) past LOCK_STUCK_MS: allocations and UNSTICK
+ * only try it, an opener takes an index no dead holder left unrepaired,
+ * and a closer leaves as a death does, for the next repair.
  * A repair (and an UNSTICK) wakes allocators parked on an empty class,
  * which sleep on a futex on the class's wakes word, in slices of 5 ms
  * whose ends look again (and so repair), as the module's kick does
@@ -91,6 +95,7 @@
 #define DATA_MAX	(1ULL << 38)	/* kmod's bound: E2BIG past it */
 #define WINDOW		4		/* decay ticks a reserve spans */
 #define IDLE_REPAIR_MS	100		/* repair period without decay */
+#define LOCK_STUCK_MS	10		/* a repair lock held longer: stopped */
 #define SETTLE_TRIES	2000		/* yields to let a live taker finish */
 #define WATCH_MS	100		/* a handle looks at its rings' files */
 
@@ -321,7 +326,8 @@ static int held_by_other(int fd, off_t at)
 
 /*
  * The repair lock (@cmd F_OFD_SETLKW to wait for it, F_OFD_SETLK to try;
- * only attach and detach wait, every other path tries),
+ * every path tries, attach and detach for up to LOCK_STUCK_MS, and only
+ * an attach whose every free index is a dead holder's waits for good),
  * with thread cancellation off while it is held: a thread cancelled in
  * the wait (a cancellation point) or at one inside the section would
  * leave the byte locked by an open file description that lives on with
@@ -1085,14 +1091,83 @@ void baton__pool_memfd_unwatch_all(struct baton_pool *p)
 
 /* ---- attach and detach ---- */
 
-void baton__pool_memfd_attach(struct baton_pool *p)
+/*
+ * The repair lock within LOCK_STUCK_MS: 0, or -EBUSY when it is held
+ * past that (-errno for another failure). A repairer that keeps the lock
+ * so long is taken as stopped (SIGSTOP, a debugger, a frozen cgroup): a
+ * repair walks the descriptors and a decay punches a few holes, well
+ * under that. Called under pool.c's open_lock, cancellation off.
+ */
+static int repair_lock_bounded(struct baton_pool *p, int *cs)
 {
-	int cs;
+	static const struct timespec nap = { .tv_nsec = 1000 * 1000 };
+	uint64_t t0 = baton__pool_now_ms();
+	int ret;
 
-	if (repair_lock(p, F_OFD_SETLKW, &cs))
-		return;
-	/* Whatever a dead holder of our index left is repaired first. */
-	repair_dead(p, 1);
+	for (;;) {
+		ret = repair_lock(p, F_OFD_SETLK, cs);
+		if (ret != -EAGAIN && ret != -EACCES)
+			return ret;
+		if (baton__pool_now_ms() - t0 >= LOCK_STUCK_MS)
+			return -EBUSY;
+		nanosleep(&nap, NULL);
+	}
+}
+
+/*
+ * Index @k is a dead holder's that nobody has repaired yet: attached,
+ * while we (who hold its lock) are not. Reusing it before the repair
+ * would make the dead holder's buffers ours unseen and reset a claim the
+ * repair must finish.
+ */
+static int index_dirty(const struct baton_pool *p, uint32_t k)
+{
+	return __atomic_load_n(attached_word(p, k), __ATOMIC_ACQUIRE) != 0;
+}
+
+/* Become holder @k: the states our descriptors carry, our claim page. */
+static void take_index(struct baton_pool *p, uint32_t k)
+{
+	int idle = p->f.idle != p->f.owned;
+
+	p->f.holder = k;
+	p->f.owned = BATON_POOL_STATE(0, BATON_POOL_OWNED, k + 1);
+	p->f.idle = idle ? BATON_POOL_STATE(0, BATON_POOL_IDLE, k + 1) :
+			   p->f.owned;
+	p->claim = claim_of(p, k);
+}
+
+/*
+ * Past a stopped repairer, with our index dirty: move to a free index
+ * nobody left dirty (its lock first, then its attached word: a repairer
+ * of it would hold the lock), and let ours go to whoever repairs it.
+ * 0, or -EMFILE when every free index is dirty.
+ */
+static int take_clean_index(struct baton_pool *p)
+{
+	uint32_t k;
+
+	for (k = 0; k < p->geo.max_holders; k++) {
+		if (k == p->f.holder || try_lock(p->fd, LOCK_HOLDER(k)))
+			continue;
+		if (index_dirty(p, k)) {
+			unlock(p->fd, LOCK_HOLDER(k));
+			continue;
+		}
+		unlock(p->fd, LOCK_HOLDER(p->f.holder));
+		take_index(p, k);
+		return 0;
+	}
+	return -EMFILE;
+}
+
+/*
+ * Start our index's life. Needs no repair lock on a clean index: only
+ * the holder of an index's lock writes its claim, life and attached
+ * words, and a repairer finds it live (locked) from here on.
+ */
+static void attach_begin(struct baton_pool *p)
+{
 	claim_reset(p, p->f.holder);
 	life_begin(p, p->f.holder);
 	/* A dead holder of our index was counted: it is released now. */
@@ -1101,13 +1176,50 @@ void baton__pool_memfd_attach(struct baton_pool *p)
 		count(&p->hdr->holder_releases, 1);
 	else
 		count(&p->hdr->holders, 1);
+}
+
+/* Under the repair lock: whatever a dead holder of our index left, first. */
+static void attach_repaired(struct baton_pool *p, int cs)
+{
+	repair_dead(p, 1);
+	attach_begin(p);
 	repair_unlock(p, cs);
 }
 
-/* Everything we own, in use or cached, back to the free queues. */
+/*
+ * Attach repairs the dead when the repair lock is free. Held, it waits
+ * for it only as long as our index is dirty and the holder may be a
+ * live repairer at work (LOCK_STUCK_MS); past that, it takes a clean
+ * index, and waits for good only when every free index is dirty. A clean
+ * index needs no repair: the dead are repaired at the next slow path.
+ */
+void baton__pool_memfd_attach(struct baton_pool *p)
+{
+	int cs;
+
+	if (!repair_lock(p, F_OFD_SETLK, &cs) ||
+	    (index_dirty(p, p->f.holder) && !repair_lock_bounded(p, &cs))) {
+		attach_repaired(p, cs);
+		return;
+	}
+	if (!index_dirty(p, p->f.holder) || !take_clean_index(p)) {
+		attach_begin(p);
+		return;
+	}
+	if (!repair_lock(p, F_OFD_SETLKW, &cs))
+		attach_repaired(p, cs);
+}
+
+/*
+ * Everything we own, in use or cached, back to the free queues. A
+ * repairer that keeps the lock past LOCK_STUCK_MS (stopped) is not
+ * waited for: we leave as a death does, our index attached with its
+ * lock about to go with our file, and the next repair (that repairer's,
+ * once it runs, or any holder's slow path) takes back what we own.
+ */
 void baton__pool_memfd_detach(struct baton_pool *p)
 {
-	uint64_t dead[BATON_POOL_HOLDERS_MAX / 64] = { 0 }, n, cold = 0;
+	uint64_t dead[BATON_POOL_HOLDERS_MAX / 64] = { 0 }, n, cold = 0, t0;
 	static const struct timespec nap = { .tv_nsec = 1000 * 1000 };
 	uint32_t i;
 	int cs;
@@ -1126,7 +1238,7 @@ void baton__pool_memfd_detach(struct baton_pool *p)
 	p->adopt_n = 0;
 	p->aside_word = 0;
 	dead[p->f.holder / 64] = 1ULL << (p->f.holder % 64);
-	if (repair_lock(p, F_OFD_SETLKW, &cs))
+	if (repair_lock_bounded(p, &cs))
 		return;
 	life_end(p, p->f.holder);
 	n = reclaim_walk(p, dead, &cold);
@@ -1137,13 +1249,18 @@ void baton__pool_memfd_detach(struct baton_pool *p)
 	 * and its waits may UNSTICK, and both adopt. What they adopt is
 	 * ours to free too, or nobody's once we are gone: until none is left.
 	 * A flush past a stopped reap sets buffers aside on the same list
-	 * (pool.c): those wait for that reaper, as the lock above did.
+	 * (pool.c): OWNED by us, they wait for that reaper up to
+	 * LOCK_STUCK_MS, then for the repair of our index as a dead one.
 	 */
+	t0 = baton__pool_now_ms();
 	do {
 		baton__pool_drain(p);
 		baton__pool_flush_all(p);
-		if (p->adopt_n)
-			nanosleep(&nap, NULL);
+		if (!p->adopt_n)
+			break;
+		if (baton__pool_now_ms() - t0 >= LOCK_STUCK_MS)
+			return;
+		nanosleep(&nap, NULL);
 	} while (p->adopt_n);
 	claim_reset(p, p->f.holder);
 	__atomic_store_n(attached_word(p, p->f.holder), 0, __ATOMIC_RELEASE);

@@ -1590,7 +1590,7 @@ static int stop_a_reap(struct stopped_reap *r)
 	uint8_t junk[2048];
 	int fd, ret;
 
-	/* Opened first: an open, like a close, waits for the repair lock. */
+	/* Opened first: an open past a held repair lock waits 10 ms. */
 	if (baton_pool_open(r->pname, &r->other))
 		return -1;
 	pool_file(r->path, sizeof(r->path), r->pname);
@@ -1785,9 +1785,9 @@ static void *close_pool(void *arg)
 
 /*
  * A holder closes while the reap that made it set its magazines aside is
- * still stopped: its close waits for the reaper's lock, as it always did,
- * then gives back what it kept, and another holder can take every buffer,
- * twice over. (A buffer queued twice, which the walk and the aside list
+ * still stopped: its close waits 10 ms for the reaper's lock, then
+ * leaves what it kept to the repair of its index, as a death does, and
+ * another holder can take every buffer, twice over. (A buffer queued twice, which the walk and the aside list
  * together once did, shows in no public counter: the second entry is
  * stale to every taker.)
  */
@@ -1864,7 +1864,7 @@ static int open_hold_close(const char *pname, int n)
  * the repair lock: another handle's open and close go on without it past
  * about 10 ms, the close leaving what it held to the next repair, as a
  * death does; once the lock goes, every buffer comes back, none twice.
- * Before 2.11 both waited for the lock (here for ever: the alarm fails
+ * Before 2.10.1 both waited for the lock (here for ever: the alarm fails
  * the test).
  */
 TEST(a_stopped_repairer_never_holds_an_open_or_a_close)
