@@ -350,10 +350,11 @@ static void atfork_register(void)
  * child an fd the child handler does not know of.
  *
  * Thread cancellation is off while open_lock is held: the memfd attach
- * and detach wait for another holder's repair under it (F_OFD_SETLKW, a
- * cancellation point), and a thread cancelled there would leave it held
- * for good, every later open, close and fork() of the process hung on
- * it. A cancel requested meanwhile acts at the thread's next
+ * and detach wait for another holder's repair under it (up to 10 ms in
+ * naps, or with F_OFD_SETLKW when every free index is a dead holder's;
+ * cancellation points both), and a thread cancelled there would leave it
+ * held for good, every later open, close and fork() of the process hung
+ * on it. A cancel requested meanwhile acts at the thread's next
  * cancellation point after the call. Returns the state to restore.
  */
 static int open_lock_take(void)
@@ -1263,7 +1264,10 @@ static void keep_owned(struct baton_pool *p, uint32_t cls, uint32_t index,
 	__atomic_store_n(&p->f.cls[cls].desc[index].state,
 			 BATON_POOL_STATE(gen, BATON_POOL_OWNED, p->f.holder + 1),
 			 __ATOMIC_RELAXED);
-	/* No room on the list: ours until our close walks it back. */
+	/*
+	 * No room on the list: ours until our close walks it back, or the
+	 * repair of our index does (a close past a stopped repairer).
+	 */
 	baton__pool_adopt_later(p, cls, index);
 }
 

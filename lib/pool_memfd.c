@@ -17,7 +17,8 @@
  * file, for as long as its fd lives (process death included), and marks
  * its claim page "attached" (MEMFD_ATTACHED). An attached index whose lock
  * nobody holds is a dead holder. Openers take the lowest free lock
- * (EMFILE when none).
+ * (EMFILE when none), and move to another when that index is a dead
+ * holder's that nobody can repair now (baton__pool_memfd_attach()).
  *
  * One repairer at a time: an OFD write lock on byte LOCK_REPAIR, taken
  * where the module takes pool->lock. Under it a holder:
@@ -49,10 +50,10 @@
  * which sleep on a futex on the class's wakes word, in slices of 5 ms
  * whose ends look again (and so repair), as the module's kick does
  * after a release (pool.c: baton_pool_alloc_wait()).
- * A repair runs at open, when an allocation finds its class empty (at most
- * once a millisecond), while a wait for a queue entry or a decaying buffer
- * lasts, and from the slow paths of allocation and free (refill and flush)
- * every decay_ms / 4 (100 ms without decay). The difference from kmod:
+ * A repair runs at open (when the lock is free), when an allocation finds
+ * its class empty (at most once a millisecond), while a wait for a queue
+ * entry or a decaying buffer lasts, and from the slow paths of allocation
+ * and free (refill and flush) every decay_ms / 4 (100 ms without decay). The difference from kmod:
  * nothing runs while every holder sleeps. A dead holder's buffers come
  * back when another holder next reaches a slow path, and an idle pool's
  * pages stay until a holder next allocates or frees past its magazine
@@ -503,8 +504,10 @@ static uint32_t *attached_word(const struct baton_pool *p, uint32_t k)
 
 /*
  * Index @k's life word (uapi: BATON_POOL_CLAIM_LIFE; kmod:
- * baton_pool_life_begin/_end()). Under the repair lock. The end is
- * followed by a full barrier, before the walk of the descriptors (Y8).
+ * baton_pool_life_begin/_end()). Written by the holder of the index's
+ * lock: its holder at attach (with or without the repair lock), or a
+ * repairer of its dead holder. The end is followed by a full barrier,
+ * before the walk of the descriptors (Y8).
  */
 static uint64_t *life_word(const struct baton_pool *p, uint32_t k)
 {
@@ -1242,7 +1245,6 @@ void baton__pool_memfd_detach(struct baton_pool *p)
 		return;
 	life_end(p, p->f.holder);
 	n = reclaim_walk(p, dead, &cold);
-	count(&p->hdr->reclaimed, n);
 	repair_unlock(p, cs);
 	/*
 	 * A flush is a slow path: its maintenance may repair a dead holder
@@ -1250,18 +1252,24 @@ void baton__pool_memfd_detach(struct baton_pool *p)
 	 * ours to free too, or nobody's once we are gone: until none is left.
 	 * A flush past a stopped reap sets buffers aside on the same list
 	 * (pool.c): OWNED by us, they wait for that reaper up to
-	 * LOCK_STUCK_MS, then for the repair of our index as a dead one.
+	 * LOCK_STUCK_MS (counted from here, our own flushes included), then
+	 * for the repair of our index as a dead one, which counts them
+	 * again: not here, then.
 	 */
 	t0 = baton__pool_now_ms();
-	do {
+	for (;;) {
 		baton__pool_drain(p);
 		baton__pool_flush_all(p);
 		if (!p->adopt_n)
 			break;
-		if (baton__pool_now_ms() - t0 >= LOCK_STUCK_MS)
+		if (baton__pool_now_ms() - t0 >= LOCK_STUCK_MS) {
+			count(&p->hdr->reclaimed,
+			      n > p->adopt_n ? n - p->adopt_n : 0);
 			return;
+		}
 		nanosleep(&nap, NULL);
-	} while (p->adopt_n);
+	}
+	count(&p->hdr->reclaimed, n);
 	claim_reset(p, p->f.holder);
 	__atomic_store_n(attached_word(p, p->f.holder), 0, __ATOMIC_RELEASE);
 	count(&p->hdr->holder_releases, 1);
