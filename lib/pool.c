@@ -454,7 +454,13 @@ static int pool_attach(int fd, uint32_t holder, int backend, int idle,
 		return ret;
 	}
 	if (backend == BATON_BACKEND_MEMFD) {
-		baton__pool_memfd_attach(p);
+		ret = baton__pool_memfd_attach(p);
+		if (ret) {
+			pool_unmap(p);
+			close(p->fd);
+			free(p);
+			return ret;
+		}
 		baton__pool_drain(p);
 	}
 	open_add(p);

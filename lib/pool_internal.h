@@ -118,7 +118,7 @@ BATON_HIDDEN int baton__pool_memfd_open(const char *name, int *fd,
 BATON_HIDDEN int baton__pool_memfd_unlink(const char *name);
 BATON_HIDDEN int baton__pool_memfd_geometry_ok(int fd,
 					       const struct baton_pool_hdr *g);
-BATON_HIDDEN void baton__pool_memfd_attach(struct baton_pool *p);
+BATON_HIDDEN int baton__pool_memfd_attach(struct baton_pool *p);
 BATON_HIDDEN void baton__pool_memfd_detach(struct baton_pool *p);
 BATON_HIDDEN int baton__pool_memfd_unstick(struct baton_pool *p, uint32_t cls,
 					   uint64_t t);

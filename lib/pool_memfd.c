@@ -1193,24 +1193,30 @@ static void attach_repaired(struct baton_pool *p, int cs)
  * Attach repairs the dead when the repair lock is free. Held, it waits
  * for it only as long as our index is dirty and the holder may be a
  * live repairer at work (LOCK_STUCK_MS); past that, it takes a clean
- * index, and waits for good only when every free index is dirty. A clean
- * index needs no repair: the dead are repaired at the next slow path.
+ * index, and when every free index is dirty answers EMFILE, as when
+ * every index is held: each is, by a dead holder nobody can repair now.
+ * A clean index needs no repair: the dead are repaired at the next slow
+ * path. 0, or -errno.
  */
-void baton__pool_memfd_attach(struct baton_pool *p)
+int baton__pool_memfd_attach(struct baton_pool *p)
 {
-	int cs;
+	int cs, ret = 0;
 
 	if (!repair_lock(p, F_OFD_SETLK, &cs) ||
-	    (index_dirty(p, p->f.holder) && !repair_lock_bounded(p, &cs))) {
+	    (index_dirty(p, p->f.holder) &&
+	     !(ret = repair_lock_bounded(p, &cs)))) {
 		attach_repaired(p, cs);
-		return;
+		return 0;
 	}
-	if (!index_dirty(p, p->f.holder) || !take_clean_index(p)) {
-		attach_begin(p);
-		return;
+	if (index_dirty(p, p->f.holder)) {
+		if (ret != -EBUSY)
+			return ret;
+		ret = take_clean_index(p);
+		if (ret)
+			return ret;
 	}
-	if (!repair_lock(p, F_OFD_SETLKW, &cs))
-		attach_repaired(p, cs);
+	attach_begin(p);
+	return 0;
 }
 
 /*

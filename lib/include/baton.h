@@ -2009,8 +2009,9 @@ int baton_pool_create(const char *name, const struct baton_pool_params *params,
  * @pool: where the new handle goes
  *
  * Return: 0, or -ENOENT, -EACCES (read and write permission are both
- * needed), -EMFILE (every holder index taken), -EPROTO (memfd: the file
- * is not a pool of this ABI).
+ * needed), -EMFILE (every holder index taken; memfd: or left by a dead
+ * holder that nobody can repair now, a repairer being stopped), -EPROTO
+ * (memfd: the file is not a pool of this ABI).
  */
 int baton_pool_open(const char *name, struct baton_pool **pool)
 	BATON__POOL_IDLE_SYM("__baton_pool_open_idle");

@@ -1890,14 +1890,15 @@ static int open_hold_close(const char *pname, int n)
  * A holder stopped (SIGSTOP, a debugger, a frozen cgroup) while it holds
  * the repair lock: another handle's open and close go on without it past
  * about 10 ms, the close leaving what it held to the next repair, as a
- * death does; once the lock goes, every buffer comes back, none twice.
- * Before 2.10.1 both waited for the lock (here for ever: the alarm fails
- * the test).
+ * death does, and its index dirty; once every free index is, an open
+ * answers EMFILE. Once the lock goes, every buffer comes back, none
+ * twice. Before 2.10.1 both waited for the lock (here for ever: the
+ * alarm fails the test).
  */
 TEST(a_stopped_repairer_never_holds_an_open_or_a_close)
 {
 	struct baton_pool_params p = pc_params(64, 0);
-	struct baton_pool *pool;
+	struct baton_pool *pool, *late;
 	char pname[64];
 	uint64_t t0;
 	int lock_fd, round;
@@ -1908,16 +1909,21 @@ TEST(a_stopped_repairer_never_holds_an_open_or_a_close)
 	lock_fd = stop_a_repairer(pname);
 	ASSERT_LE(0, lock_fd);
 	alarm(5);
-	for (round = 0; round < 3; round++) {
+	/* Indices 1..7 of 8: each round's is the last one's, now dirty. */
+	for (round = 0; round < 7; round++) {
 		t0 = now_ns();
-		/* Each round's index is the last one's, now a dead holder's. */
-		EXPECT_LE(1, open_hold_close(pname, 8));
+		EXPECT_EQ(round + 1, open_hold_close(pname, 8));
 		printf("# open and close past the stopped repairer: %.1f ms\n",
 		       (now_ns() - t0) / 1e6);
 		fflush(stdout);
 	}
+	/* Every free index a dead holder's that nobody can repair now. */
+	EXPECT_EQ(-EMFILE, baton_pool_open(pname, &late));
 	alarm(0);
 	close(lock_fd);
+	/* The repairer lets go: an open repairs them all, 56 buffers. */
+	ASSERT_EQ(0, baton_pool_open(pname, &late));
+	baton_pool_close(late);
 	EXPECT_EQ(0, all_buffers_come_back(pool, 4096, 64, NULL, 0));
 	baton_pool_close(pool);
 	baton_pool_unlink(pname);
