@@ -351,10 +351,9 @@ static void atfork_register(void)
  *
  * Thread cancellation is off while open_lock is held: the memfd attach
  * and detach wait for another holder's repair under it (up to 10 ms in
- * naps, or with F_OFD_SETLKW when every free index is a dead holder's;
- * cancellation points both), and a thread cancelled there would leave it
- * held for good, every later open, close and fork() of the process hung
- * on it. A cancel requested meanwhile acts at the thread's next
+ * naps, a cancellation point), and a thread cancelled there would leave
+ * it held for good, every later open, close and fork() of the process
+ * hung on it. A cancel requested meanwhile acts at the thread's next
  * cancellation point after the call. Returns the state to restore.
  */
 static int open_lock_take(void)

@@ -327,8 +327,8 @@ static int held_by_other(int fd, off_t at)
 
 /*
  * The repair lock (@cmd F_OFD_SETLKW to wait for it, F_OFD_SETLK to try;
- * every path tries, attach and detach for up to LOCK_STUCK_MS, and only
- * an attach whose every free index is a dead holder's waits for good),
+ * since 2.10.1 every path only tries it, attach and detach for up to
+ * LOCK_STUCK_MS, so nobody waits for a holder stopped with it),
  * with thread cancellation off while it is held: a thread cancelled in
  * the wait (a cancellation point) or at one inside the section would
  * leave the byte locked by an open file description that lives on with
