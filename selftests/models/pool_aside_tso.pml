@@ -10,8 +10,9 @@
  * The reaper scans the descriptors (the IDLE values it sees are its
  * candidates), sets the word, runs the barrier on every holder's CPU,
  * reads each candidate again and decides to punch those still as seen.
- * It then stops for as long as the interleaving likes (SIGSTOP), punches,
- * and clears the word. Holder H starts with buffers A and B IDLE in its
+ * It then stops for as long as the interleaving likes (SIGSTOP), or for
+ * good (an end state: stopped longer than anyone may wait), punches, and
+ * clears the word. Holder H starts with buffers A and B IDLE in its
  * magazine; the free queue holds C. H allocates (pops, stores OWNED,
  * looks at the word), frees (IDLE, the next generation, into the magazine),
  * flushes (FREE, the look, then the entry) and drains its aside list, in
@@ -23,7 +24,8 @@
  * and writes them, with the same look and the same set-aside.
  *
  * Property: no buffer is punched while a holder has data in it (assert);
- * every process can finish (no invalid end state).
+ * every process can finish (no invalid end state), the reaper stopped for
+ * good included: nobody waits for it.
  *
  *   VARIANT 0: as implemented                                    -> errors: 0
  *   VARIANT 1: the set-aside keeps only the popped buffer, not the
@@ -35,6 +37,8 @@
  *              the wait for it                                    -> caught
  *   VARIANT 4: a free that keeps the generation: the reaper's
  *              second read cannot tell a buffer freed since       -> caught
+ *   VARIANT 5: a waiter only waits (2.9): a reaper stopped for
+ *              good holds it for good                             -> caught
  *
  * spin -DVARIANT=n -a pool_aside_tso.pml && gcc -O2 -o pan pan.c && ./pan -a -f
  */
@@ -66,13 +70,18 @@ bit punch[NB];		/* the reaper's second read chose it */
 /*
  * H's stores drain on their own, at any time: one pending per word, the
  * lowest index first (the barrier, a locked instruction and a release
- * publication drain them all: drain_all()).
+ * publication drain them all: drain_all()). With none pending it blocks,
+ * at an end state, so that a process waiting for good shows as one
+ * (invalid end state) instead of hiding behind a drain that always runs.
  */
+#define PENDING	(d_mem[0] != d_h[0] || d_mem[1] != d_h[1] || d_mem[2] != d_h[2])
+
 proctype drain() {
   byte i;
 end:
   do
   :: atomic {
+       PENDING;
        i = 0;
        do
        :: i < NB && d_mem[i] == d_h[i] -> i++
@@ -113,7 +122,13 @@ proctype reaper() {
     :: else -> break
     od
   };
-  /* Stopped here for as long as anyone likes; then the punches. */
+  /* Stopped here for as long as anyone likes, or for good. */
+  if
+  :: skip
+  :: true ->
+end_stopped:
+     false
+  fi;
   i = 0;
   do
   :: i < NB ->
@@ -144,7 +159,9 @@ inline look(aside_on, result) {
   :: reap_mem == 1 && !aside_on ->
      if
      :: (reap_mem == 0) -> result = 1		/* waited */
+#if VARIANT != 5
      :: result = 0				/* 10 ms: stopped */
+#endif
      fi
   fi
 }
