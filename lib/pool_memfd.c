@@ -50,11 +50,12 @@
  * which sleep on a futex on the class's wakes word, in slices of 5 ms
  * whose ends look again (and so repair), as the module's kick does
  * after a release (pool.c: baton_pool_alloc_wait()).
- * A repair runs at open (when the lock is free), when an allocation finds
- * its class empty (at most once a millisecond), while a wait for a queue
- * entry or a decaying buffer lasts, and from the slow paths of allocation
- * and free (refill and flush) every decay_ms / 4 (100 ms without decay). The difference from kmod:
- * nothing runs while every holder sleeps. A dead holder's buffers come
+ * A repair runs at open (when the lock is free), when an allocation
+ * finds its class empty (at most once a millisecond), while a wait for a
+ * queue entry or a decaying buffer lasts, and from the slow paths of
+ * allocation and free (refill and flush) every decay_ms / 4 (100 ms
+ * without decay). The difference from kmod: nothing runs while every
+ * holder sleeps. A dead holder's buffers come
  * back when another holder next reaches a slow path, and an idle pool's
  * pages stay until a holder next allocates or frees past its magazine
  * (Documentation/pool.rst).
@@ -326,13 +327,12 @@ static int held_by_other(int fd, off_t at)
 }
 
 /*
- * The repair lock (@cmd F_OFD_SETLKW to wait for it, F_OFD_SETLK to try;
- * since 2.10.1 every path only tries it, attach and detach for up to
- * LOCK_STUCK_MS, so nobody waits for a holder stopped with it),
- * with thread cancellation off while it is held: a thread cancelled in
- * the wait (a cancellation point) or at one inside the section would
- * leave the byte locked by an open file description that lives on with
- * the handle, and every other holder's repair waiting for good. 0 with
+ * The repair lock (@cmd F_OFD_SETLK: since 2.10.1 every path only tries
+ * it, attach and detach for up to LOCK_STUCK_MS, so nobody waits for a
+ * holder stopped with it), with thread cancellation off while it is
+ * held: a thread cancelled at a cancellation point inside the section
+ * would leave the byte locked by an open file description that lives on
+ * with the handle, and every other holder's repair waiting for good. 0 with
  * *@cs the state repair_unlock() restores, or -errno.
  */
 static int repair_lock(struct baton_pool *p, int cmd, int *cs)
@@ -1260,7 +1260,9 @@ void baton__pool_memfd_detach(struct baton_pool *p)
 	 * (pool.c): OWNED by us, they wait for that reaper up to
 	 * LOCK_STUCK_MS (counted from here, our own flushes included), then
 	 * for the repair of our index as a dead one, which counts them
-	 * again: not here, then.
+	 * again: not here, then (approximately: the list may also hold
+	 * buffers a repair during our flushes took from another dead
+	 * holder, counted by it already).
 	 */
 	t0 = baton__pool_now_ms();
 	for (;;) {

@@ -2010,8 +2010,9 @@ int baton_pool_create(const char *name, const struct baton_pool_params *params,
  *
  * Return: 0, or -ENOENT, -EACCES (read and write permission are both
  * needed), -EMFILE (every holder index taken; memfd: or left by a dead
- * holder that nobody can repair now, a repairer being stopped), -EPROTO
- * (memfd: the file is not a pool of this ABI).
+ * holder that nobody could repair within 10 ms, the repair lock held by a
+ * stopped or slow holder), -EPROTO (memfd: the file is not a pool of this
+ * ABI); memfd: an errno of fcntl(2) (ENOLCK).
  */
 int baton_pool_open(const char *name, struct baton_pool **pool)
 	BATON__POOL_IDLE_SYM("__baton_pool_open_idle");

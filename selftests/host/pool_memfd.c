@@ -1785,12 +1785,15 @@ TEST(a_stopped_reaper_never_holds_a_flush)
  * A holder closes after a reap it met has stopped and made it set its
  * magazines aside; with @let_go_first the reaper lets go of the lock
  * just before the close (the word still says that reap), else only
- * after it. Then another holder must be able to take every buffer, twice
- * over. 0, or the step that failed.
+ * after it. The close's own walk gives the buffers back (the pool's
+ * reclaimed count moves at the close), or, with the lock still held,
+ * nothing does until the next repair. Then another holder must be able
+ * to take every buffer, twice over. 0, or the step that failed.
  */
 static int close_past_a_stopped_reap(const char *tag, int let_go_first)
 {
 	struct baton_pool_params p = idle_params(14, 256, 1000);
+	struct baton_pool_info before, after;
 	struct stopped_reap r = { 0 };
 	uint64_t h[16];
 	int i, round;
@@ -1811,14 +1814,21 @@ static int close_past_a_stopped_reap(const char *tag, int let_go_first)
 		return 5;
 	if (let_go_first)
 		close(r.lock_fd);
+	if (baton_pool_info(r.other, &before))
+		return 6;
 	alarm(5);
 	baton_pool_close(r.pool);
 	alarm(0);
+	if (baton_pool_info(r.other, &after))
+		return 7;
+	if (let_go_first ? after.reclaimed <= before.reclaimed :
+			   after.reclaimed != before.reclaimed)
+		return 8;
 	if (!let_go_first)
 		close(r.lock_fd);
 	for (round = 0; round < 2; round++)
 		if (all_buffers_come_back(r.other, 16384, 256, h, 0))
-			return 6 + round;
+			return 9 + round;
 	baton_pool_close(r.other);
 	baton_pool_unlink(r.pname);
 	return 0;

@@ -74,6 +74,9 @@ bit punch[NB];		/* the reaper's second read chose it */
  * at an end state, so that a process waiting for good shows as one
  * (invalid end state) instead of hiding behind a drain that always runs.
  */
+#if NB != 3
+#error PENDING names each of the NB descriptors
+#endif
 #define PENDING	(d_mem[0] != d_h[0] || d_mem[1] != d_h[1] || d_mem[2] != d_h[2])
 
 proctype drain() {
