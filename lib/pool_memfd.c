@@ -327,20 +327,21 @@ static int held_by_other(int fd, off_t at)
 }
 
 /*
- * The repair lock (@cmd F_OFD_SETLK: since 2.10.1 every path only tries
- * it, attach and detach for up to LOCK_STUCK_MS, so nobody waits for a
- * holder stopped with it), with thread cancellation off while it is
- * held: a thread cancelled at a cancellation point inside the section
- * would leave the byte locked by an open file description that lives on
- * with the handle, and every other holder's repair waiting for good. 0 with
- * *@cs the state repair_unlock() restores, or -errno.
+ * The repair lock, tried once (since 2.10.1 nobody waits on it for good:
+ * attach and detach try again for up to LOCK_STUCK_MS, not past a holder
+ * stopped with it), with thread cancellation off while it is held: a
+ * thread cancelled at a cancellation point inside the section would leave
+ * the byte locked by an open file description that lives on with the
+ * handle, and every other holder's repair waiting for good. 0 with *@cs
+ * the state repair_unlock() restores, or -errno (-EAGAIN or -EACCES:
+ * held).
  */
-static int repair_lock(struct baton_pool *p, int cmd, int *cs)
+static int repair_lock(struct baton_pool *p, int *cs)
 {
 	int ret;
 
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, cs);
-	ret = lock_byte(p->fd, LOCK_REPAIR, cmd, F_WRLCK);
+	ret = lock_byte(p->fd, LOCK_REPAIR, F_OFD_SETLK, F_WRLCK);
 	if (ret)
 		pthread_setcancelstate(*cs, NULL);
 	return ret;
@@ -964,7 +965,7 @@ int baton__pool_memfd_repair(struct baton_pool *p)
 	if (now == p->repaired_ms)
 		return 0;
 	p->repaired_ms = now;
-	if (repair_lock(p, F_OFD_SETLK, &cs))
+	if (repair_lock(p, &cs))
 		return 0;
 	n = repair_dead(p, 0);
 	repair_unlock(p, cs);
@@ -1094,6 +1095,14 @@ void baton__pool_memfd_unwatch_all(struct baton_pool *p)
 
 /* ---- attach and detach ---- */
 
+/* How attach and detach wait for what a stopped holder may hold up. */
+static void nap_1ms(void)
+{
+	static const struct timespec nap = { .tv_nsec = 1000 * 1000 };
+
+	nanosleep(&nap, NULL);
+}
+
 /*
  * The repair lock within LOCK_STUCK_MS: 0, or -EBUSY when it is held
  * past that (-errno for another failure). A repairer that keeps the lock
@@ -1103,17 +1112,16 @@ void baton__pool_memfd_unwatch_all(struct baton_pool *p)
  */
 static int repair_lock_bounded(struct baton_pool *p, int *cs)
 {
-	static const struct timespec nap = { .tv_nsec = 1000 * 1000 };
 	uint64_t t0 = baton__pool_now_ms();
 	int ret;
 
 	for (;;) {
-		ret = repair_lock(p, F_OFD_SETLK, cs);
+		ret = repair_lock(p, cs);
 		if (ret != -EAGAIN && ret != -EACCES)
 			return ret;
 		if (baton__pool_now_ms() - t0 >= LOCK_STUCK_MS)
 			return -EBUSY;
-		nanosleep(&nap, NULL);
+		nap_1ms();
 	}
 }
 
@@ -1200,15 +1208,18 @@ static void attach_repaired(struct baton_pool *p, int cs)
  */
 int baton__pool_memfd_attach(struct baton_pool *p)
 {
-	int cs, ret = 0;
+	int cs, ret;
 
-	if (!repair_lock(p, F_OFD_SETLK, &cs) ||
-	    (index_dirty(p, p->f.holder) &&
-	     !(ret = repair_lock_bounded(p, &cs)))) {
+	if (!repair_lock(p, &cs)) {
 		attach_repaired(p, cs);
 		return 0;
 	}
 	if (index_dirty(p, p->f.holder)) {
+		ret = repair_lock_bounded(p, &cs);
+		if (!ret) {
+			attach_repaired(p, cs);
+			return 0;
+		}
 		if (ret != -EBUSY)
 			return ret;
 		ret = take_clean_index(p);
@@ -1229,7 +1240,6 @@ int baton__pool_memfd_attach(struct baton_pool *p)
 void baton__pool_memfd_detach(struct baton_pool *p)
 {
 	uint64_t dead[BATON_POOL_HOLDERS_MAX / 64] = { 0 }, n, cold = 0, t0;
-	static const struct timespec nap = { .tv_nsec = 1000 * 1000 };
 	uint32_t i;
 	int cs;
 
@@ -1275,7 +1285,7 @@ void baton__pool_memfd_detach(struct baton_pool *p)
 			      n > p->adopt_n ? n - p->adopt_n : 0);
 			return;
 		}
-		nanosleep(&nap, NULL);
+		nap_1ms();
 	}
 	count(&p->hdr->reclaimed, n);
 	claim_reset(p, p->f.holder);
@@ -1294,7 +1304,7 @@ int baton__pool_memfd_unstick(struct baton_pool *p, uint32_t cls, uint64_t c)
 	int ret = 0, filled = 0, cs;
 
 	/* Tried, as a repair: busy is "ask again", as a live holder is. */
-	if (repair_lock(p, F_OFD_SETLK, &cs))
+	if (repair_lock(p, &cs))
 		return -EAGAIN;
 	/*
 	 * The module finishes a dead holder's claims at its release, before
@@ -1706,7 +1716,7 @@ void baton__pool_memfd_maintain(struct baton_pool *p, uint64_t now)
 	}
 	if (now < __atomic_load_n(&w->next_ms, __ATOMIC_RELAXED))
 		return;
-	if (repair_lock(p, F_OFD_SETLK, &cs))
+	if (repair_lock(p, &cs))
 		return;		/* another holder is at it */
 	period = p->geo.decay_ms ? p->geo.decay_ms / 4 : IDLE_REPAIR_MS;
 	if (now >= w->next_ms) {

@@ -27,6 +27,13 @@ static void pool_file(char *buf, size_t len, const char *name)
 	snprintf(buf, len, "/dev/shm/baton-pool.%s", name);
 }
 
+/* A page of words shared with forked children, or MAP_FAILED. */
+static volatile uint32_t *shared_words(void)
+{
+	return mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+}
+
 TEST(null_handles_are_einval)
 {
 	uint64_t h = 0;
@@ -809,8 +816,7 @@ TEST(a_dead_senders_buffer_is_stale_to_its_receiver_whoever_repairs)
 	if (UNDER_TSAN)
 		SKIP(return, "fork and kill: not under TSan");
 	force_memfd();
-	sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	sh = shared_words();
 	ASSERT_NE(MAP_FAILED, sh);
 	ring_name(pname, sizeof(pname), "stale");
 	ring_name(r1name, sizeof(r1name), "stale1");
@@ -913,8 +919,7 @@ TEST(a_closing_holder_frees_what_its_last_repair_took_back)
 	if (UNDER_TSAN)
 		SKIP(return, "fork and kill: not under TSan");
 	force_memfd();
-	sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	sh = shared_words();
 	ASSERT_NE(MAP_FAILED, sh);
 	ring_name(pname, sizeof(pname), "lastrep");
 	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
@@ -1030,8 +1035,7 @@ TEST(unstick_publishes_what_a_dead_freers_claim_names)
 	if (UNDER_TSAN)
 		SKIP(return, "fork and kill: not under TSan");
 	force_memfd();
-	sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	sh = shared_words();
 	ASSERT_NE(MAP_FAILED, sh);
 	ring_name(pname, sizeof(pname), "unpub");
 	pid = start_unpublished_freer(pname, &pool, &sh[0]);
@@ -1065,8 +1069,7 @@ TEST(a_stopped_freer_never_holds_an_allocation_past_its_timeout)
 	if (UNDER_TSAN)
 		SKIP(return, "fork and kill: not under TSan");
 	force_memfd();
-	sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	sh = shared_words();
 	ASSERT_NE(MAP_FAILED, sh);
 	ring_name(pname, sizeof(pname), "stopf");
 	pid = start_unpublished_freer(pname, &pool, &sh[0]);
@@ -1175,8 +1178,7 @@ TEST(a_buffer_held_for_decay_by_the_dead_comes_back)
 	p.classes[1].buf_shift = 0;
 	p.classes[1].count = 0;
 	p.keep = 16;
-	sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	sh = shared_words();
 	ASSERT_NE(MAP_FAILED, sh);
 	ring_name(pname, sizeof(pname), "deadcold");
 	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
@@ -1427,8 +1429,7 @@ TEST(an_idle_magazine_gives_its_pages_back_to_another_holders_decay)
 	if (UNDER_TSAN)
 		SKIP(return, "fork: not under TSan");
 	force_memfd();
-	stop = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	stop = shared_words();
 	ASSERT_NE(MAP_FAILED, stop);
 	ring_name(pname, sizeof(pname), "idlemag");
 	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
@@ -1479,8 +1480,7 @@ TEST(another_holders_reap_never_takes_a_buffer_in_use)
 	if (UNDER_TSAN)
 		SKIP(return, "fork: not under TSan");
 	force_memfd();
-	stop = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	stop = shared_words();
 	ASSERT_NE(MAP_FAILED, stop);
 	ring_name(pname, sizeof(pname), "idlerace");
 	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
@@ -1958,8 +1958,7 @@ TEST(an_open_past_a_stopped_repairer_skips_a_dead_holders_index)
 	if (UNDER_TSAN)
 		SKIP(return, "fork and kill: not under TSan");
 	force_memfd();
-	sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	sh = shared_words();
 	ASSERT_NE(MAP_FAILED, sh);
 	ring_name(pname, sizeof(pname), "stopdirty");
 	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
