@@ -2,7 +2,8 @@
 # selftests/vm/scan-log-test.sh: owns the checks of scan-log.sh, the VM
 # log verdict, on logs written here: a known kernel race is excused and
 # named, the same race with a baton frame in it is not, nor is a report
-# no entry names, and every other kind of report still counts. TAP out;
+# no entry names, every other kind of report still counts, and an oops's
+# summary names where it happened. TAP out;
 # run by the host tests (selftests/host/run-host-tests.sh).
 set -uo pipefail
 
@@ -48,7 +49,7 @@ vmstat="$sep
 $sep"
 
 echo "TAP version 13"
-echo "1..7"
+echo "1..8"
 check "a clean log" "[    1.000000] Run /init as init process" \
 	'^bad 0$' '0=^(first|excused)'
 check "the vmstat need_update race is excused and named" "$vmstat" \
@@ -70,6 +71,18 @@ check "memchr_inv from elsewhere counts" \
 check "reports outside KCSAN still count" "[    5.000000] WARNING: CPU: 0 PID: 1 at x
 [    6.000000] BUG: sleeping function called from invalid context
 $vmstat" '^bad 2$' '^first WARNING: CPU' '^excused vmstat-need-update'
+check "an oops names its RIP and reliable frames" "[   80.000000] Oops: int3: 0000 [#1] PREEMPT_RT SMP NOPTI
+[   80.000001] CPU: 1 UID: 0 PID: 123 Comm: fuzz Tainted: G           OE
+[   80.000002] RIP: 0010:baton_park_wake+0x41/0x90 [baton]
+[   80.000003] Call Trace:
+[   80.000003]  <TASK>
+[   80.000004]  ? do_int3+0x1/0x2
+[   80.000005]  __wake_up_common+0x1/0x2
+[   80.000006]  baton_waiters_wake+0x1/0x2 [baton]
+[   80.000007]  __x64_sys_ioctl+0x1/0x2
+[   80.000008]  </TASK>
+[   81.000000] Kernel panic - not syncing: Fatal exception" \
+	'^bad 3$' '^first Oops: int3: .* \[RIP baton_park_wake\+0x41/0x90 \[baton\]; __wake_up_common < baton_waiters_wake < __x64_sys_ioctl\]$'
 
 if ((failed)); then
 	echo "# scan-log: $failed of the checks failed"

@@ -6,8 +6,12 @@
 # Usage: scan-log.sh LOG
 # Prints, one per line:
 #   bad N                  the number of report lines (0: clean)
-#   first TEXT             the first of them, with a KCSAN report's first
-#                          frames appended, so a CI summary names the site
+#   first TEXT             the first of them, with the site appended, so a
+#                          CI summary names it: a KCSAN report's first
+#                          frames; for any other report, the RIP and the
+#                          first reliable frames of the call trace printed
+#                          within the next 80 lines (an oops under
+#                          panic=-1 leaves no other trace in a CI summary)
 #   excused NAME: TEXT     one per excused KCSAN report
 #
 # The debug kernels' reports start with BUG: (KASAN, KCSAN's data races,
@@ -64,6 +68,20 @@ function known_race(frames,	n, i, e, parts) {
 	}
 	return ""
 }
+# The site of the first non-KCSAN report: its RIP ("RIP: 0010:f+0x1/0x2")
+# and up to 6 reliable frames ("? f+..." are guesses, left out).
+function add_context(s,	f) {
+	ctx_left--
+	if (ctx_rip == "" && s ~ /^RIP: [0-9a-f]+:/) {
+		ctx_rip = s
+		sub(/^RIP: [0-9a-f]+:/, "", ctx_rip)
+		return
+	}
+	f = frame_of(s)
+	if (f == "" || ctx_n >= 6)
+		return
+	ctx_frames = ctx_n++ ? ctx_frames " < " f : f
+}
 # End of a KCSAN report: excused, or every report line in it counted.
 function close_block(	name, i, j, first_frames, k, what) {
 	if (!inblk)
@@ -117,15 +135,22 @@ function close_block(	name, i, j, first_frames, k, what) {
 			blk_frames = blk_frames == "" ? f : blk_frames " " f
 		next
 	}
+	if (ctx_left > 0)
+		add_context(s)
 	if (s ~ bad_re) {
 		nbad++
-		if (first == "")
+		if (first == "") {
 			first = s
+			ctx_left = 80
+		}
 	}
 }
 END {
 	close_block()
 	print "bad " nbad + 0
+	if (first != "" && (ctx_rip != "" || ctx_n))
+		first = first " [" (ctx_rip != "" ? "RIP " ctx_rip : "") \
+			(ctx_rip != "" && ctx_n ? "; " : "") ctx_frames "]"
 	if (first != "")
 		print "first " first
 	for (i = 1; i <= nexc; i++)
