@@ -797,6 +797,7 @@ static int baton_park_wake(struct wait_queue_entry *wait, unsigned int mode,
 {
 	struct baton_parker *p = container_of(wait, struct baton_parker, wait);
 	struct baton_waiters *w = p->w;
+	int woke;
 
 	if (key && w->waking && p->armed && p->gen + 1 == w->gen &&
 	    p->ring->mpsc && p->role == BATON_ROLE_PRODUCER &&
@@ -805,8 +806,15 @@ static int baton_park_wake(struct wait_queue_entry *wait, unsigned int mode,
 		w->armed++;
 		return 0;
 	}
+	woke = default_wake_function(wait, mode, sync, key);
+	/*
+	 * Last: once the parker's finish_wait() sees its entry off the queue
+	 * it skips the lock and may leave the frame @p lives in
+	 * (autoremove_wake_function()'s order). Today its disarm still takes
+	 * this lock first; nothing here should depend on that.
+	 */
 	list_del_init_careful(&wait->entry);
-	return default_wake_function(wait, mode, sync, key);
+	return woke;
 }
 
 /*
