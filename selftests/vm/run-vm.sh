@@ -297,6 +297,12 @@ else
 	why="no end marker after ${elapsed}s"
 	((qrc == 124)) && why+=": timed out (BATON_VM_TIMEOUT=$vm_timeout)"
 	grep -q 'Kernel panic' "$log" && why+=": kernel panic"
+	# Which program was running, and any random seed printed: a CI
+	# summary keeps only this line.
+	running=$(sed -n 's/.*baton-vm: running \([^ ]*\).*/\1/p' "$log" | tail -n 1)
+	[[ -n "$running" ]] && why+=" while running $running"
+	seed=$(sed -n 's/.*[ ,]seed \([0-9][0-9]*\).*/\1/p' "$out" | tail -n 1)
+	[[ -n "$seed" ]] && why+=" (last seed printed: $seed)"
 	echo "not ok - vm $job$suffix: $why (see $log)" >>"$tap"
 fi
 
