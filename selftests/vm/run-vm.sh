@@ -299,9 +299,9 @@ else
 	grep -q 'Kernel panic' "$log" && why+=": kernel panic"
 	# Which program was running, and any random seed printed: a CI
 	# summary keeps only this line.
-	running=$(sed -n 's/.*baton-vm: running \([^ ]*\).*/\1/p' "$log" | tail -n 1)
+	running=$(sed -n 's/.*baton-vm: running \([^ ]*\).*/\1/p' "$log" | tail -n 1) || true
 	[[ -n "$running" ]] && why+=" while running $running"
-	seed=$(sed -n 's/.*[ ,]seed \([0-9][0-9]*\).*/\1/p' "$out" | tail -n 1)
+	seed=$(sed -n 's/.*[ ,]seed \([0-9][0-9]*\).*/\1/p' "$out" 2>/dev/null | tail -n 1) || true
 	[[ -n "$seed" ]] && why+=" (last seed printed: $seed)"
 	echo "not ok - vm $job$suffix: $why (see $log)" >>"$tap"
 fi

@@ -68,13 +68,14 @@ function known_race(frames,	n, i, e, parts) {
 	}
 	return ""
 }
-# The site of the first non-KCSAN report: its RIP ("RIP: 0010:f+0x1/0x2")
-# and up to 6 reliable frames ("? f+..." are guesses, left out).
+# The site of the first non-KCSAN report: its kernel RIP ("RIP:
+# 0010:f+0x1/0x2"; the user registers of a syscall, "RIP: 0033:", are not
+# it) and up to 6 reliable frames ("? f+..." are guesses, left out).
 function add_context(s,	f) {
 	ctx_left--
-	if (ctx_rip == "" && s ~ /^RIP: [0-9a-f]+:/) {
+	if (ctx_rip == "" && s ~ /^RIP: 0010:/) {
 		ctx_rip = s
-		sub(/^RIP: [0-9a-f]+:/, "", ctx_rip)
+		sub(/^RIP: 0010:/, "", ctx_rip)
 		return
 	}
 	f = frame_of(s)
