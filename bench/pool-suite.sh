@@ -102,27 +102,34 @@ syscalls() {
 	fi
 }
 
-# instrs ARGS...: instructions a pool_bench run executed (callgrind; one
-# process: the xproc pattern is not counted).
+# instrs ARGS...: the instructions a pool_bench run executed and its L1
+# data-cache misses, reads plus writes, as "IR MISSES" (callgrind with its
+# cache simulator: an LRU model of this CPU's L1, so a conflict between
+# buffers whose words share a cache set shows, repeatably; one process:
+# the xproc pattern is not counted).
 instrs() {
 	local f=$res/pool-callgrind.tmp
-	BATON_BACKEND=memfd valgrind --tool=callgrind --callgrind-out-file="$f" \
-		"$BIN" -c "$CPUS" "$@" >/dev/null 2>&1 || { echo NA; rm -f "$f"; return; }
-	awk '/^(summary|totals):/ { print $2; exit }' "$f"
+	BATON_BACKEND=memfd valgrind --tool=callgrind --cache-sim=yes \
+		--callgrind-out-file="$f" "$BIN" -c "$CPUS" "$@" >/dev/null 2>&1 ||
+		{ echo NA; rm -f "$f"; return; }
+	awk '/^events:/ { for (i = 2; i <= NF; i++) col[$i] = i }
+	     /^(summary|totals):/ { print $col["Ir"], $col["D1mr"] + $col["D1mw"]; exit }' "$f"
 	rm -f "$f"
 }
 
-# Instructions per alloc+free, from N and 2N: what a loaded machine's
-# timings cannot say (the perf gate's method).
+# Instructions and L1 data misses per alloc+free, from N and 2N: what a
+# loaded machine's timings cannot say (the perf gate's method).
 instructions() {
 	local peer=$1 pat=$2 size=$3 n=100000 a b
 	a=$(instrs -q alloc -p "$peer" -P "$pat" -s "$size" -n $n)
 	b=$(instrs -q alloc -p "$peer" -P "$pat" -s "$size" -n $((2 * n)))
 	if [[ $a == NA || $b == NA || -z $a || -z $b ]]; then
-		echo "host,$peer,$pat,$size,NA"
+		echo "host,$peer,$pat,$size,NA,NA"
 	else
 		awk -v a="$a" -v b="$b" -v n=$n -v p="$peer" -v t="$pat" -v s="$size" \
-			'BEGIN { printf "host,%s,%s,%s,%.1f\n", p, t, s, (b - a) / n }'
+			'BEGIN { split(a, x, " "); split(b, y, " ")
+			         printf "host,%s,%s,%s,%.1f,%.2f\n", p, t, s,
+			                (y[1] - x[1]) / n, (y[2] - x[2]) / n }'
 	fi
 }
 
@@ -173,7 +180,7 @@ host_suite() {
 	start_roudi
 	for size in 4096 65536; do
 		for peer in pool rte malloc iox; do
-			for pat in pair burst xproc; do
+			for pat in pair burst burst-spread xproc; do
 				for ((run = 1; run <= RUNS; run++)); do
 					one host "$run" -q alloc -p "$peer" -P "$pat" -s "$size" -n "$N"
 				done
@@ -191,11 +198,11 @@ host_suite() {
 	done
 	host_rss
 	if command -v valgrind >/dev/null; then
-		echo "pool-suite: instructions per alloc+free (callgrind, N and 2N)"
-		echo "backend,peer,pattern,size,instructions_per_op" >"$instr"
+		echo "pool-suite: instructions and L1 data misses per alloc+free (callgrind, N and 2N)"
+		echo "backend,peer,pattern,size,instructions_per_op,l1d_misses_per_op" >"$instr"
 		for size in 4096 65536; do
 			for peer in pool rte malloc iox; do
-				for pat in pair burst; do
+				for pat in pair burst burst-spread; do
 					[[ $peer == iox && $pat != pair ]] && continue
 					instructions "$peer" "$pat" "$size" | tee -a "$instr" | sed 's/^/  /'
 				done

@@ -7,7 +7,10 @@
  *
  *  -q alloc     what does an allocation and a free cost on a warm pool?
  *               ns per alloc+free of one buffer. Patterns: pair (alloc,
- *               write one word, free), burst (32 allocs, then 32 frees),
+ *               write one word, free), burst (32 allocs, each writing its
+ *               buffer's first word, then 32 frees), burst-spread (the
+ *               same, the k-th allocation writing a word of its buffer
+ *               in L1 set k: see burst_word()),
  *               xproc (process A allocates, writes its sequence number and
  *               hands the buffer over, process B checks and frees it:
  *               baton_pool_send/recv through an SPSC ring of 16-byte
@@ -67,7 +70,8 @@
  * Nothing here asserts a timing. A verification failure exits 1, a setup
  * failure 2, a combination this build or backend cannot run 4 (skip).
  *
- *   pool_bench -q alloc -p pool|rte|malloc -P pair|burst|xproc -s SIZE [-n N]
+ *   pool_bench -q alloc -p pool|rte|malloc -P pair|burst|burst-spread|xproc
+ *              -s SIZE [-n N]
  *              [-d DECAY_MS] (baton's pool; default 0, no decay)
  *   pool_bench -q pipeline -t handle|inline|pipe -s SIZE [-n FRAMES]
  *              [-R SLOTS] (handle: a ring of SLOTS instead, "handle-rSLOTS")
@@ -85,6 +89,7 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,12 +129,13 @@
 
 enum question { Q_ALLOC, Q_PIPELINE, Q_RSS };
 enum peer { P_POOL, P_RTE, P_MALLOC, P_STATIC, P_IOX };
-enum pattern { PAT_PAIR, PAT_BURST, PAT_XPROC };
+enum pattern { PAT_PAIR, PAT_BURST, PAT_XPROC, PAT_SPREAD };
 enum transport { T_HANDLE, T_INLINE, T_PIPE };
 
 static const char *const peer_names[] = { "pool", "rte", "malloc", "static",
 					    "iox" };
-static const char *const pattern_names[] = { "pair", "burst", "xproc" };
+static const char *const pattern_names[] = { "pair", "burst", "xproc",
+						"burst-spread" };
 static const char *const transport_names[] = { "handle", "inline", "pipe" };
 
 static struct {
@@ -263,6 +269,26 @@ static inline void touch_word(void *buf, uint64_t v)
 	*(volatile uint64_t *)buf = v;
 }
 
+/*
+ * The word the k-th allocation of a burst writes: the buffer's first, or
+ * for burst-spread the first in its first 4 KiB that lies in L1 set k
+ * (address bits 6..11 equal to k). Buffers that start at multiples of
+ * 4 KiB (baton's, and any page-aligned pool's) have their first lines in
+ * one set, which 32 of them overflow; rte_mempool's 64-byte object
+ * headers stagger its objects, in whatever order its cache hands them
+ * out. Spread, the 32 words fall in 32 sets whatever the layout, so the
+ * figure is the allocator's own.
+ */
+static inline __attribute__((always_inline)) void *
+burst_word(void *buf, uint32_t k, bool spread)
+{
+	uintptr_t at = (uintptr_t)buf & 4032, want = (uintptr_t)k << 6;
+
+	if (!spread)
+		return buf;
+	return (uint8_t *)buf + ((want - at) & 4032);
+}
+
 static uint64_t pool_alloc_one(struct baton_pool *p)
 {
 	uint64_t h;
@@ -291,18 +317,35 @@ static void pool_pairs(struct baton_pool *p, uint64_t n)
 	}
 }
 
-static void pool_bursts(struct baton_pool *p, uint64_t n)
+static inline __attribute__((always_inline)) void
+pool_bursts_at(struct baton_pool *p, uint64_t n, bool spread)
 {
 	uint64_t h[BURST];
 
 	for (uint64_t i = 0; i < n; i += BURST) {
 		for (uint32_t k = 0; k < BURST; k++) {
 			h[k] = pool_alloc_one(p);
-			touch_word(baton_pool_ptr(p, h[k]), i + k);
+			touch_word(burst_word(baton_pool_ptr(p, h[k]), k, spread),
+				   i + k);
 		}
 		for (uint32_t k = 0; k < BURST; k++)
 			pool_free_one(p, h[k]);
 	}
+}
+
+/*
+ * Each peer's burst loop is written once (*_bursts_at) and inlined twice:
+ * burst's copy has no trace of the spread, so its figure is what it was
+ * before burst-spread existed.
+ */
+static void pool_bursts(struct baton_pool *p, uint64_t n)
+{
+	pool_bursts_at(p, n, false);
+}
+
+static void pool_bursts_spread(struct baton_pool *p, uint64_t n)
+{
+	pool_bursts_at(p, n, true);
 }
 
 static double pool_local(void)
@@ -310,7 +353,9 @@ static double pool_local(void)
 	char name[BATON_NAME_MAX];
 	struct baton_pool *p;
 	void (*run)(struct baton_pool *, uint64_t) =
-		g.pattern == PAT_BURST ? pool_bursts : pool_pairs;
+		g.pattern == PAT_SPREAD ? pool_bursts_spread :
+		g.pattern == PAT_BURST	? pool_bursts :
+					  pool_pairs;
 	uint64_t t0, t1;
 
 	name_of(name, sizeof(name), "pool");
@@ -343,24 +388,37 @@ static void malloc_pairs(uint64_t n)
 	}
 }
 
-static void malloc_bursts(uint64_t n)
+static inline __attribute__((always_inline)) void
+malloc_bursts_at(uint64_t n, bool spread)
 {
 	void *b[BURST];
 
 	for (uint64_t i = 0; i < n; i += BURST) {
 		for (uint32_t k = 0; k < BURST; k++) {
 			b[k] = malloc_one();
-			touch_word(b[k], i + k);
+			touch_word(burst_word(b[k], k, spread), i + k);
 		}
 		for (uint32_t k = 0; k < BURST; k++)
 			free(b[k]);
 	}
 }
 
+static void malloc_bursts(uint64_t n)
+{
+	malloc_bursts_at(n, false);
+}
+
+static void malloc_bursts_spread(uint64_t n)
+{
+	malloc_bursts_at(n, true);
+}
+
 static double malloc_local(void)
 {
 	void (*run)(uint64_t) =
-		g.pattern == PAT_BURST ? malloc_bursts : malloc_pairs;
+		g.pattern == PAT_SPREAD ? malloc_bursts_spread :
+		g.pattern == PAT_BURST	? malloc_bursts :
+					  malloc_pairs;
 	uint64_t t0, t1;
 
 	run(WARM_OPS);
@@ -635,20 +693,33 @@ static void rte_pairs(struct rte_mempool *mp, struct rte_mempool_cache *cache,
 	}
 }
 
-static void rte_bursts(struct rte_mempool *mp, struct rte_mempool_cache *cache,
-		       uint64_t n)
+static inline __attribute__((always_inline)) void
+rte_bursts_at(struct rte_mempool *mp, struct rte_mempool_cache *cache,
+	      uint64_t n, bool spread)
 {
 	void *obj[BURST];
 
 	for (uint64_t i = 0; i < n; i += BURST) {
 		for (uint32_t k = 0; k < BURST; k++) {
 			obj[k] = rte_get_wait(mp, cache);
-			touch_word(obj[k], i + k);
+			touch_word(burst_word(obj[k], k, spread), i + k);
 		}
 		/* One at a time, as baton's frees: no bulk advantage. */
 		for (uint32_t k = 0; k < BURST; k++)
 			rte_mempool_generic_put(mp, &obj[k], 1, cache);
 	}
+}
+
+static void rte_bursts(struct rte_mempool *mp, struct rte_mempool_cache *cache,
+		       uint64_t n)
+{
+	rte_bursts_at(mp, cache, n, false);
+}
+
+static void rte_bursts_spread(struct rte_mempool *mp,
+			      struct rte_mempool_cache *cache, uint64_t n)
+{
+	rte_bursts_at(mp, cache, n, true);
 }
 
 static double rte_local(void)
@@ -657,7 +728,9 @@ static double rte_local(void)
 	struct rte_mempool_cache *cache =
 		rte_mempool_default_cache(mp, rte_lcore_id());
 	void (*run)(struct rte_mempool *, struct rte_mempool_cache *, uint64_t) =
-		g.pattern == PAT_BURST ? rte_bursts : rte_pairs;
+		g.pattern == PAT_SPREAD ? rte_bursts_spread :
+		g.pattern == PAT_BURST	? rte_bursts :
+					  rte_pairs;
 	uint64_t t0, t1;
 
 	if (!cache)
@@ -1334,7 +1407,7 @@ static int pick(const char *s, const char *const *names, int n)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: pool_bench -q alloc -p pool|rte|malloc -P pair|burst|xproc -s SIZE [-n N] [-d DECAY_MS]\n"
+		"usage: pool_bench -q alloc -p pool|rte|malloc -P pair|burst|burst-spread|xproc -s SIZE [-n N] [-d DECAY_MS]\n"
 		"       pool_bench -q pipeline -t handle|inline|pipe -s SIZE [-n FRAMES] [-R SLOTS]\n"
 		"       pool_bench -q rss -p pool|static|malloc [-d DECAY_MS] [-B MIB] [-i IDLE_MS] [-T MS]\n"
 		"                  [-l LABEL] [-o SAMPLES]\n"
@@ -1361,7 +1434,7 @@ static void parse(int argc, char **argv)
 		switch (o) {
 		case 'q': g.q = (enum question)pick(optarg, qs, 3); break;
 		case 'p': g.peer = (enum peer)pick(optarg, peer_names, 5); break;
-		case 'P': g.pattern = (enum pattern)pick(optarg, pattern_names, 3); break;
+		case 'P': g.pattern = (enum pattern)pick(optarg, pattern_names, 4); break;
 		case 't': g.transport = (enum transport)pick(optarg, transport_names, 3); break;
 		case 's': g.size = (size_t)bench_parse_count(optarg); break;
 		case 'n': g.n = bench_parse_count(optarg); break;
@@ -1384,6 +1457,9 @@ static void parse(int argc, char **argv)
 		}
 	}
 	if (g.size < 8 || g.size > (4u << 20) || g.size % 8)
+		usage();
+	/* burst-spread writes anywhere in the buffer's first 4 KiB. */
+	if (g.pattern == PAT_SPREAD && g.size < 4096)
 		usage();
 }
 
