@@ -120,7 +120,7 @@ echo "allocation writing its buffer's first word; burst-spread: the same, the k-
 echo "writing a word of its buffer that lies in L1 set k, so the 32 words fall in 32 sets"
 echo "whatever the layout (buffers at multiples of 4 KiB, as baton's are, have their first words"
 echo "in one set, which 32 overflow; rte_mempool's 64-byte object headers stagger its objects:"
-echo "see the L1 misses below; finding the word costs the loop about 7 instructions);"
+echo "see the L1 misses below; finding the word costs the loop 7 to 11 instructions);"
 echo "xproc: process A allocates and sends, process B receives, checks and frees, per buffer"
 echo "(baton: baton_pool_send/recv through an SPSC ring of 16-byte slots; rte_mempool: the"
 echo "pointer through an SP/SC rte_ring, two processes: fork after rte_eal_init with --no-huge,"

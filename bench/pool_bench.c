@@ -279,14 +279,16 @@ static inline void touch_word(void *buf, uint64_t v)
  * out. Spread, the 32 words fall in 32 sets whatever the layout, so the
  * figure is the allocator's own.
  */
+#define L1_SET_BITS	4032u	/* address bits 6..11: 64 sets of 64 bytes */
+
 static inline __attribute__((always_inline)) void *
 burst_word(void *buf, uint32_t k, bool spread)
 {
-	uintptr_t at = (uintptr_t)buf & 4032, want = (uintptr_t)k << 6;
+	uintptr_t at = (uintptr_t)buf & L1_SET_BITS, want = (uintptr_t)k << 6;
 
 	if (!spread)
 		return buf;
-	return (uint8_t *)buf + ((want - at) & 4032);
+	return (uint8_t *)buf + ((want - at) & L1_SET_BITS);
 }
 
 static uint64_t pool_alloc_one(struct baton_pool *p)
