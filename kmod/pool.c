@@ -16,7 +16,8 @@
  * special PTEs, charged to the creator's memory cgroup); the data region
  * is a shmem file of the pool's own, so a buffer's pages are allocated on
  * first touch (charged to the toucher's cgroup) and the decay gives them
- * back with shmem_truncate_range(), which unmaps them from every holder.
+ * back as fallocate(FALLOC_FL_PUNCH_HOLE) does (baton_pool_punch()):
+ * unmapped from every holder, then truncated.
  *
  * Locking: pool->lock (mutex) serialises holder indices, reclaim and the
  * decay pass against each other. Users never take it: the shared words
@@ -1202,34 +1203,105 @@ static bool baton_pool_decay_take(struct baton_pool_cls *c,
 }
 
 /*
- * Give back the pages of a taken buffer (if it ever had any: aux is its
- * free time) and make it COLD, with no lock held: KERNEL keeps every user
- * and every other kernel path off it, and shmem_truncate_range() unmaps
- * the range from every holder. Its queue entry is stale now (a taker
- * drops it); aux gets the tail, past that entry, so that a taker takes
- * the buffer only once the queue's head has passed it too (Y10). True if
- * pages went.
+ * Give back [@start, @start + @len) of the data file, as
+ * fallocate(FALLOC_FL_PUNCH_HOLE) does: unmap the range from every holder
+ * first, one walk of each mapping and one TLB flush for all of it, then
+ * free the pages. shmem_truncate_range() alone unmaps each page it finds
+ * mapped by itself (unmap_mapping_folio(): a walk and a TLB flush, with
+ * its shootdown IPIs, per page). A holder that touches a page between the
+ * two has no business there (its buffer is KERNEL, or IDLE under the reap
+ * word): the truncation unmaps that page too.
  */
-static bool baton_pool_decay_give(struct baton_pool *pool,
-				  struct baton_pool_cls *c,
-				  const struct baton_pool_cand *cand, bool blind,
-				  u32 *bad)
+static void baton_pool_punch(struct baton_pool *pool, loff_t start,
+			     loff_t len)
+{
+	struct inode *inode = file_inode(pool->shm);
+
+	unmap_mapping_range(inode->i_mapping, start, len, 0);
+	shmem_truncate_range(inode, start, start + len - 1);
+}
+
+/*
+ * Neighbouring buffers are punched as one range: a decay after a burst
+ * gives back long runs of them, and one punch costs about what one
+ * buffer's does, whatever its length.
+ */
+struct baton_pool_run {
+	loff_t start;
+	loff_t len;			/* 0: none pending */
+};
+
+static void baton_pool_run_flush(struct baton_pool *pool,
+				 struct baton_pool_run *run)
+{
+	if (run->len)
+		baton_pool_punch(pool, run->start, run->len);
+	run->len = 0;
+	cond_resched();
+}
+
+/* Buffer @index of class @c joins the pending run, or starts the next. */
+static void baton_pool_run_add(struct baton_pool *pool,
+			       struct baton_pool_run *run,
+			       const struct baton_pool_cls *c, u32 index)
+{
+	loff_t start = c->lay.data_off + ((loff_t)index << c->lay.buf_shift);
+	loff_t len = 1LL << c->lay.buf_shift;
+
+	if (run->len && run->start + run->len == start) {
+		run->len += len;
+		return;
+	}
+	baton_pool_run_flush(pool, run);
+	run->start = start;
+	run->len = len;
+}
+
+static int baton_pool_cand_index_cmp(const void *a, const void *b)
+{
+	const struct baton_pool_cand *x = a, *y = b;
+
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/*
+ * The pages of the @n taken buffers in @cand that ever had any (aux is
+ * their free time), in runs of neighbours (@cand is sorted by index for
+ * it). With no lock held: KERNEL keeps every user and every other kernel
+ * path off them. Returns how many had pages.
+ */
+static u64 baton_pool_decay_punch(struct baton_pool *pool,
+				  const struct baton_pool_cls *c,
+				  struct baton_pool_cand *cand, u32 n)
+{
+	struct baton_pool_run run = { 0 };
+	u64 paged = 0;
+	u32 j;
+
+	sort(cand, n, sizeof(*cand), baton_pool_cand_index_cmp, NULL);
+	for (j = 0; j < n; j++) {
+		if (!cand[j].aux)
+			continue;
+		baton_pool_run_add(pool, &run, c, cand[j].index);
+		paged++;
+	}
+	baton_pool_run_flush(pool, &run);
+	return paged;
+}
+
+/*
+ * A taken buffer whose pages went (baton_pool_decay_punch()) becomes COLD,
+ * with no lock held. Its queue entry is stale now (a taker drops it); aux
+ * gets the tail, past that entry, so that a taker takes the buffer only
+ * once the queue's head has passed it too (Y10).
+ */
+static void baton_pool_decay_give(struct baton_pool_cls *c,
+				  const struct baton_pool_cand *cand, u32 *bad)
 {
 	struct baton_pool_desc *d = &c->desc[cand->index];
 	u32 gen = BATON_POOL_S_GEN(cand->state);
 	u64 kernel = BATON_POOL_STATE(gen, BATON_POOL_KERNEL, 0);
-	loff_t start;
 
-	if (cand->aux) {
-		start = c->lay.data_off +
-			((loff_t)cand->index << c->lay.buf_shift);
-		shmem_truncate_range(file_inode(pool->shm), start,
-				     start + (1LL << c->lay.buf_shift) - 1);
-	}
-	if (blind) {
-		/* Its way back on the queue is baton_pool_decay_requeue(). */
-		return cand->aux;
-	}
 	WRITE_ONCE(d->aux, atomic64_read((atomic64_t *)c->tail));
 	/*
 	 * Y10: the pages are gone and aux is the tail before it is COLD
@@ -1248,7 +1320,6 @@ static bool baton_pool_decay_give(struct baton_pool *pool,
 		 * say ENOMEM with the buffer right there.
 		 */
 		atomic_inc((atomic_t *)&c->cold->cold);
-	return cand->aux;
 }
 
 /*
@@ -1401,8 +1472,8 @@ static u64 baton_pool_decay_class(struct baton_pool *pool,
 {
 	struct baton_pool_cand *cand;
 	u32 j, n, cold, bad = 0;
-	u64 paged = 0;
 	bool blind;
+	u64 paged;
 
 	cand = kvmalloc_array(c->lay.count, sizeof(*cand), GFP_KERNEL);
 	if (!cand)
@@ -1418,11 +1489,10 @@ static u64 baton_pool_decay_class(struct baton_pool *pool,
 		kvfree(cand);
 		return 0;
 	}
-	for (j = 0; j < n; j++) {
-		paged += baton_pool_decay_give(pool, c, &cand[j], blind,
-					       &bad);
-		cond_resched();
-	}
+	paged = baton_pool_decay_punch(pool, c, cand, n);
+	/* Blind: their way back on the queue is baton_pool_decay_requeue(). */
+	for (j = 0; j < n && !blind; j++)
+		baton_pool_decay_give(c, &cand[j], &bad);
 	if (bad) {
 		mutex_lock(&pool->lock);
 		baton_pool_count(&pool->hdr->bad_words, bad);
@@ -1497,23 +1567,25 @@ static u32 baton_pool_idle_age(struct baton_pool_cls *c)
 static u64 baton_pool_idle_give(struct baton_pool *pool,
 				struct baton_pool_cls *c)
 {
+	struct baton_pool_run run = { 0 };
 	u64 n = 0;
-	loff_t start;
 	u32 j;
 
 	for (j = 0; j < c->lay.count; j++) {
 		if (c->idle_ticks[j] != BATON_POOL_IDLE_DUE)
 			continue;
-		/* Y13: read again, after the barrier on the holders' CPUs. */
+		/*
+		 * Y13: read again, after the barrier on the holders' CPUs. Its
+		 * punch may come with its run, later: a holder that takes it
+		 * after this read sees the reap word set and waits.
+		 */
 		if (READ_ONCE(c->desc[j].state) != c->idle_seen[j])
 			continue;
-		start = c->lay.data_off + ((loff_t)j << c->lay.buf_shift);
-		shmem_truncate_range(file_inode(pool->shm), start,
-				     start + (1LL << c->lay.buf_shift) - 1);
+		baton_pool_run_add(pool, &run, c, j);
 		c->idle_ticks[j] = BATON_POOL_IDLE_GONE;
 		n++;
-		cond_resched();
 	}
+	baton_pool_run_flush(pool, &run);
 	return n;
 }
 
