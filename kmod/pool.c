@@ -1203,30 +1203,40 @@ static bool baton_pool_decay_take(struct baton_pool_cls *c,
 }
 
 /*
- * Give back [@start, @start + @len) of the data file, as
- * fallocate(FALLOC_FL_PUNCH_HOLE) does: unmap the range from every holder
- * first, one walk of each mapping and one TLB flush for all of it, then
- * free the pages. shmem_truncate_range() alone unmaps each page it finds
- * mapped by itself (unmap_mapping_folio(): a walk and a TLB flush, with
- * its shootdown IPIs, per page). A holder that touches a page between the
- * two has no business there (its buffer is KERNEL, or IDLE under the reap
- * word): the truncation unmaps that page too.
+ * Giving pages back is fallocate(FALLOC_FL_PUNCH_HOLE)'s two steps: unmap
+ * the range from every holder, one walk of each mapping and one TLB flush
+ * for all of it, then free the pages. shmem_truncate_range() alone unmaps
+ * each page it finds mapped by itself (unmap_mapping_folio(): a walk and
+ * a TLB flush, with its shootdown IPIs, per page). A holder that touches a
+ * page between the two has no business there (its buffer is KERNEL, or
+ * IDLE under the reap word): the truncation unmaps that page too.
  */
+static void baton_pool_unmap(struct baton_pool *pool, loff_t start,
+			     loff_t len)
+{
+	unmap_mapping_range(pool->shm->f_mapping, start, len, 0);
+}
+
+static void baton_pool_truncate(struct baton_pool *pool, loff_t start,
+				loff_t len)
+{
+	shmem_truncate_range(file_inode(pool->shm), start, start + len - 1);
+}
+
 static void baton_pool_punch(struct baton_pool *pool, loff_t start,
 			     loff_t len)
 {
-	struct inode *inode = file_inode(pool->shm);
-
-	unmap_mapping_range(inode->i_mapping, start, len, 0);
-	shmem_truncate_range(inode, start, start + len - 1);
+	baton_pool_unmap(pool, start, len);
+	baton_pool_truncate(pool, start, len);
 }
 
 /*
- * Neighbouring buffers are punched as one range: a decay after a burst
- * gives back long runs of them, and one punch costs about what one
- * buffer's does, whatever its length.
+ * Neighbouring buffers are given back as one range: a decay after a burst
+ * gives back long runs of them, and one range costs about what one
+ * buffer does, whatever its length.
  */
 struct baton_pool_run {
+	void (*give)(struct baton_pool *pool, loff_t start, loff_t len);
 	loff_t start;
 	loff_t len;			/* 0: none pending */
 };
@@ -1235,7 +1245,7 @@ static void baton_pool_run_flush(struct baton_pool *pool,
 				 struct baton_pool_run *run)
 {
 	if (run->len)
-		baton_pool_punch(pool, run->start, run->len);
+		run->give(pool, run->start, run->len);
 	run->len = 0;
 	cond_resched();
 }
@@ -1264,29 +1274,41 @@ static int baton_pool_cand_index_cmp(const void *a, const void *b)
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/*
- * The pages of the @n taken buffers in @cand that ever had any (aux is
- * their free time), in runs of neighbours (@cand is sorted by index for
- * it). With no lock held: KERNEL keeps every user and every other kernel
- * path off them. Returns how many had pages.
- */
-static u64 baton_pool_decay_punch(struct baton_pool *pool,
-				  const struct baton_pool_cls *c,
-				  struct baton_pool_cand *cand, u32 n)
+/* @give each run of the taken buffers in @cand that ever had pages. */
+static u64 baton_pool_decay_runs(struct baton_pool *pool,
+				 const struct baton_pool_cls *c,
+				 const struct baton_pool_cand *cand, u32 n,
+				 void (*give)(struct baton_pool *, loff_t, loff_t))
 {
-	struct baton_pool_run run = { 0 };
+	struct baton_pool_run run = { .give = give };
 	u64 paged = 0;
 	u32 j;
 
-	sort(cand, n, sizeof(*cand), baton_pool_cand_index_cmp, NULL);
 	for (j = 0; j < n; j++) {
-		if (!cand[j].aux)
+		if (!cand[j].aux)	/* its free time: 0 if never used */
 			continue;
 		baton_pool_run_add(pool, &run, c, cand[j].index);
 		paged++;
 	}
 	baton_pool_run_flush(pool, &run);
 	return paged;
+}
+
+/*
+ * The pages of the @n taken buffers in @cand, in runs of neighbours
+ * (@cand is sorted by index for it): every run unmapped first, so the
+ * holders' RSS falls at the start of the pass, then every run freed,
+ * which is most of its time (64 MiB: some 80 ms under TCG). With no lock
+ * held: KERNEL keeps every user and every other kernel path off them.
+ * Returns how many had pages.
+ */
+static u64 baton_pool_decay_punch(struct baton_pool *pool,
+				  const struct baton_pool_cls *c,
+				  struct baton_pool_cand *cand, u32 n)
+{
+	sort(cand, n, sizeof(*cand), baton_pool_cand_index_cmp, NULL);
+	baton_pool_decay_runs(pool, c, cand, n, baton_pool_unmap);
+	return baton_pool_decay_runs(pool, c, cand, n, baton_pool_truncate);
 }
 
 /*
@@ -1518,8 +1540,11 @@ static u64 baton_pool_decay_class(struct baton_pool *pool,
  * A holder's free leaves the buffer IDLE in its magazine, which lives in
  * the holder's own memory: the decay sees only the descriptor. A buffer
  * whose descriptor holds the same IDLE word (holder, generation) on
- * BATON_POOL_WINDOW + 1 full ticks in a row (about decay_ms, as the free
- * queue's reserve) has not been allocated since: its pages go back. The
+ * BATON_POOL_WINDOW full ticks in a row, the ticks whose records make the
+ * free queue's reserve (about decay_ms), has not been allocated since:
+ * its pages go back, at the tick a buffer freed to the queue beside it
+ * does (one tick later, as it was, kept a burst's last 2 MiB past
+ * 2 x decay_ms under TCG). The
  * holder's allocation stores OWNED with no fence and then loads the reap
  * word, so the give-back is the ring park's asymmetric pattern: the word,
  * a barrier on every CPU of the holders' mms, a second read of each
@@ -1529,7 +1554,7 @@ static u64 baton_pool_decay_class(struct baton_pool *pool,
  * being truncated. The state stays IDLE: the holder's next allocation of
  * it faults zeroed pages in, as a COLD buffer's.
  */
-#define BATON_POOL_IDLE_DUE	(BATON_POOL_WINDOW + 1)
+#define BATON_POOL_IDLE_DUE	BATON_POOL_WINDOW
 #define BATON_POOL_IDLE_GONE	U8_MAX	/* its pages went this episode */
 
 static u64 *baton_pool_reap_word(struct baton_pool *pool)
@@ -1567,7 +1592,7 @@ static u32 baton_pool_idle_age(struct baton_pool_cls *c)
 static u64 baton_pool_idle_give(struct baton_pool *pool,
 				struct baton_pool_cls *c)
 {
-	struct baton_pool_run run = { 0 };
+	struct baton_pool_run run = { .give = baton_pool_punch };
 	u64 n = 0;
 	u32 j;
 
@@ -1635,6 +1660,14 @@ static void baton_pool_decay_work(struct work_struct *work)
 	if (full)
 		pool->next_full_ms = now + period;
 	pool->warm_later = false;
+	/*
+	 * The idle magazines first: a few buffers a holder (at most 32 a
+	 * class), given back in a moment, where the free queue's share of a
+	 * burst takes a while (64 MiB: some 80 ms under TCG), which the last
+	 * of the burst, in the magazines, need not wait for.
+	 */
+	if (full)
+		bufs += baton_pool_idle_reap(pool, &bytes);
 	for (i = 0; i < pool->nr_classes; i++) {
 		struct baton_pool_cls *c = &pool->cls[i];
 		u64 n = baton_pool_decay_class(pool, c, now, &made, full);
@@ -1642,8 +1675,6 @@ static void baton_pool_decay_work(struct work_struct *work)
 		bufs += n;
 		bytes += n << c->lay.buf_shift;
 	}
-	if (full)
-		bufs += baton_pool_idle_reap(pool, &bytes);
 	/*
 	 * An allocator that popped the entry of a buffer the decay took, and
 	 * one that parked after it, find it COLD only when they look again:

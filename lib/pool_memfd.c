@@ -1512,7 +1512,7 @@ static int decay_one(struct baton_pool *p, uint32_t cls, const struct cand *cd,
  * repair takes too: it cannot queue a buffer, for another holder to
  * write, while that buffer is being punched.
  */
-#define IDLE_DUE	(WINDOW + 1)
+#define IDLE_DUE	WINDOW	/* the reserve's ticks, as the module's */
 #define IDLE_GONE	UINT8_MAX	/* its pages went this episode */
 
 const uint64_t *baton__pool_memfd_reap_word(const struct baton_pool *p)

@@ -1440,7 +1440,7 @@ TEST(an_idle_magazine_gives_its_pages_back_to_another_holders_decay)
 	ASSERT_LE(0, pid);
 	if (!pid)
 		drive_decay(pname, 65536, 48, stop);
-	/* A bound (10 s), not a timing: due after five ticks of 5 ms. */
+	/* A bound (10 s), not a timing: due after four ticks of 5 ms. */
 	do {
 		usleep(5000);
 		ASSERT_EQ(0, baton_pool_info(pool, &info));
