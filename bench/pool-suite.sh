@@ -255,7 +255,12 @@ longform() {
 	                   print $1, "rss", $4, $5, $6, "settle_base_2_ms", $12
 	                   print $1, "rss", $4, $5, $6, "settle_95_2_ms", $13
 	                   print $1, "rss", $4, $5, $6, "burst1_ms", $17
-	                   print $1, "rss", $4, $5, $6, "burst2_ms", $18 }' "$raw"
+	                   print $1, "rss", $4, $5, $6, "burst2_ms", $18
+	                   # exact RSS (smaps_rollup) 2 x decay_ms after each
+	                   # burst, over the exact RSS before the first
+	                   if ($20 > 0 && $21 > 0) print $1, "rss", $4, $5, $6, "exact_1_x", $21 / $20
+	                   if ($20 > 0 && $22 > 0) print $1, "rss", $4, $5, $6, "exact_2_x", $22 / $20
+	                   if ($20 > 0) print $1, "rss", $4, $5, $6, "exact_base_kib", $20 }' "$raw"
 }
 
 # Median, min, max over the runs of each figure. A settle time of -1 (not

@@ -66,6 +66,17 @@
  *               the idle window), and how long each burst's allocations
  *               and first touches took (a burst soon after a decay
  *               faults its pages in again). -o FILE gets the samples.
+ *               Exact: the Rss line of /proc/self/smaps_rollup (a walk of
+ *               the page tables, every kind of page) just before the
+ *               first burst and 2 x decay_ms (-d, default 100, whether
+ *               the series decays or not) after each burst's last free,
+ *               with how late the read came (a trickle's). The sampled
+ *               counters are the kernel's cheap ones, which lag: 6.1
+ *               adds a thread's page faults to them only every 64 faults,
+ *               so in the VM the baseline misses the program's own text
+ *               (tmpfs pages there: RssShmem) until the burst's faults
+ *               flush it, and the curve ends ~1 MiB above a baseline of
+ *               4 KiB with the pool's mapping empty.
  *
  * Nothing here asserts a timing. A verification failure exits 1, a setup
  * failure 2, a combination this build or backend cannot run 4 (skip).
@@ -1212,6 +1223,44 @@ static uint32_t rss_kib(void)
 	return total;
 }
 
+/*
+ * The exact RSS in KiB: smaps_rollup's Rss, summed over the page tables
+ * when read (anonymous, file and shmem pages alike); 0 if unreadable.
+ */
+static uint32_t exact_rss_kib(void)
+{
+	char line[256];
+	uint32_t kib = 0;
+	FILE *f = fopen("/proc/self/smaps_rollup", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Rss:", 4)) {
+			kib = (uint32_t)strtoul(line + 4, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return kib;
+}
+
+/* The exact RSS read at a given time after a burst's last free. */
+struct rss_probe {
+	uint64_t at_ns;		/* when to read, bench_now_ns() */
+	uint64_t late_ns;	/* how late it was read */
+	uint32_t kib;		/* 0: not read */
+};
+
+static void probe_if_due(struct rss_probe *pr)
+{
+	uint64_t now = bench_now_ns();
+
+	if (pr->kib || now < pr->at_ns)
+		return;
+	pr->kib = exact_rss_kib();
+	pr->late_ns = now - pr->at_ns;
+}
+
 static void *sampler_main(void *arg)
 {
 	struct sampler *sp = arg;
@@ -1276,23 +1325,29 @@ static void sleep_ms(uint32_t ms)
  * (refill and flush, where the memfd backend decays) and jemalloc's
  * (which decays on allocator activity without its background thread).
  */
-static void idle(struct rss_heap *hp, uint32_t ms)
+static void idle(struct rss_heap *hp, uint32_t ms, struct rss_probe *pr)
 {
 	uint64_t end = bench_now_ns() + (uint64_t)ms * 1000000ull;
 	struct rss_heap t = *hp;
 
 	if (!g.trickle_ms) {
-		sleep_ms(ms);
+		while (bench_now_ns() < pr->at_ns)
+			sleep_ms(1);
+		probe_if_due(pr);
+		while (bench_now_ns() < end)
+			sleep_ms(1);
 		return;
 	}
 	t.count = TRICKLE;
 	while (bench_now_ns() + (uint64_t)g.trickle_ms * 1000000ull < end) {
 		sleep_ms(g.trickle_ms);
+		probe_if_due(pr);
 		burst(&t);
 		unburst(&t);
 	}
 	while (bench_now_ns() < end)
 		sleep_ms(1);
+	probe_if_due(pr);
 }
 
 /* ms from t_end until the first sample at or under limit; -1: never. */
@@ -1328,6 +1383,8 @@ static int q_rss(void)
 	const char *label = g.label ? g.label : peer_names[g.peer];
 	uint64_t mark[5];	/* burst 1 start, burst 1 freed, 2 start, 2 freed, end */
 	uint64_t took[2];	/* each burst's allocations and first touches */
+	struct rss_probe probe[2] = { { 0 } };
+	uint32_t exact_base, probe_ms = 2 * g.decay_ms;
 	uint32_t pre_ms = 100, hold_ms = 50, base = 0, peak = 0, nbase = 0;
 	char name[BATON_NAME_MAX];
 	pthread_t th;
@@ -1356,6 +1413,7 @@ static int q_rss(void)
 	if (pthread_create(&th, NULL, sampler_main, &sp))
 		die("pthread_create", EAGAIN);
 	sleep_ms(pre_ms);
+	exact_base = exact_rss_kib();
 	for (int b = 0; b < 2; b++) {
 		mark[2 * b] = bench_now_ns() - sp.t0;
 		burst(&hp);
@@ -1363,7 +1421,9 @@ static int q_rss(void)
 		sleep_ms(hold_ms);
 		unburst(&hp);
 		mark[2 * b + 1] = bench_now_ns() - sp.t0;
-		idle(&hp, g.idle_ms);
+		probe[b].at_ns = sp.t0 + mark[2 * b + 1] +
+				 (uint64_t)probe_ms * 1000000ull;
+		idle(&hp, g.idle_ms, &probe[b]);
 	}
 	mark[4] = bench_now_ns() - sp.t0;
 	__atomic_store_n(&sp.stop, 1, __ATOMIC_RELEASE);
@@ -1388,9 +1448,12 @@ static int q_rss(void)
 		       settle_ms(&sp, mark[2 * b + 1], stop,
 				 base + 0.05 * (double)(peak - base)));
 	}
-	printf(",%u,%.1f,%.1f,%.1f,%.1f\n", g.idle_ms, (double)mark[1] / 1e6,
+	printf(",%u,%.1f,%.1f,%.1f,%.1f", g.idle_ms, (double)mark[1] / 1e6,
 	       (double)mark[3] / 1e6, (double)took[0] / 1e6,
 	       (double)took[1] / 1e6);
+	printf(",%u,%u,%u,%u,%.1f,%.1f\n", probe_ms, exact_base, probe[0].kib,
+	       probe[1].kib, (double)probe[0].late_ns / 1e6,
+	       (double)probe[1].late_ns / 1e6);
 	baton_pool_close(hp.pool);
 	return 0;
 }
@@ -1423,7 +1486,9 @@ static void headers(void)
 	       "pipeline,transport,size,frames,ns_per_frame,mb_per_s,msgs_per_frame\n"
 	       "rss,series,decay_ms,burst_mib,base_kib,peak_kib,last_kib,"
 	       "settle1_ms,settle95_1_ms,settle2_ms,settle95_2_ms,idle_ms,"
-	       "burst1_end_ms,burst2_end_ms,burst1_ms,burst2_ms\n");
+	       "burst1_end_ms,burst2_end_ms,burst1_ms,burst2_ms,probe_ms,"
+	       "exact_base_kib,exact_1_kib,exact_2_kib,probe_late_1_ms,"
+	       "probe_late_2_ms\n");
 	exit(0);
 }
 
