@@ -7,6 +7,9 @@
  * magazine: an allocation and a free in turn. Paths:
  *
  *   pool_alloc   baton_pool_alloc(): the class that fits, a magazine pop
+ *   pool_alloc_buf
+ *                baton_pool_alloc_buf(): the same and the buffer's address
+ *                (from the class's base, no check: the handle is ours)
  *   pool_free    baton_pool_free(): the handle's checks, the descriptor's
  *                owner check and new generation, a magazine push
  *   pool_alloc_idle, pool_free_idle
@@ -17,7 +20,7 @@
  *
  * GATE_INJECT(): bench/gate.h.
  *
- * gate-paths: pool_alloc pool_free pool_alloc_idle pool_free_idle
+ * gate-paths: pool_alloc pool_alloc_buf pool_free pool_alloc_idle pool_free_idle
  */
 #define _GNU_SOURCE
 #include <baton.h>
@@ -35,6 +38,16 @@ GATE_NOINLINE uint64_t gate_op_pool_alloc(struct baton_pool *p)
 
 	GATE_INJECT();
 	if (baton_pool_alloc(p, 4096, &h))
+		abort();
+	return h;
+}
+
+GATE_NOINLINE uint64_t gate_op_pool_alloc_buf(struct baton_pool *p, void **buf)
+{
+	uint64_t h = 0;
+
+	GATE_INJECT();
+	if (baton_pool_alloc_buf(p, 4096, &h, buf))
 		abort();
 	return h;
 }
@@ -80,15 +93,18 @@ int main(int argc, char **argv)
 	char name[BATON_NAME_MAX];
 	struct baton_pool *p;
 	uint64_t n, i, h;
-	int rc, idle;
+	int rc, idle, with_buf;
+	void *buf;
 
 	if (argc != 3 || (strcmp(argv[1], "pool_alloc") && strcmp(argv[1], "pool_free") &&
+			  strcmp(argv[1], "pool_alloc_buf") &&
 			  strcmp(argv[1], "pool_alloc_idle") &&
 			  strcmp(argv[1], "pool_free_idle"))) {
-		fprintf(stderr, "usage: gate_pool pool_alloc|pool_free|pool_alloc_idle|pool_free_idle N\n");
+		fprintf(stderr, "usage: gate_pool pool_alloc|pool_alloc_buf|pool_free|pool_alloc_idle|pool_free_idle N\n");
 		return 2;
 	}
 	idle = strstr(argv[1], "_idle") != NULL;
+	with_buf = !strcmp(argv[1], "pool_alloc_buf");
 	/* Long enough that no decay tick comes within the run. */
 	if (idle)
 		prm.decay_ms = BATON_POOL_DECAY_MAX_MS;
@@ -104,8 +120,13 @@ int main(int argc, char **argv)
 	h = idle ? gate_op_pool_alloc_idle(p) : gate_op_pool_alloc(p);
 	idle ? gate_op_pool_free_idle(p, h) : gate_op_pool_free(p, h);
 	for (i = 0; i < n; i++) {
-		h = idle ? gate_op_pool_alloc_idle(p) : gate_op_pool_alloc(p);
-		*(volatile uint8_t *)baton_pool_ptr(p, h) = (uint8_t)i;
+		if (with_buf) {
+			h = gate_op_pool_alloc_buf(p, &buf);
+		} else {
+			h = idle ? gate_op_pool_alloc_idle(p) : gate_op_pool_alloc(p);
+			buf = baton_pool_ptr(p, h);
+		}
+		*(volatile uint8_t *)buf = (uint8_t)i;
 		idle ? gate_op_pool_free_idle(p, h) : gate_op_pool_free(p, h);
 	}
 	baton_pool_close(p);

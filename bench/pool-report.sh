@@ -130,7 +130,9 @@ echo "first burst and 2 × decay_ms after each burst's last free."
 echo
 echo "## 1. Alloc + free on a warm pool, ns per buffer"
 echo
-echo "pair: alloc, write one word, free; burst: 32 allocs then 32 frees, per buffer, each"
+echo "pair: alloc, write one word, free (baton: baton_pool_alloc_buf(), the handle and the"
+echo "address in one, since 2.10.2; before, baton_pool_alloc() and baton_pool_ptr()); burst: 32"
+echo "allocs then 32 frees, per buffer, each"
 echo "allocation writing its buffer's first word; burst-spread: the same, the k-th allocation"
 echo "writing a word of its buffer that lies in L1 set k, so the 32 words fall in 32 sets"
 echo "whatever the layout (buffers at multiples of 4 KiB, as baton's are, have their first words"

@@ -7,8 +7,8 @@
  * caller's test asserts 0 and prints it), so one body serves two
  * harness setups.
  *
- * The cases: every buffer once, then ENOMEM, then recovery; forged and
- * stale handles; buffers through a ring between processes; a sent buffer
+ * The cases: every buffer once, then ENOMEM, then recovery; an
+ * allocation with its address (pc_alloc_buf()); forged and stale handles; buffers through a ring between processes; a sent buffer
  * that survives its sender; 200 kill -9s of a holder at random points of
  * an alloc/fill/free loop beside a survivor (pc_kill_loop()); fan-out
  * (pc_share_and_put(), and pf_run(): three readers, one killed per round);
@@ -189,6 +189,84 @@ static inline int pc_every_buffer_once(const char *name)
 		if (n != 64 || dups)
 			step = 8;
 	}
+	pc_free_all(pool, h, n);
+	baton_pool_close(pool);
+	baton_pool_unlink(name);
+	return step;
+}
+
+/*
+ * Class 1 of pc_alloc_buf(), by size: two buffers from refills, then the
+ * same two again from the magazine they were freed to, whose addresses
+ * come from the class's own base and shift (buffer 0 of any class would
+ * not tell). Non-zero if an address is not baton_pool_ptr()'s.
+ */
+static inline int pc_alloc_buf_class1(struct baton_pool *pool)
+{
+	uint64_t h[2];
+	void *buf;
+	int i, round, bad = 0;
+
+	for (round = 0; round < 2 && !bad; round++) {
+		for (i = 0; i < 2; i++)
+			if (baton_pool_alloc_buf(pool, 4097, &h[i], &buf) ||
+			    buf != baton_pool_ptr(pool, h[i]) ||
+			    baton_pool_buf_size(pool, h[i]) != 65536)
+				return 1 + i;
+		bad = BATON_POOL_H_INDEX(h[0]) + BATON_POOL_H_INDEX(h[1]) == 0;
+		for (i = 0; i < 2; i++)
+			bad |= baton_pool_free(pool, h[i]) != 0;
+	}
+	return bad;
+}
+
+/*
+ * baton_pool_alloc_buf() once per buffer of class 0 (64, so the magazine
+ * empties and refills from the queue several times) and once of class 1:
+ * each address is baton_pool_ptr()'s for the handle it came with, in the
+ * class the size asks for, and no two are one; then ENOMEM, E2BIG and a
+ * NULL @buf, each leaving *buf NULL (or untouched, for the NULL @buf). On
+ * a pool with @decay_ms, the allocations take the idle magazines' path
+ * (OWNED, then the reap word).
+ */
+static inline int pc_alloc_buf(const char *name, uint32_t decay_ms)
+{
+	struct baton_pool_params p = pc_params(64, decay_ms);
+	static uint8_t seen[64];
+	struct baton_pool *pool;
+	uint64_t h[65], big;
+	void *buf;
+	int n = 0, step = 0;
+
+	memset(seen, 0, sizeof(seen));
+	p.classes[1].count = 16;	/* a magazine of 2 (none below 16) */
+	if (baton_pool_create(name, &p, &pool))
+		return 1;
+	while (!step && n < 65 &&
+	       !baton_pool_alloc_buf(pool, n % 2 ? 1 : 4096, &h[n], &buf)) {
+		if (!buf || buf != baton_pool_ptr(pool, h[n]) ||
+		    baton_pool_buf_size(pool, h[n]) != 4096 ||
+		    seen[BATON_POOL_H_INDEX(h[n]) % 64]++)
+			step = 2;
+		else
+			memset(buf, n, 4096);	/* ours: a fault would say */
+		n++;
+	}
+	if (!step && (n != 64 || buf))
+		step = 3;	/* 64, then ENOMEM with *buf NULL */
+	else if (!step && pc_alloc_buf_class1(pool))
+		step = 4;
+	else if (!step && (baton_pool_alloc_buf(pool, 65537, &big, &buf) != -E2BIG ||
+			   buf))
+		step = 5;
+	buf = &buf;
+	if (!step && (baton_pool_alloc_buf(pool, 1, &big, NULL) != -EINVAL ||
+		      baton_pool_alloc_buf(pool, 1, NULL, &buf) != -EINVAL))
+		step = 6;
+	if (!step && (baton_pool_free(pool, h[5]) ||
+		      baton_pool_alloc_buf(pool, 4096, &h[5], &buf) ||
+		      buf != baton_pool_ptr(pool, h[5])))
+		step = 7;	/* the one freed comes back, at its own address */
 	pc_free_all(pool, h, n);
 	baton_pool_close(pool);
 	baton_pool_unlink(name);

@@ -2054,18 +2054,31 @@ static inline uint32_t baton__pool_next_gen(uint32_t gen)
 	return gen + 1 ? gen + 1 : 1;
 }
 
-static inline int baton__pool_alloc_inline(struct baton_pool *pool,
-					   size_t size, uint64_t *handle)
+static inline void *baton__pool_ptr_inline(const struct baton_pool *pool,
+					   uint64_t handle);
+
+/*
+ * The allocation of baton_pool_alloc() and baton_pool_alloc_buf(): a pop
+ * from the magazine of the smallest class that fits. @buf NULL: no
+ * address wanted (the compiler drops its lines). A popped handle is ours
+ * and well-formed (the library checked it when it came in), so its
+ * address needs no check; a handle from a slow path gets the checked
+ * baton_pool_ptr()'s.
+ */
+static inline __attribute__((always_inline)) int
+baton__pool_alloc_at(struct baton_pool *pool, size_t size, uint64_t *handle,
+		     void **buf)
 {
 	struct baton_pool_fast *f = baton__pool_fast(pool);
+	struct baton_pool_cls *c;
 	uint64_t h;
 	uint32_t i;
+	int rc;
 
 	if (!pool || !handle)
 		return -22; /* -EINVAL, without pulling in <errno.h> */
 	for (i = 0; i < f->nr_classes; i++) {
-		struct baton_pool_cls *c = &f->cls[i];
-
+		c = &f->cls[i];
 		if (size > (size_t)1 << c->shift)
 			continue;
 		if (!c->mag.n)
@@ -2074,7 +2087,7 @@ static inline int baton__pool_alloc_inline(struct baton_pool *pool,
 		h = c->mag.handle[--c->mag.n];
 		*handle = h;
 		if (f->idle == f->owned)
-			return 0;	/* OWNED already: no decay reaps it */
+			goto popped;	/* OWNED already: no decay reaps it */
 		/*
 		 * Y13, matches the decay's reap: OWNED, then the reap word. A
 		 * store then a load with no fence: the module's barrier on
@@ -2084,15 +2097,31 @@ static inline int baton__pool_alloc_inline(struct baton_pool *pool,
 				 (h & 0xffffffff00000000ULL) | f->owned,
 				 __ATOMIC_RELAXED);
 		baton__store_then_load();
-		if (__atomic_load_n(f->reap, __ATOMIC_RELAXED))
-			return __baton_pool_alloc_during_reap(pool, handle);
+		if (__atomic_load_n(f->reap, __ATOMIC_RELAXED)) {
+			/* May answer another buffer: its address below. */
+			rc = __baton_pool_alloc_during_reap(pool, handle);
+			goto slow;
+		}
+popped:
+		if (buf)
+			*buf = c->base + ((size_t)BATON_POOL_H_INDEX(h) << c->shift);
 		return 0;
 	}
-	return __baton_pool_alloc_slow(pool, size, handle);
+	rc = __baton_pool_alloc_slow(pool, size, handle);
+slow:
+	if (buf)
+		*buf = rc ? (void *)0 : baton__pool_ptr_inline(pool, *handle);
+	return rc;
 }
 
-static inline int baton__pool_free_inline(struct baton_pool *pool,
-					  uint64_t handle)
+static inline __attribute__((always_inline)) int
+baton__pool_alloc_inline(struct baton_pool *pool, size_t size, uint64_t *handle)
+{
+	return baton__pool_alloc_at(pool, size, handle, (void **)0);
+}
+
+static inline __attribute__((always_inline)) int
+baton__pool_free_inline(struct baton_pool *pool, uint64_t handle)
 {
 	struct baton_pool_fast *f = baton__pool_fast(pool);
 	uint32_t cls = BATON_POOL_H_CLASS(handle), gen = BATON_POOL_H_GEN(handle);
@@ -2146,6 +2175,30 @@ static inline void *baton__pool_ptr_inline(const struct baton_pool *pool,
 }
 
 /**
+ * baton_pool_alloc_buf() - a buffer and its address, no system call
+ * @pool: a pool handle
+ * @size: bytes needed
+ * @handle: where the buffer's handle goes
+ * @buf: where its address in this process goes
+ *
+ * baton_pool_alloc() and baton_pool_ptr() in one: the handle to send, the
+ * address to write at. From the magazine, the address needs no check
+ * (the handle is ours and was checked when it came in), so this costs
+ * less than the two calls. Inline, since 2.10.2 (a header-only form:
+ * libbaton exports no symbol for it).
+ *
+ * Return: 0, or baton_pool_alloc()'s errors (*@buf NULL then).
+ */
+static inline __attribute__((always_inline)) int
+baton_pool_alloc_buf(struct baton_pool *pool, size_t size, uint64_t *handle,
+		     void **buf)
+{
+	if (!buf)
+		return -22; /* -EINVAL */
+	return baton__pool_alloc_at(pool, size, handle, buf);
+}
+
+/**
  * baton_pool_alloc_wait() - a buffer, waiting for one if the class is empty
  * @pool: a pool handle
  * @size: bytes needed
@@ -2184,8 +2237,8 @@ void *baton_pool_ptr(const struct baton_pool *pool, uint64_t handle);
  * Return: 0, or -E2BIG (no class is that large), -ENOMEM (that class has
  * no free buffer now), -EINVAL, -EBADF (a handle inherited across fork()).
  */
-static inline int baton_pool_alloc(struct baton_pool *pool, size_t size,
-				   uint64_t *handle)
+static inline __attribute__((always_inline)) int
+baton_pool_alloc(struct baton_pool *pool, size_t size, uint64_t *handle)
 {
 	return baton__pool_alloc_inline(pool, size, handle);
 }
@@ -2201,7 +2254,8 @@ static inline int baton_pool_alloc(struct baton_pool *pool, size_t size,
  * does not own (freed already, sent, or another holder's); nothing is
  * touched then. -EBADF for a pool handle inherited across fork().
  */
-static inline int baton_pool_free(struct baton_pool *pool, uint64_t handle)
+static inline __attribute__((always_inline)) int
+baton_pool_free(struct baton_pool *pool, uint64_t handle)
 {
 	return baton__pool_free_inline(pool, handle);
 }

@@ -319,6 +319,17 @@ TEST(every_buffer_once_then_enomem_then_recovery)
 	EXPECT_EQ(0, pc_every_buffer_once(name));
 }
 
+TEST(alloc_buf_gives_each_buffer_its_own_address)
+{
+	char name[64];
+
+	force_memfd();
+	ring_name(name, sizeof(name), "allocbuf");
+	EXPECT_EQ(0, pc_alloc_buf(name, 0));
+	ring_name(name, sizeof(name), "allocbufidle");
+	EXPECT_EQ(0, pc_alloc_buf(name, 100));
+}
+
 TEST(forged_and_stale_handles_touch_nothing)
 {
 	char name[64];
