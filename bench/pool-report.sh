@@ -107,6 +107,7 @@ fi
 echo "| alloc+free beside iceoryx's loan+release, pair 4 / 64 KiB | $(ratio "$(med host alloc pool pair 4096 ns_per_op)" "$(med host alloc iox pair 4096 ns_per_op)") / $(ratio "$(med host alloc pool pair 65536 ns_per_op)" "$(med host alloc iox pair 65536 ns_per_op)") |"
 echo "| after a burst, 95% of it given back within 2 × decay_ms, no call from the user: kmod (VM, TCG) | $(rssr vm vm-pool) |"
 echo "| the same, memfd backend, idle process | $(rssr host pool-memfd) |"
+echo "| the same, memfd backend, idle in baton_pool_recv() (a stage waiting for input) | $(rssr host pool-memfd-recv) |"
 echo "| the same, kmod (VM, TCG), a trickle of allocations | $(rssr vm vm-pool-trickle) |"
 echo "| the same, memfd backend, a trickle of allocations | $(rssr host pool-memfd-trickle) |"
 echo "| the same, jemalloc dirty_decay_ms with its background thread (baseline) | $(rssr host jemalloc-bg) |"
@@ -117,6 +118,7 @@ exact() { # WHERE SERIES: exact RSS 2 x decay_ms after bursts 1 and 2, over the 
 }
 echo "| resident memory within 5% of the idle baseline 2 × decay_ms after a burst (exact, smaps_rollup; bursts 1 / 2): kmod (VM, TCG) | $(exact vm vm-pool) |"
 echo "| the same, memfd backend, idle process | $(exact host pool-memfd) |"
+echo "| the same, memfd backend, idle in baton_pool_recv() | $(exact host pool-memfd-recv) |"
 echo "| the same, memfd backend, a trickle of allocations (its own 4 MiB included) | $(exact host pool-memfd-trickle) |"
 echo "| the same, jemalloc dirty_decay_ms with its background thread (baseline) | $(exact host jemalloc-bg) |"
 echo
@@ -248,7 +250,9 @@ echo "muzzy_decay_ms 0, without and with (-bg) its background thread. -trickle: 
 echo "${TRICKLE_MS:-10} ms the process allocates, touches and frees 64 buffers (not quite idle: the memfd"
 echo "backend and jemalloc without its thread decay only from their allocators' slow paths; the"
 echo "trickle's own buffers are part of what it holds). pool-memfd: the memfd backend, whose decay"
-echo "runs from refills and flushes only (Documentation/pool.rst, memfd backend); vm-pool: the"
+echo "runs from refills and flushes only (Documentation/pool.rst, memfd backend), and, since"
+echo "2.10.2, from a wait in baton_pool_recv(); pool-memfd-recv: idle in such a wait (-W: an SPSC"
+echo "ring nobody sends to), as a stage waiting for its input is; vm-pool: the"
 echo "kmod backend in the VM, its decay on a kernel timer; idle there ${VM_IDLE_MS:-1500} ms (TCG is slow);"
 echo "vm-pool-trickle: the same with the trickle, whose own 4 MiB is 6% of the VM's burst, so its"
 echo "95% settle cannot happen: read what it holds. Since the decay counts instead of ageing (COLD,"

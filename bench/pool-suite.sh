@@ -139,6 +139,8 @@ host_rss() {
 		one host "$run" -q rss -p pool -d "$DECAY_MS" -B "$BURST_MIB" -l pool-memfd -o "$res/pool-rss-pool-memfd.$run.dat"
 		one host "$run" -q rss -p pool -d "$DECAY_MS" -B "$BURST_MIB" -T "$TRICKLE_MS" -l pool-memfd-trickle \
 			-o "$res/pool-rss-pool-memfd-trickle.$run.dat"
+		one host "$run" -q rss -p pool -d "$DECAY_MS" -B "$BURST_MIB" -W -l pool-memfd-recv \
+			-o "$res/pool-rss-pool-memfd-recv.$run.dat"
 		one host "$run" -q rss -p static -B "$BURST_MIB" -l static-memfd -o "$res/pool-rss-static-memfd.$run.dat"
 		one host "$run" -q rss -p malloc -B "$BURST_MIB" -l glibc -o "$res/pool-rss-glibc.$run.dat"
 		[[ -f $JEMALLOC ]] || continue

@@ -59,6 +59,9 @@
  *               gives their pages back). Series: pool (decay_ms -d),
  *               static (a pool with decay_ms 0), malloc (glibc, or
  *               jemalloc when the suite preloads it; -l names the series).
+ *               -W: idle in baton_pool_recv() on an SPSC ring nobody
+ *               sends to, with the idle window as its timeout, as a
+ *               pipeline stage waits for its input (pool series only).
  *               -T MS: while idle, every MS ms allocate, touch and free 64
  *               buffers (a process that is not quite idle: the memfd
  *               backend and jemalloc without its thread decay only from
@@ -90,7 +93,7 @@
  *   pool_bench -q pipeline -t handle|inline|pipe -s SIZE [-n FRAMES]
  *              [-R SLOTS] (handle: a ring of SLOTS instead, "handle-rSLOTS")
  *   pool_bench -q rss -p pool|static|malloc [-d DECAY_MS] [-B MIB]
- *              [-i IDLE_MS] [-T TRICKLE_MS] [-l LABEL] [-o SAMPLES]
+ *              [-i IDLE_MS] [-T TRICKLE_MS | -W] [-l LABEL] [-o SAMPLES]
  *   common: [-c A,B] CPUs (default 0,1)
  */
 #define _GNU_SOURCE
@@ -165,6 +168,7 @@ static struct {
 	uint32_t burst_mib;
 	uint32_t idle_ms;
 	uint32_t trickle_ms;	/* rss: 0, or a trickle of allocations while idle */
+	int recv_idle;		/* rss -W: idle in baton_pool_recv(), not asleep */
 	uint32_t ring_frames;	/* pipeline -R: the handle ring's slots */
 	const char *label;
 	const char *samples;
@@ -1298,6 +1302,7 @@ static void *sampler_main(void *arg)
 /* What the series allocates: handles in a pool, or malloc'd blocks. */
 struct rss_heap {
 	struct baton_pool *pool;
+	struct baton_ring *input;	/* -W: the ring idle() waits on */
 	uint64_t *h;
 	void **blk;
 	uint32_t count;
@@ -1345,11 +1350,31 @@ static void sleep_ms(uint32_t ms)
  * (refill and flush, where the memfd backend decays) and jemalloc's
  * (which decays on allocator activity without its background thread).
  */
+/* -W: wait in baton_pool_recv() until @until (bench_now_ns()); none comes. */
+static void recv_until(struct rss_heap *hp, uint64_t until)
+{
+	uint64_t h, len, now;
+	int rc;
+
+	while ((now = bench_now_ns()) < until) {
+		rc = baton_pool_recv(hp->input, hp->pool, &h, &len,
+				     (int64_t)(until - now));
+		if (rc != -ETIMEDOUT)
+			die("baton_pool_recv", rc < 0 ? -rc : EPROTO);
+	}
+}
+
 static void idle(struct rss_heap *hp, uint32_t ms, struct rss_probe *pr)
 {
 	uint64_t end = bench_now_ns() + (uint64_t)ms * 1000000ull;
 	struct rss_heap t = *hp;
 
+	if (hp->input) {
+		recv_until(hp, pr->at_ns);
+		probe_if_due(pr);
+		recv_until(hp, end);
+		return;
+	}
 	if (!g.trickle_ms) {
 		while (bench_now_ns() < pr->at_ns)
 			sleep_ms(1);
@@ -1398,6 +1423,7 @@ static void samples_write(const struct sampler *sp, const char *label)
 
 static int q_rss(void)
 {
+	struct baton_ring *input_prod = NULL;
 	struct sampler sp = { 0 };
 	struct rss_heap hp = { .count = (uint32_t)(((uint64_t)g.burst_mib << 20) / RSS_BUF) };
 	const char *label = g.label ? g.label : peer_names[g.peer];
@@ -1428,6 +1454,19 @@ static int q_rss(void)
 		hp.pool = pool_make(name, RSS_BUF, hp.count,
 				    g.peer == P_POOL ? g.decay_ms : 0);
 		baton_pool_unlink(name);
+	}
+	if (g.recv_idle) {
+		int rc;
+
+		if (!hp.pool)
+			die("-W: a pool series only", EINVAL);
+		name_of(name, sizeof(name), "rss-in");
+		input_prod = ring_make(name, 16, 16);
+		rc = baton_ring_open(name, BATON_ROLE_CONSUMER,
+				     BATON_BACKEND_AUTO, &hp.input);
+		if (rc < 0)
+			die("baton_ring_open", -rc);
+		baton_ring_unlink(name, BATON_BACKEND_AUTO);
 	}
 	sp.t0 = bench_now_ns();
 	if (pthread_create(&th, NULL, sampler_main, &sp))
@@ -1474,6 +1513,10 @@ static int q_rss(void)
 	printf(",%u,%u,%u,%u,%.1f,%.1f\n", probe_ms, exact_base, probe[0].kib,
 	       probe[1].kib, (double)probe[0].late_ns / 1e6,
 	       (double)probe[1].late_ns / 1e6);
+	if (hp.input) {
+		baton_ring_close(hp.input);
+		baton_ring_close(input_prod);
+	}
 	baton_pool_close(hp.pool);
 	return 0;
 }
@@ -1494,7 +1537,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: pool_bench -q alloc -p pool|rte|malloc -P pair|burst|burst-spread|xproc -s SIZE [-n N] [-d DECAY_MS]\n"
 		"       pool_bench -q pipeline -t handle|inline|pipe -s SIZE [-n FRAMES] [-R SLOTS]\n"
-		"       pool_bench -q rss -p pool|static|malloc [-d DECAY_MS] [-B MIB] [-i IDLE_MS] [-T MS]\n"
+		"       pool_bench -q rss -p pool|static|malloc [-d DECAY_MS] [-B MIB] [-i IDLE_MS] [-T MS | -W]\n"
 		"                  [-l LABEL] [-o SAMPLES]\n"
 		"       common: [-c A,B]; -h prints the CSV headers\n");
 	exit(2);
@@ -1517,7 +1560,7 @@ static void parse(int argc, char **argv)
 	static const char *const qs[] = { "alloc", "pipeline", "rss" };
 	int o;
 
-	while ((o = getopt(argc, argv, "q:p:P:t:s:n:c:d:B:i:T:R:l:o:h")) != -1) {
+	while ((o = getopt(argc, argv, "q:p:P:t:s:n:c:d:B:i:T:WR:l:o:h")) != -1) {
 		switch (o) {
 		case 'q': g.q = (enum question)pick(optarg, qs, 3); break;
 		case 'p': g.peer = (enum peer)pick(optarg, peer_names, 5); break;
@@ -1538,6 +1581,7 @@ static void parse(int argc, char **argv)
 		case 'l': g.label = optarg; break;
 		case 'o': g.samples = optarg; break;
 		case 'T': g.trickle_ms = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'W': g.recv_idle = 1; break;
 		case 'R': g.ring_frames = (uint32_t)strtoul(optarg, NULL, 10); break;
 		case 'h': headers(); break;
 		default: usage();

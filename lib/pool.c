@@ -2080,14 +2080,69 @@ static int await_shared(struct baton_pool *p, uint64_t handle,
 }
 
 /*
+ * memfd: a pool decays only from its holders' slow paths, and a stage
+ * idle in baton_pool_recv() takes none (Documentation/pool.rst, "Decay
+ * while receiving"). So such a wait comes out once a decay period (a
+ * quarter of decay_ms, plus RECV_SLACK_MS: the ticks are timed by the
+ * coarse clock, a jiffy behind, and a slice that ends before the tick
+ * is due does nothing) to do the pool's maintenance, RECV_SLICES times:
+ * twice the five ticks the decay needs to give back what was freed
+ * before the wait began (a window of four records, the first of which
+ * saw those buffers allocated). After that nothing this holder freed is
+ * left for it, and the rest of the wait is one park; whatever others
+ * free later, their own slow paths decay. The next wait's length in *@t:
+ * the slice, or what is left. True if it is a slice (its timeout is not
+ * the caller's).
+ */
+#define RECV_SLICES	10
+#define RECV_SLACK_MS	5
+
+static int recv_slice(const struct baton_pool *p, struct recv_deadline *dl,
+		      int *slices, int64_t *t)
+{
+	int64_t period;
+
+	*t = dl->timeout_ns ? recv_deadline_left(dl) : 0;
+	if (!p || p->backend != BATON_BACKEND_MEMFD || !p->geo.decay_ms ||
+	    !*slices || !*t)
+		return 0;
+	period = (int64_t)((p->geo.decay_ms / 4 < 5 ? 5 : p->geo.decay_ms / 4) +
+			   RECV_SLACK_MS) * 1000000;
+	if (*t > 0 && *t <= period)
+		return 0;
+	(*slices)--;
+	*t = period;
+	return 1;
+}
+
+/* The SPSC wait of peek_one(), in recv_slice()'s slices. */
+static int peek_spsc_wait(struct baton_ring *r, struct baton_pool *p,
+			  uint64_t *idx, struct recv_deadline *dl)
+{
+	int slices = RECV_SLICES, ret;
+	int64_t t;
+
+	for (;;) {
+		int sliced = recv_slice(p, dl, &slices, &t);
+
+		ret = baton_spsc_cons_peek_wait(r, 1, idx, t);
+		if (ret != -ETIMEDOUT || !sliced)
+			return ret;
+		baton__pool_memfd_maintain(p, baton__pool_coarse_ms());
+	}
+}
+
+/*
  * One message to peek at: 1, or a negative errno (-ETIMEDOUT: none came
  * by the deadline). A lost slot of an MPSC ring (a dead producer's
  * tombstone) carries nothing: pass it and wait on. The first look waits
- * for nothing, so a ready message costs no clock read.
+ * for nothing, so a ready message costs no clock read. A long wait on
+ * @p's behalf comes out now and then to maintain it (recv_slice()).
  */
-static int peek_one(struct baton_ring *r, uint64_t *idx,
-		    struct recv_deadline *dl)
+static int peek_one(struct baton_ring *r, struct baton_pool *p,
+		    uint64_t *idx, struct recv_deadline *dl)
 {
+	int slices = RECV_SLICES, sliced = 0;
 	int64_t t = 0;
 	int ret;
 
@@ -2103,15 +2158,16 @@ static int peek_one(struct baton_ring *r, uint64_t *idx,
 			if (!dl->timeout_ns)
 				return -ETIMEDOUT;
 		}
-		return baton_spsc_cons_peek_wait(r, 1, idx,
-						 dl->timeout_ns ?
-						 recv_deadline_left(dl) : 0);
+		return peek_spsc_wait(r, p, idx, dl);
 	}
 	ret = baton__ring_ok(r, BATON_RING_MPSC, BATON_ROLE_CONSUMER);
 	while (!ret) {
 		ret = baton__mpsc_peek_wait(r, idx, t);
-		if (ret == -ETIMEDOUT && dl->timeout_ns && !dl->armed) {
-			t = recv_deadline_left(dl);
+		if (ret == -ETIMEDOUT && dl->timeout_ns &&
+		    (!dl->armed || sliced)) {
+			if (sliced)
+				baton__pool_memfd_maintain(p, baton__pool_coarse_ms());
+			sliced = recv_slice(p, dl, &slices, &t);
 			ret = 0;
 			continue;
 		}
@@ -2121,7 +2177,7 @@ static int peek_one(struct baton_ring *r, uint64_t *idx,
 		baton_mpsc_cons_release(r);
 		ret = 0;
 		if (dl->armed)
-			t = recv_deadline_left(dl);
+			sliced = recv_slice(p, dl, &slices, &t);
 	}
 	return ret < 0 ? ret : 1;
 }
@@ -2147,7 +2203,7 @@ static int recv_common(struct baton_ring *r, struct baton_pool *p,
 		return -EINVAL;
 	if (p->forked)
 		return -EBADF;
-	ret = peek_one(r, &idx, &dl);
+	ret = peek_one(r, p, &idx, &dl);
 	if (ret < 0)
 		return ret;
 	memcpy(&m, baton_ring_slot(r, idx), sizeof(m));

@@ -2368,7 +2368,9 @@ int baton_pool_send(struct baton_ring *ring, struct baton_pool *pool,
  * its push and its give), then releases the slot: a receiver killed before
  * the take leaves message and buffer to the ring's next consumer. A
  * message that is there and given reads no clock: the timeout runs from
- * the first wait.
+ * the first wait. On a memfd pool with decay_ms, a long wait comes out
+ * once a decay period, ten times, for the pool's decay and repair, which
+ * that backend runs only from its holders' calls (since 2.10.2).
  *
  * Return: 0, or the ring's error (-EPIPE: end of stream, -ETIMEDOUT:
  * nothing consumed), or -ESTALE when the message named a buffer that was

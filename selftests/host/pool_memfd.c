@@ -1467,6 +1467,75 @@ TEST(an_idle_magazine_gives_its_pages_back_to_another_holders_decay)
 }
 
 /*
+ * A stage idle in baton_pool_recv() on a ring of @kind gives back what it
+ * freed before the wait: 0, or the step that failed.
+ */
+static int recv_wait_decays(uint32_t kind)
+{
+	struct baton_ring_params rp = pc_ring_params(BATON_BACKEND_MEMFD);
+	struct baton_pool_params p = idle_params(16, 64, 40);
+	struct baton_ring *prod = NULL, *cons = NULL;
+	struct baton_pool_info info;
+	struct baton_pool *pool;
+	uint64_t h[48], got, len;
+	char pname[64], rname[64];
+	long resident = 0;
+	int i, step = 0;
+
+	p.keep = 0;
+	rp.kind = kind;
+	rp.max_producers = kind == BATON_RING_MPSC ? 2 : 0;
+	ring_name(pname, sizeof(pname), "recvdecay");
+	ring_name(rname, sizeof(rname), "recvdecayr");
+	if (baton_pool_create(pname, &p, &pool))
+		return 1;
+	if (baton_ring_create(rname, &rp, BATON_ROLE_PRODUCER, &prod) ||
+	    baton_ring_open(rname, BATON_ROLE_CONSUMER, BATON_BACKEND_MEMFD,
+			    &cons))
+		step = 2;
+	for (i = 0; !step && i < 48; i++) {
+		if (baton_pool_alloc(pool, 65536, &h[i]))
+			step = 3;
+		else
+			memset(baton_pool_ptr(pool, h[i]), i, 65536);
+	}
+	for (i = 0; !step && i < 48; i++)
+		if (baton_pool_free(pool, h[i]))
+			step = 4;
+	/* Nobody sends: the whole wait is idle (10 decay periods sliced). */
+	if (!step && baton_pool_recv(cons, pool, &got, &len,
+				     1000000000LL) != -ETIMEDOUT)
+		step = 5;
+	if (!step && baton_pool_info(pool, &info))
+		step = 6;
+	for (i = 0; !step && i < 48; i++)
+		resident += pages_in_core(baton_pool_ptr(pool, h[i]), 65536);
+	if (!step && (info.decayed != 48 || resident))
+		step = 7;
+	if (cons)
+		baton_ring_close(cons);
+	if (prod)
+		baton_ring_close(prod);
+	baton_ring_unlink(rname, BATON_BACKEND_MEMFD);
+	baton_pool_close(pool);
+	baton_pool_unlink(pname);
+	return step;
+}
+
+/*
+ * The wait comes out every decay period to maintain the pool (lib/pool.c,
+ * recv_slice()). Before, a memfd holder blocked in its receive never
+ * decayed (nothing ran its slow paths): a burst it freed stayed resident
+ * for as long as it waited (step 7: 0 of 48 decayed, 768 pages in core).
+ */
+TEST(a_holder_waiting_in_recv_decays_what_it_freed)
+{
+	force_memfd();
+	EXPECT_EQ(0, recv_wait_decays(BATON_RING_SPSC));
+	EXPECT_EQ(0, recv_wait_decays(BATON_RING_MPSC));
+}
+
+/*
  * Another holder's reap never gives back a page under a buffer in use
  * (Y13 with membarrier): for three seconds this holder allocates a few
  * buffers, tags every page of each, sleeps up to 25 ms (decay_ms 10: the
