@@ -180,20 +180,23 @@ host_suite() {
 	local run size peer pat t
 	echo "pool-suite: host (memfd backend), CPUs $CPUS, $RUNS runs per figure"
 	start_roudi
-	for size in 4096 65536; do
-		for peer in pool rte malloc iox; do
-			for pat in pair burst burst-spread xproc; do
-				for ((run = 1; run <= RUNS; run++)); do
+	# Run by run, every figure once a round: a ratio's two sides are
+	# measured minutes apart at most, and a noisy minute moves one run of
+	# each figure, not all the runs of one (the suite of 2026-12-07 01:48,
+	# run figure by figure, had the 4 KiB pair at 7.7 ns in all 5 runs,
+	# 3.9 to 4.0 ns in runs of the same binary just after).
+	for ((run = 1; run <= RUNS; run++)); do
+		for size in 4096 65536; do
+			for peer in pool rte malloc iox; do
+				for pat in pair burst burst-spread xproc; do
 					one host "$run" -q alloc -p "$peer" -P "$pat" -s "$size" -n "$N"
 				done
 			done
 		done
-	done
-	for size in 4096 65536 1048576; do
-		for t in handle handle-r16 inline pipe; do
-			local targs=(-t "$t")
-			[[ $t == handle-r16 ]] && targs=(-t handle -R 16)
-			for ((run = 1; run <= RUNS; run++)); do
+		for size in 4096 65536 1048576; do
+			for t in handle handle-r16 inline pipe; do
+				local targs=(-t "$t")
+				[[ $t == handle-r16 ]] && targs=(-t handle -R 16)
 				one host "$run" -q pipeline "${targs[@]}" -s "$size" -n $((PIPE_MIB * 1048576 / size))
 			done
 		done
