@@ -261,7 +261,8 @@ static inline int pc_alloc_buf(const char *name, uint32_t decay_ms)
 		step = 5;
 	buf = &buf;
 	if (!step && (baton_pool_alloc_buf(pool, 1, &big, NULL) != -EINVAL ||
-		      baton_pool_alloc_buf(pool, 1, NULL, &buf) != -EINVAL))
+		      baton_pool_alloc_buf(pool, 1, NULL, &buf) != -EINVAL ||
+		      buf))
 		step = 6;
 	if (!step && (baton_pool_free(pool, h[5]) ||
 		      baton_pool_alloc_buf(pool, 4096, &h[5], &buf) ||

@@ -2075,8 +2075,11 @@ baton__pool_alloc_at(struct baton_pool *pool, size_t size, uint64_t *handle,
 	uint32_t i;
 	int rc;
 
-	if (!pool || !handle)
+	if (!pool || !handle) {
+		if (buf)
+			*buf = (void *)0;
 		return -22; /* -EINVAL, without pulling in <errno.h> */
+	}
 	for (i = 0; i < f->nr_classes; i++) {
 		c = &f->cls[i];
 		if (size > (size_t)1 << c->shift)
