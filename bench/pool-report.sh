@@ -59,6 +59,26 @@ ratio() {
 
 med() { val "$1" "$2" "$3" "$4" "$5" "$6" 8; }
 
+# placed QUESTION SUBJECT VARIANT SIZE: the placements the host runs of a
+# cross-process figure saw, from the end of their raw rows
+# (bench/pool-suite.sh), as "near ×4, far ×1"; "-" for rows without.
+placed() {
+	awk -F, -v q="$1" -v s="$2" -v v="$3" -v z="$4" '
+	$1 == "host" && $3 == q && $4 == s &&
+	(q == "pipeline" ? $5 == z : ($5 == v && $6 == z)) {
+		p = $NF
+		if (p != "near" && p != "far" && p != "moved") next
+		if (!(p in n)) order[++k] = p
+		n[p]++
+	}
+	END {
+		if (!k) { print "-"; exit }
+		for (i = 1; i <= k; i++)
+			printf "%s%s ×%d", (i > 1 ? ", " : ""), order[i], n[order[i]]
+		print ""
+	}' "$raw"
+}
+
 # The L1 data cache the simulator modelled (valgrind reads the CPU's).
 l1_geometry() {
 	local size assoc line
@@ -162,6 +182,11 @@ for z in 4096 65536; do
 		echo "| $((z / 1024)) KiB | $p | $(cell host alloc pool "$p" "$z" ns_per_op ns) | $(cell host alloc rte "$p" "$z" ns_per_op ns) | $mal | $iox | $(ratio "$(med host alloc pool "$p" "$z" ns_per_op)" "$(med host alloc rte "$p" "$z" ns_per_op)") | $(ratio "$(med host alloc pool "$p" "$z" ns_per_op)" "$(med host alloc malloc "$p" "$z" ns_per_op)") | $(ratio "$(med host alloc pool "$p" "$z" ns_per_op)" "$(med host alloc iox "$p" "$z" ns_per_op)") |"
 	done
 done
+echo
+echo "Placements of the xproc runs (bench/placement.sh: near = the two CPUs' cache-line round"
+echo "trip under ${NEAR_NS:-250} ns before and after the run): 4 KiB baton $(placed alloc pool xproc 4096),"
+echo "rte_mempool $(placed alloc rte xproc 4096); 64 KiB baton $(placed alloc pool xproc 65536),"
+echo "rte_mempool $(placed alloc rte xproc 65536)."
 if grep -q '^vm,.*,alloc,' "$raw"; then
 	echo
 	echo "In the VM (kmod, TCG; no DPDK there), baton's pool, and pair as the baseline of the other patterns:"
@@ -234,6 +259,14 @@ for w in host vm; do
 		h16=$(med "$w" pipeline handle-r16 - "$z" mb_per_s)
 		il=$(med "$w" pipeline inline - "$z" mb_per_s)
 		echo "| $(fmt $((z / 1024)) n) KiB | $(cell "$w" pipeline handle - "$z" mb_per_s n) | $(cell "$w" pipeline handle-r16 - "$z" mb_per_s n) | $(cell "$w" pipeline inline - "$z" mb_per_s n) | $(cell "$w" pipeline pipe - "$z" mb_per_s n) | $(ratio "$h" "$il") | $(ratio "$h16" "$il") | $(ratio "$h" "$(med "$w" pipeline pipe - "$z" mb_per_s)") | $(cell "$w" pipeline handle - "$z" ns_per_frame ns) |"
+	done
+	[[ $w == host ]] || continue
+	echo
+	echo "Placements of the host's pipeline runs (bench/placement.sh), by handle / by handle,"
+	echo "ring of 16 / inline / pipe:"
+	echo
+	for z in 4096 65536 1048576; do
+		echo "- $(fmt $((z / 1024)) n) KiB: $(placed pipeline handle - "$z") / $(placed pipeline handle-r16 - "$z") / $(placed pipeline inline - "$z") / $(placed pipeline pipe - "$z")"
 	done
 done
 echo

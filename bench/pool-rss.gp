@@ -15,6 +15,9 @@ set label 1 '2 x decay\_ms' at 2*decay, graph 0.95 offset 0.5,0 tc rgb 'gray40'
 set multiplot layout 2,1
 set title sprintf('Host (memfd backend and malloc): RssAnon + RssShmem; burst, hold, free, idle, twice; decay\_ms %d', decay)
 plot for [i=1:words(hostfiles)] word(hostfiles, i) using 1:($2/1024.0) with lines lw 1.5 title title_of(word(hostfiles, i))
-set title 'VM, QEMU TCG (kmod backend: the decay runs on a kernel timer)'
-plot for [i=1:words(vmfiles)] word(vmfiles, i) using 1:($2/1024.0) with lines lw 1.5 title title_of(word(vmfiles, i))
+# A host-only suite (pool-suite.sh --host-only) has no VM series.
+if (words(vmfiles) > 0) {
+	set title 'VM, QEMU TCG (kmod backend: the decay runs on a kernel timer)'
+	plot for [i=1:words(vmfiles)] word(vmfiles, i) using 1:($2/1024.0) with lines lw 1.5 title title_of(word(vmfiles, i))
+}
 unset multiplot

@@ -14,8 +14,13 @@
 # TRICKLE_MS (the -trickle series: 64 allocations every so many ms while
 # idle, default 10),
 # VM_RUNS (default 1), VM_N (default 20000) and VM_IDLE_MS (default 1500):
-# TCG is slow,
+# TCG is slow, NEAR_NS (bench/placement.sh),
 # BENCH_RESULTS (default bench/results).
+#
+# The host's cross-process runs (xproc, the pipeline) are bracketed by a
+# cache-line ping-pong, and their raw rows end with the round trip before
+# and after and the placement it says (near, far, moved), which pool.md
+# gives per figure.
 #
 # Every figure: median over its runs, (min..max), ×runs, beside its
 # baseline as a ratio of medians. Syscalls per operation: strace -f -c over
@@ -57,17 +62,35 @@ sysc=$res/pool-syscalls.csv
 rsscsv=$res/pool-rss.csv
 diag=$res/pool-diag.txt
 instr=$res/pool-instructions.csv
+PEERS_BIN=$here/peers
 mkdir -p "$res"
+# shellcheck source=bench/placement.sh
+. "$here/placement.sh"
 exec 8>"$res/.pool-lock"
 flock -n 8 || { echo "pool-suite: another pool-suite.sh holds $res/.pool-lock" >&2; exit 1; }
 t_start=$SECONDS
 
+# cross_process ARGS...: whether a pool_bench run is two processes on the
+# two CPUs (alloc's xproc, every pipeline), whose figure moves with
+# placement.
+cross_process() {
+	[[ " $* " == *" -P xproc "* || " $* " == *" -q pipeline "* ]]
+}
+
 # one WHERE RUN ARGS...: one pool_bench run into raw.csv; a skip (exit 4)
-# is recorded with its reason.
+# is recorded with its reason. A host cross-process run gets its
+# placement (bench/placement.sh) at the end of its row.
 one() {
-	local where=$1 run=$2 line rc=0
+	local where=$1 run=$2 line rc=0 before='' after='' tail=''
 	shift 2
+	if [[ $where == host ]] && cross_process "$@"; then
+		before=$(clpp_ns)
+	fi
 	line=$(BATON_BACKEND=memfd "$BIN" -c "$CPUS" "$@" 2>"$res/pool-last.err") || rc=$?
+	if [[ -n $before ]]; then
+		after=$(clpp_ns)
+		tail=",$before,$after,$(placement "$before" "$after")"
+	fi
 	if ((rc == 4)); then
 		echo "$where,$run,skip,$*,$(tail -n 1 "$res/pool-last.err" | tr ',' ';')" >>"$raw"
 		echo "  $where $* run $run: skipped: $(tail -n 1 "$res/pool-last.err")"
@@ -76,9 +99,9 @@ one() {
 		echo "  $where $* run $run: FAILED (rc $rc): $(tail -n 1 "$res/pool-last.err")"
 		return 0
 	fi
-	echo "$where,$run,$line" >>"$raw"
+	echo "$where,$run,$line$tail" >>"$raw"
 	sed -n "s/^# /$where run $run: /p" "$res/pool-last.err" >>"$diag"
-	echo "  $where run $run/$RUNS ($((SECONDS - t_start)) s): $line"
+	echo "  $where run $run/$RUNS ($((SECONDS - t_start)) s): $line${before:+ (clpp $before/$after ns)}"
 }
 
 # calls ARGS...: every syscall of a pool_bench run (all processes).

@@ -96,43 +96,34 @@ start_roudi() {
 	echo "run-suite: started iox-roudi (pid $roudi_pid)"
 }
 
-# clpp_ns: the cache-line round trip p50 right now, on the same CPUs.
-clpp_ns() {
-	"$PEERS_BIN" -p clpp -m rt -n 20000 -c "$CPUS" 2>/dev/null | cut -d, -f9
-}
+# clpp_ns and placement: bench/placement.sh.
+# shellcheck source=bench/placement.sh
+. "$here/placement.sh"
 
-placement() {
-	awk -v a="$1" -v b="$2" -v near="$NEAR_NS" 'BEGIN {
-		pa = (a < near) ? "near" : "far"; pb = (b < near) ? "near" : "far";
-		print (pa == pb) ? pa : "moved" }'
-}
-
-# figure BACKEND PEER MODE SIZE HANDLE BATCH: RUNS runs, each bracketed by clpp.
+# figure BACKEND PEER MODE SIZE HANDLE BATCH RUN: run RUN of a figure,
+# bracketed by clpp.
 n_fig=0 i_fig=0
 figure() {
-	local backend=$1 peer=$2 mode=$3 size=$4 handle=$5 batch=$6 r line before after hflag=
+	local backend=$1 peer=$2 mode=$3 size=$4 handle=$5 batch=$6 r=$7 line before after hflag=''
 	((handle)) && hflag=-H
-	i_fig=$((i_fig + 1))
-	for ((r = 1; r <= RUNS; r++)); do
-		before=$(clpp_ns)
-		if [[ $mode == rt ]]; then
-			line=$(BATON_BACKEND=memfd "$PEERS_BIN" -p "$peer" -m rt -s "$size" $hflag \
-				-b "$batch" -n "$RT_N" -c "$CPUS" 2>"$res/last.err") || line=ERR
-		else
-			line=$(BATON_BACKEND=memfd "$PEERS_BIN" -p "$peer" -m stream -s "$size" $hflag \
-				-b "$batch" -n 0 -T "$TARGET_NS" -c "$CPUS" 2>"$res/last.err") || line=ERR
-		fi
-		after=$(clpp_ns)
-		if [[ $line == ERR ]]; then
-			echo "  [$i_fig/$n_fig] $peer $mode ${size}B h=$handle b=$batch run $r: FAILED: $(tail -n 1 "$res/last.err")"
-			continue
-		fi
-		echo "$backend,$r,$line,$before,$after,$(placement "$before" "$after")" >>"$raw"
-		printf '  [%d/%d] %-8s %-6s %5sB h=%d b=%-2s run %d/%d: %s msgs/s, rt p50 %s ns, cpu %s ns/msg (clpp %s/%s ns) %ds\n' \
-			"$i_fig" "$n_fig" "$peer" "$mode" "$size" "$handle" "$batch" "$r" "$RUNS" \
-			"$(echo "$line" | cut -d, -f8)" "$(echo "$line" | cut -d, -f9)" \
-			"$(echo "$line" | cut -d, -f12)" "$before" "$after" $((SECONDS - t_start))
-	done
+	before=$(clpp_ns)
+	if [[ $mode == rt ]]; then
+		line=$(BATON_BACKEND=memfd "$PEERS_BIN" -p "$peer" -m rt -s "$size" $hflag \
+			-b "$batch" -n "$RT_N" -c "$CPUS" 2>"$res/last.err") || line=ERR
+	else
+		line=$(BATON_BACKEND=memfd "$PEERS_BIN" -p "$peer" -m stream -s "$size" $hflag \
+			-b "$batch" -n 0 -T "$TARGET_NS" -c "$CPUS" 2>"$res/last.err") || line=ERR
+	fi
+	after=$(clpp_ns)
+	if [[ $line == ERR ]]; then
+		echo "  [$i_fig/$n_fig] $peer $mode ${size}B h=$handle b=$batch run $r: FAILED: $(tail -n 1 "$res/last.err")"
+		return 0
+	fi
+	echo "$backend,$r,$line,$before,$after,$(placement "$before" "$after")" >>"$raw"
+	printf '  [%d/%d] %-8s %-6s %5sB h=%d b=%-2s run %d/%d: %s msgs/s, rt p50 %s ns, cpu %s ns/msg (clpp %s/%s ns) %ds\n' \
+		"$i_fig" "$n_fig" "$peer" "$mode" "$size" "$handle" "$batch" "$r" "$RUNS" \
+		"$(echo "$line" | cut -d, -f8)" "$(echo "$line" | cut -d, -f9)" \
+		"$(echo "$line" | cut -d, -f12)" "$before" "$after" $((SECONDS - t_start))
 }
 
 # strace_calls ARGS...: total syscalls of a peers run (all processes).
@@ -169,26 +160,29 @@ host_suite() {
 	local peer mode size handle batch
 	echo "run-suite: host, memfd backend, CPUs $CPUS, $RUNS runs per figure, peers: $PEERS"
 	start_roudi
+	local figs=() f r
 	for peer in $PEERS; do
 		for mode in rt stream; do
 			for size in $SIZES; do
 				for handle in 0 1; do
 					for batch in $BATCHES; do
-						n_fig=$((n_fig + 1))
+						figs+=("$peer $mode $size $handle $batch")
 					done
 				done
 			done
 		done
 	done
-	for peer in $PEERS; do
-		for mode in rt stream; do
-			for size in $SIZES; do
-				for handle in 0 1; do
-					for batch in $BATCHES; do
-						figure host "$peer" "$mode" "$size" "$handle" "$batch"
-					done
-				done
-			done
+	n_fig=${#figs[@]}
+	# Run by run, every figure once a round (as bench/pool-suite.sh): a
+	# noisy minute on this shared host moves one run of many figures,
+	# which their medians absorb, not all the runs of the one figure
+	# that happened to be running then.
+	for ((r = 1; r <= RUNS; r++)); do
+		i_fig=0
+		for f in "${figs[@]}"; do
+			i_fig=$((i_fig + 1))
+			# shellcheck disable=SC2086 # f is five words
+			figure host $f "$r"
 		done
 	done
 	echo "run-suite: syscalls per message (strace -f -c, N less a setup run, stream 64 B, $SYSCALL_RUNS runs)"
