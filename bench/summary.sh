@@ -187,7 +187,7 @@ if [[ -f $dir/rt64.png && -f $dir/stream8.png ]]; then
 	echo "![streaming](stream8.png)"
 fi
 others=
-for f in spsc_xproc mpsc_sweep epoch_snapshot; do
+for f in spsc_xproc mpsc_sweep epoch_snapshot death_epipe death_epipe-vm; do
 	[[ -f $dir/$f.txt ]] && others="$others [$f.txt]($f.txt)"
 done
 [[ -f $dir/pool.md ]] && others="$others [pool.md](pool.md) (buffer pools)"
