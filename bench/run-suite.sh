@@ -205,7 +205,7 @@ vm_suite() {
 	fi
 	# kill -9 to EPIPE on kmod (bench/death_epipe): beside the host's.
 	if [[ -f $out ]]; then
-		grep -E '^(# kill|death,)' "$out" | tr -d '\r' >"$res/death_epipe-vm.txt" || true
+		grep -E '^(# kill|# baseline|death,)' "$out" | tr -d '\r' >"$res/death_epipe-vm.txt" || true
 		sed 's/^/  /' "$res/death_epipe-vm.txt"
 	fi
 	[[ -f $out ]] && sed -n 's/^csv://p' "$out" | tr -d '\r' |
