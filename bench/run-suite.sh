@@ -208,8 +208,15 @@ vm_suite() {
 		grep -E '^(# kill|# baseline|death,)' "$out" | tr -d '\r' >"$res/death_epipe-vm.txt" || true
 		sed 's/^/  /' "$res/death_epipe-vm.txt"
 	fi
-	[[ -f $out ]] && sed -n 's/^csv://p' "$out" | tr -d '\r' |
-		awk -F, -v OFS=, -v near="$NEAR_NS" '{ a = $17 < near ? "near" : "far"; b = $18 < near ? "near" : "far"; print $0, (a == b ? a : "moved") }' >>"$raw" || true
+	# Each VM row ends with its clpp before and after (fields 17, 18):
+	# its placement by the same rule as the host's rows.
+	if [[ -f $out ]]; then
+		local row f
+		sed -n 's/^csv://p' "$out" | tr -d '\r' | while IFS= read -r row; do
+			IFS=, read -ra f <<<"$row"
+			echo "$row,$(placement "${f[16]:--}" "${f[17]:--}")"
+		done >>"$raw" || true
+	fi
 	grep -c '^vm,' "$raw" | sed 's/^/  VM rows: /' || true
 	if [[ -f $out ]]; then
 		BENCH_RESULTS=$res "$here/rate-sweep.sh" --vm-rows "$out" >/dev/null ||
