@@ -6,6 +6,13 @@
  * in the order they were sent and that none is missing or repeated.
  * (Between producers there is no order: the ring interleaves them.)
  *
+ * End of stream on an MPSC ring is "no producer attached now, and the
+ * ring drained": a pop says -EPIPE once the last attached producer has
+ * gone, whether or not more will come. So the consumer here waits until
+ * all three have attached before its first pop; without that, a first
+ * producer that sent everything and left before the others had opened
+ * the ring (a slow fork) would end the stream early.
+ *
  *   cc mpsc_fanin.c $(pkg-config --cflags --libs baton) -o mpsc_fanin
  *   BATON_BACKEND=memfd ./mpsc_fanin
  *
@@ -14,6 +21,7 @@
 #define _DEFAULT_SOURCE	/* fork() and the like under -std=c11 too */
 #include <baton/baton.h>
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -36,15 +44,22 @@ static int fail(const char *who, const char *what, int r)
 	return 1;
 }
 
-/* One producer process: opens its own producer handle by name. */
-static int produce(const char *name, uint32_t id)
+/*
+ * One producer process: opens its own producer handle by name, then says
+ * so with a byte on @attached.
+ */
+static int produce(const char *name, uint32_t id, int attached)
 {
 	struct baton_ring *r;
 	struct msg m = { .producer = id };
 	int ret = baton_ring_open(name, BATON_ROLE_PRODUCER, BATON_BACKEND_AUTO, &r);
+	char c = 1;
 
 	if (ret < 0)
 		return fail("producer", "baton_ring_open", ret);
+	if (write(attached, &c, 1) != 1)
+		return fail("producer", "write", -errno);
+	close(attached);
 	for (m.seq = 0; m.seq < PER_PRODUCER; m.seq++) {
 		/*
 		 * One atomic ticket per message; waits while the ring is
@@ -74,7 +89,8 @@ int main(void)
 	char name[BATON_NAME_MAX];
 	uint64_t got;
 	uint32_t i;
-	int ret, status, failed = 0;
+	int ret, status, failed = 0, attached[2];
+	char c;
 
 	snprintf(name, sizeof(name), "example-mpsc-%d", (int)getpid());
 	/* The consumer creates the ring, so it exists before any producer. */
@@ -82,6 +98,10 @@ int main(void)
 	if (ret < 0)
 		return fail("consumer", "baton_ring_create", ret);
 
+	if (pipe(attached)) {
+		perror("pipe");
+		return 1;
+	}
 	for (i = 0; i < PRODUCERS; i++) {
 		pid_t pid = fork();
 
@@ -89,9 +109,19 @@ int main(void)
 			perror("fork");
 			return 1;
 		}
-		if (pid == 0)
-			_exit(produce(name, i));
+		if (pid == 0) {
+			close(attached[0]);
+			_exit(produce(name, i, attached[1]));
+		}
 	}
+	/* Every producer attached (EOF first: one failed to open). */
+	close(attached[1]);
+	for (i = 0; i < PRODUCERS; i++)
+		if (read(attached[0], &c, 1) != 1) {
+			fprintf(stderr, "mpsc_fanin: a producer did not attach\n");
+			return 1;
+		}
+	close(attached[0]);
 
 	for (got = 0; got < (uint64_t)PRODUCERS * PER_PRODUCER; got++) {
 		struct msg m;
