@@ -4,7 +4,8 @@
  * blocking call returns -EPIPE (issue 13, item 7), on whichever backend
  * BATON_BACKEND picks (the host suite runs memfd, bench/vm-suite.sh kmod).
  *
- * Four cases, each RUNS times (default 11):
+ * Four ring cases and a baseline, each RUNS times (default 11), in
+ * rounds (every case once a round):
  *   spsc_cons  a consumer parked in baton_spsc_pop(); its producer dies
  *   spsc_prod  a producer parked in baton_spsc_push() on a full ring; its
  *              consumer dies
@@ -17,10 +18,10 @@
  * The peer is a forked child that attaches and then waits in pause(). A
  * thread of the survivor sleeps SETTLE_NS (so the survivor is parked, past
  * its spin) plus the round's phase (PHASE_SPAN_NS), reads the clock and
- * sends SIGKILL; the survivor reads the
- * clock when the call returns. The figure is the difference: the kernel's
- * teardown of the dead process, the wake or the memfd backend's bounded
- * sleep slice, and the survivor's scheduling. Targets (printed, never
+ * sends SIGKILL; the survivor reads the clock when the call returns.
+ * The figure is the difference: the kernel's teardown of the dead
+ * process, the wake or the memfd backend's bounded sleep slice, and the
+ * survivor's scheduling. Targets (printed, never
  * asserted): kmod <= 1 ms, memfd <= 10 ms.
  *
  * Why the baseline: most of a kill-to-EPIPE is the kernel tearing the
