@@ -20,7 +20,7 @@
  *
  * GATE_INJECT(): bench/gate.h.
  *
- * gate-paths: pool_alloc pool_alloc_buf pool_free pool_alloc_idle pool_free_idle
+ * gate-paths: pool_alloc pool_alloc_buf pool_free pool_alloc_idle pool_free_idle pool_send pool_recv
  */
 #define _GNU_SOURCE
 #include <baton.h>
@@ -76,10 +76,89 @@ GATE_NOINLINE void gate_op_pool_free_idle(struct baton_pool *p, uint64_t h)
 		abort();
 }
 
+GATE_NOINLINE void gate_op_pool_send(struct baton_ring *r, struct baton_pool *p,
+				     uint64_t h)
+{
+	GATE_INJECT();
+	if (baton_pool_send(r, p, h, 4096, 0))
+		abort();
+}
+
+GATE_NOINLINE uint64_t gate_op_pool_recv(struct baton_ring *r,
+					 struct baton_pool *p)
+{
+	uint64_t h = 0, len = 0;
+
+	GATE_INJECT();
+	if (baton_pool_recv(r, p, &h, &len, 0))
+		abort();
+	return h;
+}
+
 static void die(const char *what, int rc)
 {
 	fprintf(stderr, "gate_pool: %s: %s\n", what, strerror(-rc));
 	exit(2);
+}
+
+/*
+ * pool_send, pool_recv: a ring in this process, both roles, and a buffer
+ * that goes round: allocate, send, receive, free. The first send binds
+ * the ring (a watch of its file, on memfd), outside the count.
+ */
+static void run_handoff(struct baton_pool *p, const char *path, uint64_t n)
+{
+	struct baton_ring_params prm = {
+		.kind = BATON_RING_SPSC,
+		.slot_count = 64,
+		.slot_size = 16,
+		.mode = 0600,
+		.backend = BATON_BACKEND_MEMFD,
+	};
+	char name[BATON_NAME_MAX];
+	struct baton_ring *tx, *rx;
+	int send = !strcmp(path, "pool_send");
+	uint64_t i, h;
+	int rc;
+
+	snprintf(name, sizeof(name), "gate-pool-ring-%d", (int)getpid());
+	rc = baton_ring_create(name, &prm, BATON_ROLE_PRODUCER, &tx);
+	if (rc < 0)
+		die("baton_ring_create", rc);
+	rc = baton_ring_open(name, BATON_ROLE_CONSUMER, BATON_BACKEND_MEMFD, &rx);
+	if (rc < 0)
+		die("baton_ring_open", rc);
+	for (i = 0; i <= n; i++) {
+		if (baton_pool_alloc(p, 4096, &h))
+			abort();
+		if (send && i)
+			gate_op_pool_send(tx, p, h);
+		else if (baton_pool_send(tx, p, h, 4096, 0))
+			abort();
+		if (!send && i)
+			h = gate_op_pool_recv(rx, p);
+		else if (baton_pool_recv(rx, p, &h, &(uint64_t){ 0 }, 0))
+			abort();
+		if (baton_pool_free(p, h))
+			abort();
+	}
+	baton_ring_close(rx);
+	baton_ring_close(tx);
+	baton_ring_unlink(name, BATON_BACKEND_MEMFD);
+}
+
+static int known_path(const char *path)
+{
+	static const char *const paths[] = {
+		"pool_alloc", "pool_alloc_buf", "pool_free", "pool_alloc_idle",
+		"pool_free_idle", "pool_send", "pool_recv",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		if (!strcmp(path, paths[i]))
+			return 1;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -96,11 +175,8 @@ int main(int argc, char **argv)
 	int rc, idle, with_buf;
 	void *buf;
 
-	if (argc != 3 || (strcmp(argv[1], "pool_alloc") && strcmp(argv[1], "pool_free") &&
-			  strcmp(argv[1], "pool_alloc_buf") &&
-			  strcmp(argv[1], "pool_alloc_idle") &&
-			  strcmp(argv[1], "pool_free_idle"))) {
-		fprintf(stderr, "usage: gate_pool pool_alloc|pool_alloc_buf|pool_free|pool_alloc_idle|pool_free_idle N\n");
+	if (argc != 3 || !known_path(argv[1])) {
+		fprintf(stderr, "usage: gate_pool pool_alloc|pool_alloc_buf|pool_free|pool_alloc_idle|pool_free_idle|pool_send|pool_recv N\n");
 		return 2;
 	}
 	idle = strstr(argv[1], "_idle") != NULL;
@@ -115,6 +191,10 @@ int main(int argc, char **argv)
 	if (rc < 0)
 		die("baton_pool_create", rc);
 	baton_pool_unlink(name);
+	if (!strncmp(argv[1], "pool_send", 9) || !strncmp(argv[1], "pool_recv", 9)) {
+		run_handoff(p, argv[1], n);
+		goto done;
+	}
 	/* Warm: the magazine holds buffers, and none of the calls below
 	 * empties or overfills it. */
 	h = idle ? gate_op_pool_alloc_idle(p) : gate_op_pool_alloc(p);
@@ -129,6 +209,7 @@ int main(int argc, char **argv)
 		*(volatile uint8_t *)buf = (uint8_t)i;
 		idle ? gate_op_pool_free_idle(p, h) : gate_op_pool_free(p, h);
 	}
+done:
 	baton_pool_close(p);
 	printf("gate: path=%s calls=%llu\n", argv[1], (unsigned long long)n);
 	return 0;

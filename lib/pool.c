@@ -1861,25 +1861,18 @@ struct pool_msg {
  * baton_pool_send() leaves in a SENT buffer's aux word: a ring destroyed
  * with buffers still in flight in it gives those back. 0, or -ENOSPC: the
  * ring is bound to BATON_RING_POOLS_MAX other pools. On memfd the pool
- * handle watches the ring's file instead (pool_memfd.c), and watches it
- * again if the watch went. A module without BATON_FEAT_RING_BIND
+ * handle watches the ring's file instead (pool_memfd.c); when it drops a
+ * watch it takes a new serial (baton__pool_rebind()), so every ring binds
+ * again and is watched again. A module without BATON_FEAT_RING_BIND
  * (ENOTTY), mixed backends, or a memfd handle that cannot watch (every
  * watch in use, or no /proc) leave the id 0: no ring known.
  */
 static int bind_ring(struct baton_ring *r, struct baton_pool *p)
 {
-	int memfd = r->backend == BATON_BACKEND_MEMFD &&
-		    p->backend == BATON_BACKEND_MEMFD;
 	uint64_t id = 0;
 	int cs;
 
-	/*
-	 * memfd: bound, but the watch went (dropped after a look found the
-	 * ring unreadable and empty, or none was free): watch it again, or
-	 * what is sent from now on would be stamped and watched by nobody.
-	 */
-	if (r->pool_bound == p->serial &&
-	    !(memfd && baton__pool_memfd_unwatched(p, r->pool_ring_id)))
+	if (r->pool_bound == p->serial)
 		return 0;
 	if (r->backend == BATON_BACKEND_KMOD &&
 	    p->backend == BATON_BACKEND_KMOD) {
@@ -1890,7 +1883,8 @@ static int bind_ring(struct baton_ring *r, struct baton_pool *p)
 			id = b.out_ring_id;
 		else if (errno != ENOTTY)
 			return -errno;
-	} else if (memfd) {
+	} else if (r->backend == BATON_BACKEND_MEMFD &&
+		   p->backend == BATON_BACKEND_MEMFD) {
 		/* The watch's fd comes and goes under the open lock (fork). */
 		cs = open_lock_take();
 		id = baton__pool_memfd_watch(p, r);
@@ -1899,6 +1893,11 @@ static int bind_ring(struct baton_ring *r, struct baton_pool *p)
 	r->pool_bound = p->serial;
 	r->pool_ring_id = id;
 	return 0;
+}
+
+void baton__pool_rebind(struct baton_pool *p)
+{
+	p->serial = __atomic_add_fetch(&pool_serials, 1, __ATOMIC_RELAXED);
 }
 
 /*
@@ -1910,23 +1909,24 @@ static int bind_ring(struct baton_ring *r, struct baton_pool *p)
  * that dies after it has handed the buffer over. Never both, never
  * neither.
  */
-int baton_pool_send(struct baton_ring *r, struct baton_pool *p,
-		    uint64_t handle, uint64_t len, int64_t timeout_ns)
+static __attribute__((noinline)) int
+send_common(struct baton_ring *r, struct baton_pool *p, uint64_t handle,
+	    uint64_t len, int64_t timeout_ns)
 {
 	struct pool_msg m = { handle, len };
 	struct baton_pool_cls *c = handle_class(p, handle);
 	struct baton_pool_desc *d;
-	uint64_t owned;
+	uint32_t gen = BATON_POOL_H_GEN(handle);
 	int ret;
 
-	if (p && p->forked)
-		return -EBADF;
-	if (!r || !c || r->slot_size < sizeof(m))
+	/* A handle inherited across fork() has no classes left. */
+	if (!c)
+		return p && p->forked ? -EBADF : -EINVAL;
+	if (!r || r->slot_size < sizeof(m))
 		return -EINVAL;
 	d = &c->desc[BATON_POOL_H_INDEX(handle)];
-	owned = BATON_POOL_STATE(BATON_POOL_H_GEN(handle), BATON_POOL_OWNED,
-				 p->f.holder + 1);
-	if (__atomic_load_n(&d->state, __ATOMIC_ACQUIRE) != owned)
+	if (__atomic_load_n(&d->state, __ATOMIC_ACQUIRE) !=
+	    BATON_POOL_STATE(gen, BATON_POOL_OWNED, p->f.holder + 1))
 		return -ESTALE;
 	ret = bind_ring(r, p);
 	if (ret)
@@ -1937,8 +1937,49 @@ int baton_pool_send(struct baton_ring *r, struct baton_pool *p,
 		ret = baton_spsc_push(r, &m, sizeof(m), timeout_ns);
 	if (ret < 0)
 		return ret;	/* not published: still ours */
-	mark_sent(p, d, BATON_POOL_H_GEN(handle), r->pool_ring_id);
+	mark_sent(p, d, gen, r->pool_ring_id);
 	return 0;
+}
+
+/*
+ * The usual send on an SPSC ring, in few instructions: a buffer of ours,
+ * a ring bound to this pool already, and room. Anything else is
+ * send_common()'s, which checks it all again and says which errno:
+ * nothing here has been changed by then. 1 when it did the send.
+ */
+static inline int send_spsc_fast(struct baton_ring *r, struct baton_pool *p,
+				 uint64_t handle, uint64_t len)
+{
+	struct baton_pool_cls *c = handle_class(p, handle);
+	uint32_t gen = BATON_POOL_H_GEN(handle);
+	struct baton_pool_desc *d;
+	uint64_t idx, *slot;
+
+	if (!c || !baton__ring_is(r, BATON_RING_SPSC, BATON_ROLE_PRODUCER) ||
+	    r->slot_size < sizeof(struct pool_msg) ||
+	    r->pool_bound != p->serial)
+		return 0;
+	d = &c->desc[BATON_POOL_H_INDEX(handle)];
+	if (__atomic_load_n(&d->state, __ATOMIC_ACQUIRE) !=
+	    BATON_POOL_STATE(gen, BATON_POOL_OWNED, p->f.holder + 1))
+		return 0;
+	if (!baton_spsc_prod_reserve(r, 1, &idx))
+		return 0;
+	/* Slots are 8-byte aligned: their size is a multiple of 8. */
+	slot = baton_ring_slot(r, idx);
+	slot[0] = handle;
+	slot[1] = len;
+	baton_spsc_prod_submit(r, 1);
+	mark_sent(p, d, gen, r->pool_ring_id);
+	return 1;
+}
+
+int baton_pool_send(struct baton_ring *r, struct baton_pool *p,
+		    uint64_t handle, uint64_t len, int64_t timeout_ns)
+{
+	if (send_spsc_fast(r, p, handle, len))
+		return 0;
+	return send_common(r, p, handle, len, timeout_ns);
 }
 
 /*
@@ -2190,9 +2231,9 @@ static int peek_one(struct baton_ring *r, struct baton_pool *p,
  * it, for the module to take back (shared: its bit, for the module to
  * clear).
  */
-static int recv_common(struct baton_ring *r, struct baton_pool *p,
-		       uint64_t *handle, uint64_t *len, int64_t timeout_ns,
-		       int shared)
+static __attribute__((noinline)) int
+recv_common(struct baton_ring *r, struct baton_pool *p, uint64_t *handle,
+	    uint64_t *len, int64_t timeout_ns, int shared)
 {
 	struct recv_deadline dl = { .timeout_ns = timeout_ns };
 	struct pool_msg m;
@@ -2225,9 +2266,56 @@ static int recv_common(struct baton_ring *r, struct baton_pool *p,
 	return ret;
 }
 
+/*
+ * The usual receive on an SPSC ring, in few instructions: a message is
+ * there, its buffer committed (SENT under the handle's generation), and
+ * the compare-and-swap takes it. Anything else (no message and a wait
+ * asked for, a forged handle, a sender between its push and its give, a
+ * lost race, a forked handle, an MPSC ring) is recv_common()'s, which
+ * looks at the same message again: nothing here has been changed by then.
+ * 1 when it did the receive, 0 to go on, or -ETIMEDOUT: no message, and
+ * the caller only looks.
+ */
+static inline int recv_spsc_fast(struct baton_ring *r, struct baton_pool *p,
+				 uint64_t *handle, uint64_t *len,
+				 int64_t timeout_ns)
+{
+	struct baton_pool_cls *c;
+	struct baton_pool_desc *d;
+	struct pool_msg m;
+	uint64_t idx, s;
+	uint32_t gen;
+
+	if (!baton__ring_is(r, BATON_RING_SPSC, BATON_ROLE_CONSUMER) || !p ||
+	    !handle || !len || r->slot_size < sizeof(m))
+		return 0;
+	if (!baton_spsc_cons_peek(r, 1, &idx))
+		return !timeout_ns && !p->forked ? -ETIMEDOUT : 0;
+	memcpy(&m, baton_ring_slot(r, idx), sizeof(m));
+	c = handle_class(p, m.handle);
+	if (!c)
+		return 0;
+	gen = BATON_POOL_H_GEN(m.handle);
+	d = &c->desc[BATON_POOL_H_INDEX(m.handle)];
+	/* Acquire: the buffer's contents, which the sender's give released. */
+	s = __atomic_load_n(&d->state, __ATOMIC_ACQUIRE);
+	if (take_from(p, d, gen, s))
+		return 0;
+	*handle = m.handle;
+	*len = m.len;
+	if (p->adopt_n)
+		baton__pool_drain(p);
+	baton_spsc_cons_release(r, 1);
+	return 1;
+}
+
 int baton_pool_recv(struct baton_ring *r, struct baton_pool *p,
 		    uint64_t *handle, uint64_t *len, int64_t timeout_ns)
 {
+	int ret = recv_spsc_fast(r, p, handle, len, timeout_ns);
+
+	if (ret)
+		return ret < 0 ? ret : 0;
 	return recv_common(r, p, handle, len, timeout_ns, 0);
 }
 

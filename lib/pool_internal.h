@@ -72,7 +72,12 @@ struct baton_pool {
 	uint8_t *idle_ticks[BATON_POOL_CLASSES_MAX];
 	/* Inherited across fork(): usable for nothing but close (pool.c). */
 	int forked;
-	uint64_t serial;		/* this handle, in this process (never 0) */
+	/*
+	 * Unique in this process (never 0): a ring handle that has bound
+	 * itself to this serial sends without binding again. A new one
+	 * (baton__pool_rebind()) makes every ring bind again.
+	 */
+	uint64_t serial;
 	struct baton_pool *next_open;	/* the open handles, for fork() */
 	struct baton_pool *prev_open;
 };
@@ -130,8 +135,7 @@ BATON_HIDDEN void baton__pool_memfd_reap_check(const struct baton_pool *p,
 BATON_HIDDEN void baton__pool_memfd_forget(struct baton_pool *p);
 BATON_HIDDEN uint64_t baton__pool_memfd_watch(struct baton_pool *p,
 					      const struct baton_ring *r);
-BATON_HIDDEN int baton__pool_memfd_unwatched(const struct baton_pool *p,
-					    uint64_t id);
+BATON_HIDDEN void baton__pool_rebind(struct baton_pool *p);
 BATON_HIDDEN int baton__pool_open_lock(void);
 BATON_HIDDEN void baton__pool_open_unlock(int cancel_state);
 BATON_HIDDEN void baton__pool_memfd_unwatch_all(struct baton_pool *p);

@@ -1013,23 +1013,6 @@ uint64_t baton__pool_memfd_watch(struct baton_pool *p,
 }
 
 /*
- * Whether a ring bound with id @id (0: it got no watch) should be watched
- * again: it is not watched now, and a watch could be had. No system call:
- * baton_pool_send() asks it on every send through a memfd ring.
- */
-int baton__pool_memfd_unwatched(const struct baton_pool *p, uint64_t id)
-{
-	uint32_t i;
-
-	if (p->watch_broken || p->nr_watch == BATON__POOL_WATCH_MAX)
-		return 0;
-	for (i = 0; i < p->nr_watch; i++)
-		if (p->watch[i].id == id)
-			return 0;
-	return 1;
-}
-
-/*
  * Every buffer SENT through ring @id becomes ours, for baton__pool_drain(),
  * by a compare-and-swap from the state read (Y4) to a new generation, so
  * a message that still names it is stale. The aux is read after the SENT
@@ -1061,7 +1044,8 @@ static uint64_t reclaim_sent(struct baton_pool *p, uint64_t id)
  * Look at every watched ring: one that nobody can read again gives its
  * buffers back. A watch is dropped after a look that found its ring
  * unreadable and nothing left in it: a sender still holding the ring that
- * pushes more after that watches it again at the send (bind_ring()), and
+ * pushes more after that watches it again at the send (bind_ring(), which
+ * the drop's baton__pool_rebind() sends it to), and
  * the next look takes those. Under the open lock (the fork comment).
  */
 static void watch_check(struct baton_pool *p)
@@ -1082,6 +1066,12 @@ static void watch_check(struct baton_pool *p)
 		}
 		close(p->watch[i].fd);
 		p->watch[i] = p->watch[--p->nr_watch];
+		/*
+		 * Every ring bound to this handle binds again at its next
+		 * send: this one is watched again, and one that got no watch
+		 * while all were in use may get the slot that just came free.
+		 */
+		baton__pool_rebind(p);
 	}
 	if (n)	/* a shared word: not written every look for nothing */
 		count(&p->hdr->reclaimed, n);
