@@ -817,8 +817,8 @@ static void wait_seq(struct baton_pool *p, uint32_t cls,
  * decay is a holder's and ends in COLD, so a KERNEL entry is dropped at
  * once (the COLD buffer is found by its own search, refill_or_cold()).
  */
-static int take_entry(struct baton_pool *p, struct baton_pool_cls *c,
-		      uint64_t v)
+static int take_entry_slow(struct baton_pool *p, struct baton_pool_cls *c,
+			   uint64_t v)
 {
 	uint64_t index = v & 0xffffffffu, since = 0;
 	uint32_t gen = (uint32_t)(v >> 32);
@@ -868,6 +868,28 @@ static int take_entry(struct baton_pool *p, struct baton_pool_cls *c,
 			    0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			return 1;
 	}
+}
+
+/*
+ * The usual take, one compare-and-swap from FREE under the entry's
+ * generation (a value past the class, BATON_POOL_NO_INDEX included, and
+ * generation 0 never match); anything else is take_entry_slow()'s, which
+ * reads the state again. The same single step as the slow path's: only
+ * the first load is gone (a failed compare-and-swap reads the word too).
+ */
+static inline int take_entry(struct baton_pool *p, struct baton_pool_cls *c,
+			     uint64_t v)
+{
+	uint64_t gen_bits = v & 0xffffffff00000000ULL;
+	uint64_t s = gen_bits | BATON_POOL_STATE(0, BATON_POOL_FREE, 0);
+	uint32_t index = (uint32_t)v;
+
+	if (index < c->count && gen_bits &&
+	    __atomic_compare_exchange_n(&c->desc[index].state, &s,
+					gen_bits | p->f.owned, 0,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return 1;
+	return take_entry_slow(p, c, v);
 }
 
 /*
