@@ -1011,9 +1011,15 @@ again:
 		 * Tickets past a lap from the head: no freer took them (a
 		 * freer's ticket waits for its entry's lap), so nobody will
 		 * publish them, and filling each as a hole would take years.
-		 * A scribbled tail: as empty.
+		 * A scribbled tail: as empty. Unless the head moved since we
+		 * read it: a taker preempted between the two reads sees a
+		 * stale head and a fresh tail, which other holders may have
+		 * moved on by more than a lap meanwhile. The tail only grows,
+		 * so with the head unmoved the distance is at least that.
 		 */
 		if (!k && t - h > c->qcap) {
+			if (__atomic_load_n(c->head, __ATOMIC_ACQUIRE) != h)
+				continue;
 			note_bad_word(p);
 			break;
 		}

@@ -249,6 +249,32 @@ TEST(forged_and_stale_handles_touch_nothing)
 	EXPECT_EQ(0, pc_forged_and_stale(name));
 }
 
+/* What send and receive refuse, and that they change nothing then. */
+TEST(send_and_recv_refuse_bad_input_and_change_nothing)
+{
+	char pname[64], rname[64];
+
+	BT_REQUIRE_DEV();
+	bt_make_name(pname, sizeof(pname), "refuse");
+	bt_make_name(rname, sizeof(rname), "refuser");
+	EXPECT_EQ(0, pc_send_recv_refusals(pname, rname, BATON_BACKEND_KMOD));
+}
+
+/*
+ * Refills preempted between their head and tail reads: no ENOMEM while
+ * half the pool is free, no bad word counted (pool_cases.h).
+ */
+TEST(a_refill_preempted_mid_read_sees_no_scribble)
+{
+	uint64_t bad_words = 0;
+	char pname[64];
+
+	BT_REQUIRE_DEV();
+	bt_make_name(pname, sizeof(pname), "preempt");
+	EXPECT_EQ(0, pc_refill_survives_preemption(pname, &bad_words));
+	EXPECT_EQ(0U, bad_words);
+}
+
 /*
  * Queue words no holder leaves there (pool_cases.h): no taker or freer
  * spins on one for ever. On the module a KERNEL word is its decay's, so a

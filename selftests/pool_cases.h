@@ -322,6 +322,102 @@ static inline int pc_forged_and_stale(const char *name)
 	return step;
 }
 
+/*
+ * What baton_pool_send() and baton_pool_recv() refuse, each with its
+ * errno and nothing changed: the short paths for an SPSC ring (lib/pool.c)
+ * hand everything unusual to the full ones, and these are the cases they
+ * hand over. Two holders of one pool in this process, the sender's and
+ * the receiver's, and a ring of two 16-byte slots. 0 or the failing step.
+ */
+static inline int pc_send_recv_refusals(const char *pname, const char *rname,
+					int backend)
+{
+	struct baton_ring_params rp = pc_ring_params(backend);
+	struct baton_pool_params p = pc_params(16, 0);
+	struct baton_pool *snd, *rcv;
+	struct baton_ring *prod, *cons;
+	uint64_t h[3], other, got, len;
+	int step = 0;
+
+	rp.slot_count = 2;
+	if (baton_pool_create(pname, &p, &snd))
+		return 1;
+	if (baton_pool_open(pname, &rcv)) {
+		baton_pool_close(snd);
+		baton_pool_unlink(pname);
+		return 2;
+	}
+	if (baton_ring_create(rname, &rp, BATON_ROLE_PRODUCER, &prod))
+		step = 3;
+	else if (baton_ring_open(rname, BATON_ROLE_CONSUMER, backend, &cons))
+		step = 4;
+	if (!step && (baton_pool_alloc(snd, 4096, &h[0]) ||
+		      baton_pool_alloc(snd, 4096, &h[1]) ||
+		      baton_pool_alloc(snd, 4096, &h[2]) ||
+		      baton_pool_alloc(rcv, 4096, &other)))
+		step = 5;
+	/* Forged handles, a handle of another holder, the wrong role. */
+	if (!step &&
+	    (baton_pool_send(prod, snd, h[0] | (1ULL << 27), 1, 0) != -EINVAL ||
+	     baton_pool_send(prod, snd, BATON_POOL_HANDLE(2, 0, 1), 1, 0) != -EINVAL ||
+	     baton_pool_send(prod, snd, BATON_POOL_HANDLE(0, 16, 1), 1, 0) != -EINVAL ||
+	     baton_pool_send(prod, snd, h[0] & 0xffffffffULL, 1, 0) != -EINVAL ||
+	     baton_pool_send(prod, snd, other, 1, 0) != -ESTALE ||
+	     baton_pool_send(prod, snd, h[0] + (1ULL << 32), 1, 0) != -ESTALE ||
+	     baton_pool_send(NULL, snd, h[0], 1, 0) != -EINVAL ||
+	     baton_pool_send(prod, NULL, h[0], 1, 0) != -EINVAL ||
+	     baton_pool_send(cons, snd, h[0], 1, 0) >= 0))
+		step = 6;
+	/* None of them pushed anything or gave anything. */
+	else if (!step && (baton_pool_recv(cons, rcv, &got, &len, 0) != -ETIMEDOUT ||
+			   baton_pool_check(snd, h[0]) || baton_pool_check(rcv, other)))
+		step = 7;
+	/* Two fill the ring; a third finds no room and stays the sender's. */
+	else if (!step && (baton_pool_send(prod, snd, h[0], 100, 0) ||
+			   baton_pool_send(prod, snd, h[1], 200, 0) ||
+			   baton_pool_send(prod, snd, h[2], 300, 0) != -ETIMEDOUT ||
+			   baton_pool_check(snd, h[2]) ||
+			   baton_pool_send(prod, snd, h[0], 100, 0) != -ESTALE))
+		step = 8;
+	/* The receive's own refusals leave the message where it was. */
+	else if (!step && (baton_pool_recv(cons, rcv, &got, NULL, 0) != -EINVAL ||
+			   baton_pool_recv(cons, rcv, NULL, &len, 0) != -EINVAL ||
+			   baton_pool_recv(cons, NULL, &got, &len, 0) != -EINVAL ||
+			   baton_pool_recv(NULL, rcv, &got, &len, 0) != -EINVAL ||
+			   baton_pool_recv(prod, rcv, &got, &len, 0) >= 0))
+		step = 9;
+	else if (!step && (baton_pool_recv(cons, rcv, &got, &len, 0) ||
+			   got != h[0] || len != 100 ||
+			   baton_pool_free(snd, h[0]) != -ESTALE ||
+			   baton_pool_free(rcv, got)))
+		step = 10;
+	/*
+	 * A message whose buffer its sender took back and freed: consumed
+	 * as -ESTALE, the buffer left alone. Then the ring is empty.
+	 */
+	else if (!step && (baton_pool_take(snd, h[1]) || baton_pool_free(snd, h[1]) ||
+			   baton_pool_recv(cons, rcv, &got, &len, 0) != -ESTALE ||
+			   baton_pool_check(rcv, h[1]) != -ESTALE ||
+			   baton_pool_recv(cons, rcv, &got, &len, 0) != -ETIMEDOUT))
+		step = 11;
+	/* And the ring still carries what comes next. */
+	else if (!step && (baton_pool_send(prod, snd, h[2], 300, 0) ||
+			   baton_pool_recv(cons, rcv, &got, &len, 0) ||
+			   got != h[2] || len != 300 || baton_pool_free(rcv, got) ||
+			   baton_pool_free(rcv, other)))
+		step = 12;
+	if (step != 3) {
+		if (step != 4)
+			baton_ring_close(cons);
+		baton_ring_close(prod);
+		baton_ring_unlink(rname, backend);
+	}
+	baton_pool_close(rcv);
+	baton_pool_close(snd);
+	baton_pool_unlink(pname);
+	return step;
+}
+
 /* Child: take @n buffers from the ring, check each, free it. */
 static inline int pc_recv_and_check(const char *pname, const char *rname,
 				    int backend, int n)
@@ -362,6 +458,92 @@ static inline int ph_wait(pid_t pid)
 	if (waitpid(pid, &st, 0) != pid)
 		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/*
+ * Holders preempted in the middle of a refill: two processes on one CPU
+ * allocate and free bursts of PC_PREEMPT_BURST buffers for
+ * PC_PREEMPT_MS, so the scheduler stops each of them at random points
+ * while the other moves the queue's head and tail on by hundreds. Half
+ * the pool is always on the queue, so an allocation that says ENOMEM is
+ * wrong, and nothing is scribbled, so a bad word counted is wrong too: a
+ * refill that read the head, was preempted, then read the tail took the
+ * distance between a stale head and a fresh tail (more than the queue
+ * holds) for a scribbled tail, answered as for an empty class and
+ * counted a bad word (lib/pool.c, refill()). 0, a step, or 100 + the
+ * first failing child's exit code (1: ENOMEM; 2: another error; 3: no
+ * open).
+ */
+#define PC_PREEMPT_BUFS		256
+#define PC_PREEMPT_BURST	48
+#define PC_PREEMPT_MS		1500
+
+static inline int pc_preempted_cycler(const char *pname, int cpu)
+{
+	uint64_t h[PC_PREEMPT_BURST], end;
+	struct baton_pool *pool;
+	struct timespec ts;
+	cpu_set_t set;
+	int i, rc;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);	/* best effort */
+	if (baton_pool_open(pname, &pool))
+		_exit(3);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	end = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000 +
+	      PC_PREEMPT_MS;
+	for (;;) {
+		for (i = 0; i < PC_PREEMPT_BURST; i++) {
+			rc = baton_pool_alloc(pool, 4096, &h[i]);
+			if (rc)
+				_exit(rc == -ENOMEM ? 1 : 2);
+		}
+		for (i = 0; i < PC_PREEMPT_BURST; i++)
+			if (baton_pool_free(pool, h[i]))
+				_exit(2);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		if ((uint64_t)ts.tv_sec * 1000 +
+		    (uint64_t)ts.tv_nsec / 1000000 >= end)
+			break;
+	}
+	baton_pool_close(pool);
+	_exit(0);
+}
+
+static inline int pc_refill_survives_preemption(const char *pname,
+						uint64_t *bad_words)
+{
+	struct baton_pool_params p = pc_params(PC_PREEMPT_BUFS, 0);
+	uint64_t all[PC_PREEMPT_BUFS + 8];
+	struct baton_pool_info info;
+	struct baton_pool *pool;
+	int i, rc, dups, step = 0;
+	pid_t pid[2];
+
+	if (baton_pool_create(pname, &p, &pool))
+		return 1;
+	for (i = 0; i < 2; i++) {
+		pid[i] = fork();
+		if (!pid[i])
+			pc_preempted_cycler(pname, 0);
+	}
+	for (i = 0; i < 2; i++) {
+		rc = pid[i] < 0 ? 99 : ph_wait(pid[i]);
+		if (rc && !step)
+			step = 100 + rc;
+	}
+	if (baton_pool_info(pool, &info))
+		step = step ? step : 2;
+	*bad_words = info.bad_words;
+	/* Every buffer back, each once, once both have closed. */
+	if (!step && (pc_alloc_all(pool, all, PC_PREEMPT_BUFS + 8, &dups) !=
+			      PC_PREEMPT_BUFS || dups))
+		step = 3;
+	baton_pool_close(pool);
+	baton_pool_unlink(pname);
+	return step;
 }
 
 /*
