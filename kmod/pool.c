@@ -2105,23 +2105,35 @@ void baton_pool_registry_drain(void)
 /* ---- statistics (netlink.c) ---- */
 
 /*
- * Buffers on the free queue of @c: tail - head, each read once. The head
- * is read first: both only grow and a refill never takes past the tail,
- * so a tail behind the head, or further ahead than the queue holds, was
- * scribbled (counted, as the kernel's other readers do). Holes and
- * reserved tickets may count a little above the buffers: clamped.
+ * Buffers on the free queue of @c: tail - head. The head is read first:
+ * both only grow and a refill never takes past the tail, so a tail behind
+ * the head was scribbled. So was one further ahead than the queue holds,
+ * unless the head moved since we read it: a reader interrupted or
+ * preempted between the two reads (any kernel with PREEMPT_RT) may see a
+ * stale head and a tail the holders moved on by more than a lap
+ * meanwhile, so the pair is read again while the head keeps moving.
+ * Counted only for a head that held still (as lib/pool.c's refill()).
+ * Holes and reserved tickets may count a little above the buffers:
+ * clamped.
  */
 static u32 baton_pool_sample_free(struct baton_pool *pool,
 				  struct baton_pool_cls *c)
 {
-	u64 head = atomic64_read_acquire((atomic64_t *)c->head);
-	u64 tail = READ_ONCE(*c->tail);
+	int tries;
 
-	if (tail < head || tail - head > c->lay.qcap) {
-		baton_pool_count(&pool->hdr->bad_words, 1);
-		return 0;
+	for (tries = 0; tries < 8; tries++) {
+		u64 head = atomic64_read_acquire((atomic64_t *)c->head);
+		u64 tail = READ_ONCE(*c->tail);
+
+		if (tail >= head && tail - head <= c->lay.qcap)
+			return min_t(u64, tail - head, c->lay.count);
+		if (tail < head ||
+		    atomic64_read_acquire((atomic64_t *)c->head) == head)
+			break;
 	}
-	return min_t(u64, tail - head, c->lay.count);
+	if (tries < 8)
+		baton_pool_count(&pool->hdr->bad_words, 1);
+	return 0;
 }
 
 /* The class's COLD buffers, counted in the descriptors (a stats read). */
