@@ -20,7 +20,7 @@
  *
  * GATE_INJECT(): bench/gate.h.
  *
- * gate-paths: pool_alloc pool_alloc_buf pool_free pool_alloc_idle pool_free_idle pool_send pool_recv
+ * gate-paths: pool_alloc pool_alloc_buf pool_free pool_alloc_idle pool_free_idle pool_send pool_recv pool_send_mpsc pool_recv_mpsc
  */
 #define _GNU_SOURCE
 #include <baton.h>
@@ -95,6 +95,25 @@ GATE_NOINLINE uint64_t gate_op_pool_recv(struct baton_ring *r,
 	return h;
 }
 
+GATE_NOINLINE void gate_op_pool_send_mpsc(struct baton_ring *r,
+					  struct baton_pool *p, uint64_t h)
+{
+	GATE_INJECT();
+	if (baton_pool_send(r, p, h, 4096, 0))
+		abort();
+}
+
+GATE_NOINLINE uint64_t gate_op_pool_recv_mpsc(struct baton_ring *r,
+					      struct baton_pool *p)
+{
+	uint64_t h = 0, len = 0;
+
+	GATE_INJECT();
+	if (baton_pool_recv(r, p, &h, &len, 0))
+		abort();
+	return h;
+}
+
 static void die(const char *what, int rc)
 {
 	fprintf(stderr, "gate_pool: %s: %s\n", what, strerror(-rc));
@@ -102,22 +121,25 @@ static void die(const char *what, int rc)
 }
 
 /*
- * pool_send, pool_recv: a ring in this process, both roles, and a buffer
- * that goes round: allocate, send, receive, free. The first send binds
- * the ring (a watch of its file, on memfd), outside the count.
+ * pool_send, pool_recv (and their _mpsc forms): a ring in this process,
+ * both roles, and a buffer that goes round: allocate, send, receive,
+ * free. The first send binds the ring (a watch of its file, on memfd),
+ * outside the count.
  */
 static void run_handoff(struct baton_pool *p, const char *path, uint64_t n)
 {
+	int mpsc = strstr(path, "_mpsc") != NULL;
 	struct baton_ring_params prm = {
-		.kind = BATON_RING_SPSC,
+		.kind = mpsc ? BATON_RING_MPSC : BATON_RING_SPSC,
 		.slot_count = 64,
 		.slot_size = 16,
 		.mode = 0600,
 		.backend = BATON_BACKEND_MEMFD,
+		.max_producers = mpsc ? 2 : 0,
 	};
 	char name[BATON_NAME_MAX];
 	struct baton_ring *tx, *rx;
-	int send = !strcmp(path, "pool_send");
+	int send = !strncmp(path, "pool_send", 9);
 	uint64_t i, h;
 	int rc;
 
@@ -132,11 +154,13 @@ static void run_handoff(struct baton_pool *p, const char *path, uint64_t n)
 		if (baton_pool_alloc(p, 4096, &h))
 			abort();
 		if (send && i)
-			gate_op_pool_send(tx, p, h);
+			mpsc ? gate_op_pool_send_mpsc(tx, p, h) :
+			       gate_op_pool_send(tx, p, h);
 		else if (baton_pool_send(tx, p, h, 4096, 0))
 			abort();
 		if (!send && i)
-			h = gate_op_pool_recv(rx, p);
+			h = mpsc ? gate_op_pool_recv_mpsc(rx, p) :
+				   gate_op_pool_recv(rx, p);
 		else if (baton_pool_recv(rx, p, &h, &(uint64_t){ 0 }, 0))
 			abort();
 		if (baton_pool_free(p, h))
@@ -152,6 +176,7 @@ static int known_path(const char *path)
 	static const char *const paths[] = {
 		"pool_alloc", "pool_alloc_buf", "pool_free", "pool_alloc_idle",
 		"pool_free_idle", "pool_send", "pool_recv",
+		"pool_send_mpsc", "pool_recv_mpsc",
 	};
 	size_t i;
 
@@ -176,7 +201,7 @@ int main(int argc, char **argv)
 	void *buf;
 
 	if (argc != 3 || !known_path(argv[1])) {
-		fprintf(stderr, "usage: gate_pool pool_alloc|pool_alloc_buf|pool_free|pool_alloc_idle|pool_free_idle|pool_send|pool_recv N\n");
+		fprintf(stderr, "usage: gate_pool pool_alloc|pool_alloc_buf|pool_free|pool_alloc_idle|pool_free_idle|pool_send|pool_recv|pool_send_mpsc|pool_recv_mpsc N\n");
 		return 2;
 	}
 	idle = strstr(argv[1], "_idle") != NULL;

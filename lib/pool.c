@@ -2002,12 +2002,48 @@ static inline int send_spsc_fast(struct baton_ring *r, struct baton_pool *p,
 	return 1;
 }
 
+/*
+ * The same on an MPSC ring: baton_mpsc_try_push() takes the next ticket
+ * only when its slot is free, so a full ring leaves nothing taken for
+ * send_common() to undo.
+ */
+static inline int
+send_mpsc_fast(struct baton_ring *r, struct baton_pool *p, uint64_t handle,
+	       uint64_t len)
+{
+	struct pool_msg m = { handle, len };
+	struct baton_pool_cls *c = handle_class(p, handle);
+	uint32_t gen = BATON_POOL_H_GEN(handle);
+	struct baton_pool_desc *d;
+
+	if (!c || !baton__ring_is(r, BATON_RING_MPSC, BATON_ROLE_PRODUCER) ||
+	    r->slot_size < sizeof(m) || r->pool_bound != p->serial)
+		return 0;
+	d = &c->desc[BATON_POOL_H_INDEX(handle)];
+	if (__atomic_load_n(&d->state, __ATOMIC_ACQUIRE) !=
+	    BATON_POOL_STATE(gen, BATON_POOL_OWNED, p->f.holder + 1) ||
+	    baton_mpsc_try_push(r, &m, sizeof(m)))
+		return 0;
+	mark_sent(p, d, gen, r->pool_ring_id);
+	return 1;
+}
+
+/* Everything but the SPSC short path: out of line, a tail call. */
+static __attribute__((noinline)) int
+send_other(struct baton_ring *r, struct baton_pool *p, uint64_t handle,
+	   uint64_t len, int64_t timeout_ns)
+{
+	if (send_mpsc_fast(r, p, handle, len))
+		return 0;
+	return send_common(r, p, handle, len, timeout_ns);
+}
+
 int baton_pool_send(struct baton_ring *r, struct baton_pool *p,
 		    uint64_t handle, uint64_t len, int64_t timeout_ns)
 {
 	if (send_spsc_fast(r, p, handle, len))
 		return 0;
-	return send_common(r, p, handle, len, timeout_ns);
+	return send_other(r, p, handle, len, timeout_ns);
 }
 
 /*
@@ -2337,6 +2373,50 @@ static inline int recv_spsc_fast(struct baton_ring *r, struct baton_pool *p,
 	return 1;
 }
 
+/*
+ * The same on an MPSC ring, for a message that is there: no message, or
+ * a tombstone next, is recv_common()'s.
+ */
+static inline int
+recv_mpsc_fast(struct baton_ring *r, struct baton_pool *p, uint64_t *handle,
+	       uint64_t *len)
+{
+	struct baton_pool_cls *c;
+	struct baton_pool_desc *d;
+	struct pool_msg m;
+	uint64_t idx;
+
+	if (!baton__ring_is(r, BATON_RING_MPSC, BATON_ROLE_CONSUMER) || !p ||
+	    !handle || !len || r->slot_size < sizeof(m) ||
+	    baton_mpsc_cons_peek(r, &idx))
+		return 0;
+	memcpy(&m, baton_ring_slot(r, idx), sizeof(m));
+	c = handle_class(p, m.handle);
+	if (!c)
+		return 0;
+	d = &c->desc[BATON_POOL_H_INDEX(m.handle)];
+	/* Acquire: the buffer's contents, which the sender's give released. */
+	if (take_from(p, d, BATON_POOL_H_GEN(m.handle),
+		      __atomic_load_n(&d->state, __ATOMIC_ACQUIRE)))
+		return 0;
+	*handle = m.handle;
+	*len = m.len;
+	if (p->adopt_n)
+		baton__pool_drain(p);
+	baton_mpsc_cons_release(r);
+	return 1;
+}
+
+/* Everything but the SPSC short path: out of line, a tail call. */
+static __attribute__((noinline)) int
+recv_other(struct baton_ring *r, struct baton_pool *p, uint64_t *handle,
+	   uint64_t *len, int64_t timeout_ns)
+{
+	if (recv_mpsc_fast(r, p, handle, len))
+		return 0;
+	return recv_common(r, p, handle, len, timeout_ns, 0);
+}
+
 int baton_pool_recv(struct baton_ring *r, struct baton_pool *p,
 		    uint64_t *handle, uint64_t *len, int64_t timeout_ns)
 {
@@ -2344,7 +2424,7 @@ int baton_pool_recv(struct baton_ring *r, struct baton_pool *p,
 
 	if (ret)
 		return ret < 0 ? ret : 0;
-	return recv_common(r, p, handle, len, timeout_ns, 0);
+	return recv_other(r, p, handle, len, timeout_ns);
 }
 
 /* ---- fan-out: one buffer, several readers (Documentation/pool.rst) ---- */

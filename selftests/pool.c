@@ -257,7 +257,19 @@ TEST(send_and_recv_refuse_bad_input_and_change_nothing)
 	BT_REQUIRE_DEV();
 	bt_make_name(pname, sizeof(pname), "refuse");
 	bt_make_name(rname, sizeof(rname), "refuser");
-	EXPECT_EQ(0, pc_send_recv_refusals(pname, rname, BATON_BACKEND_KMOD));
+	EXPECT_EQ(0, pc_send_recv_refusals(pname, rname, BATON_RING_SPSC,
+						   BATON_BACKEND_KMOD));
+}
+
+TEST(mpsc_send_and_recv_refuse_bad_input_and_change_nothing)
+{
+	char pname[64], rname[64];
+
+	BT_REQUIRE_DEV();
+	bt_make_name(pname, sizeof(pname), "refusem");
+	bt_make_name(rname, sizeof(rname), "refusemr");
+	EXPECT_EQ(0, pc_send_recv_refusals(pname, rname, BATON_RING_MPSC,
+						   BATON_BACKEND_KMOD));
 }
 
 /*

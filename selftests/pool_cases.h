@@ -324,13 +324,14 @@ static inline int pc_forged_and_stale(const char *name)
 
 /*
  * What baton_pool_send() and baton_pool_recv() refuse, each with its
- * errno and nothing changed: the short paths for an SPSC ring (lib/pool.c)
+ * errno and nothing changed: the short paths (lib/pool.c)
  * hand everything unusual to the full ones, and these are the cases they
  * hand over. Two holders of one pool in this process, the sender's and
- * the receiver's, and a ring of two 16-byte slots. 0 or the failing step.
+ * the receiver's, and a ring of @kind with two 16-byte slots. 0 or the
+ * failing step.
  */
 static inline int pc_send_recv_refusals(const char *pname, const char *rname,
-					int backend)
+					uint32_t kind, int backend)
 {
 	struct baton_ring_params rp = pc_ring_params(backend);
 	struct baton_pool_params p = pc_params(16, 0);
@@ -339,6 +340,8 @@ static inline int pc_send_recv_refusals(const char *pname, const char *rname,
 	uint64_t h[3], other, got, len;
 	int step = 0;
 
+	rp.kind = kind;
+	rp.max_producers = kind == BATON_RING_MPSC ? 2 : 0;
 	rp.slot_count = 2;
 	if (baton_pool_create(pname, &p, &snd))
 		return 1;

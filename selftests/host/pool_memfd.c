@@ -347,7 +347,19 @@ TEST(send_and_recv_refuse_bad_input_and_change_nothing)
 	force_memfd();
 	ring_name(pname, sizeof(pname), "refuse");
 	ring_name(rname, sizeof(rname), "refuser");
-	EXPECT_EQ(0, pc_send_recv_refusals(pname, rname, BATON_BACKEND_MEMFD));
+	EXPECT_EQ(0, pc_send_recv_refusals(pname, rname, BATON_RING_SPSC,
+						   BATON_BACKEND_MEMFD));
+}
+
+TEST(mpsc_send_and_recv_refuse_bad_input_and_change_nothing)
+{
+	char pname[64], rname[64];
+
+	force_memfd();
+	ring_name(pname, sizeof(pname), "refusem");
+	ring_name(rname, sizeof(rname), "refusemr");
+	EXPECT_EQ(0, pc_send_recv_refusals(pname, rname, BATON_RING_MPSC,
+						   BATON_BACKEND_MEMFD));
 }
 
 /*
