@@ -1970,35 +1970,52 @@ send_common(struct baton_ring *r, struct baton_pool *p, uint64_t handle,
 }
 
 /*
- * The usual send on an SPSC ring, in few instructions: a buffer of ours,
- * a ring bound to this pool already, and room. Anything else is
- * send_common()'s, which checks it all again and says which errno:
- * nothing here has been changed by then. 1 when it did the send.
+ * What both short sends check first: a handle of ours, well-formed, whose
+ * buffer we own, and a ring of @kind bound to this pool already with
+ * slots that hold a message. 1 with the buffer's descriptor in *@dp; 0
+ * when the full path decides (send_common(), which checks it all again
+ * and says which errno).
  */
-static inline int send_spsc_fast(struct baton_ring *r, struct baton_pool *p,
-				 uint64_t handle, uint64_t len)
+static inline int send_ready(struct baton_ring *r, struct baton_pool *p,
+			     uint64_t handle, uint32_t kind,
+			     struct baton_pool_desc **dp)
 {
 	struct baton_pool_cls *c = handle_class(p, handle);
-	uint32_t gen = BATON_POOL_H_GEN(handle);
 	struct baton_pool_desc *d;
-	uint64_t idx, *slot;
 
-	if (!c || !baton__ring_is(r, BATON_RING_SPSC, BATON_ROLE_PRODUCER) ||
+	if (!c || !baton__ring_is(r, kind, BATON_ROLE_PRODUCER) ||
 	    r->slot_size < sizeof(struct pool_msg) ||
 	    r->pool_bound != p->serial)
 		return 0;
 	d = &c->desc[BATON_POOL_H_INDEX(handle)];
 	if (__atomic_load_n(&d->state, __ATOMIC_ACQUIRE) !=
-	    BATON_POOL_STATE(gen, BATON_POOL_OWNED, p->f.holder + 1))
+	    BATON_POOL_STATE(BATON_POOL_H_GEN(handle), BATON_POOL_OWNED,
+			     p->f.holder + 1))
 		return 0;
-	if (!baton_spsc_prod_reserve(r, 1, &idx))
+	*dp = d;
+	return 1;
+}
+
+/*
+ * The usual send on an SPSC ring, in few instructions: send_ready(), and
+ * room. Anything else is send_common()'s: nothing here has been changed
+ * by then. 1 when it did the send.
+ */
+static inline int send_spsc_fast(struct baton_ring *r, struct baton_pool *p,
+				 uint64_t handle, uint64_t len)
+{
+	struct baton_pool_desc *d;
+	uint64_t idx, *slot;
+
+	if (!send_ready(r, p, handle, BATON_RING_SPSC, &d) ||
+	    !baton_spsc_prod_reserve(r, 1, &idx))
 		return 0;
 	/* Slots are 8-byte aligned: their size is a multiple of 8. */
 	slot = baton_ring_slot(r, idx);
 	slot[0] = handle;
 	slot[1] = len;
 	baton_spsc_prod_submit(r, 1);
-	mark_sent(p, d, gen, r->pool_ring_id);
+	mark_sent(p, d, BATON_POOL_H_GEN(handle), r->pool_ring_id);
 	return 1;
 }
 
@@ -2012,19 +2029,12 @@ send_mpsc_fast(struct baton_ring *r, struct baton_pool *p, uint64_t handle,
 	       uint64_t len)
 {
 	struct pool_msg m = { handle, len };
-	struct baton_pool_cls *c = handle_class(p, handle);
-	uint32_t gen = BATON_POOL_H_GEN(handle);
 	struct baton_pool_desc *d;
 
-	if (!c || !baton__ring_is(r, BATON_RING_MPSC, BATON_ROLE_PRODUCER) ||
-	    r->slot_size < sizeof(m) || r->pool_bound != p->serial)
-		return 0;
-	d = &c->desc[BATON_POOL_H_INDEX(handle)];
-	if (__atomic_load_n(&d->state, __ATOMIC_ACQUIRE) !=
-	    BATON_POOL_STATE(gen, BATON_POOL_OWNED, p->f.holder + 1) ||
+	if (!send_ready(r, p, handle, BATON_RING_MPSC, &d) ||
 	    baton_mpsc_try_push(r, &m, sizeof(m)))
 		return 0;
-	mark_sent(p, d, gen, r->pool_ring_id);
+	mark_sent(p, d, BATON_POOL_H_GEN(handle), r->pool_ring_id);
 	return 1;
 }
 
@@ -2331,65 +2341,21 @@ recv_common(struct baton_ring *r, struct baton_pool *p, uint64_t *handle,
 }
 
 /*
- * The usual receive on an SPSC ring, in few instructions: a message is
- * there, its buffer committed (SENT under the handle's generation), and
- * the compare-and-swap takes it. Anything else (no message and a wait
- * asked for, a forged handle, a sender between its push and its give, a
- * lost race, a forked handle, an MPSC ring) is recv_common()'s, which
- * looks at the same message again: nothing here has been changed by then.
- * 1 when it did the receive, 0 to go on, or -ETIMEDOUT: no message, and
- * the caller only looks.
+ * What both short receives do once a message is there, in slot @idx:
+ * take its buffer if it is committed (SENT under the handle's
+ * generation; the compare-and-swap of take_from()). 1 when taken, with
+ * *@handle and *@len set; 0 when anything else (a forged handle, a sender
+ * between its push and its give, a lost race, a forked handle) is for
+ * recv_common(), which looks at the same message again: nothing here has
+ * been changed by then. The caller releases the slot.
  */
-static inline int recv_spsc_fast(struct baton_ring *r, struct baton_pool *p,
-				 uint64_t *handle, uint64_t *len,
-				 int64_t timeout_ns)
+static inline int take_peeked(struct baton_ring *r, struct baton_pool *p,
+			      uint64_t idx, uint64_t *handle, uint64_t *len)
 {
 	struct baton_pool_cls *c;
 	struct baton_pool_desc *d;
 	struct pool_msg m;
-	uint64_t idx, s;
-	uint32_t gen;
 
-	if (!baton__ring_is(r, BATON_RING_SPSC, BATON_ROLE_CONSUMER) || !p ||
-	    !handle || !len || r->slot_size < sizeof(m))
-		return 0;
-	if (!baton_spsc_cons_peek(r, 1, &idx))
-		return !timeout_ns && !p->forked ? -ETIMEDOUT : 0;
-	memcpy(&m, baton_ring_slot(r, idx), sizeof(m));
-	c = handle_class(p, m.handle);
-	if (!c)
-		return 0;
-	gen = BATON_POOL_H_GEN(m.handle);
-	d = &c->desc[BATON_POOL_H_INDEX(m.handle)];
-	/* Acquire: the buffer's contents, which the sender's give released. */
-	s = __atomic_load_n(&d->state, __ATOMIC_ACQUIRE);
-	if (take_from(p, d, gen, s))
-		return 0;
-	*handle = m.handle;
-	*len = m.len;
-	if (p->adopt_n)
-		baton__pool_drain(p);
-	baton_spsc_cons_release(r, 1);
-	return 1;
-}
-
-/*
- * The same on an MPSC ring, for a message that is there: no message, or
- * a tombstone next, is recv_common()'s.
- */
-static inline int
-recv_mpsc_fast(struct baton_ring *r, struct baton_pool *p, uint64_t *handle,
-	       uint64_t *len)
-{
-	struct baton_pool_cls *c;
-	struct baton_pool_desc *d;
-	struct pool_msg m;
-	uint64_t idx;
-
-	if (!baton__ring_is(r, BATON_RING_MPSC, BATON_ROLE_CONSUMER) || !p ||
-	    !handle || !len || r->slot_size < sizeof(m) ||
-	    baton_mpsc_cons_peek(r, &idx))
-		return 0;
 	memcpy(&m, baton_ring_slot(r, idx), sizeof(m));
 	c = handle_class(p, m.handle);
 	if (!c)
@@ -2403,6 +2369,53 @@ recv_mpsc_fast(struct baton_ring *r, struct baton_pool *p, uint64_t *handle,
 	*len = m.len;
 	if (p->adopt_n)
 		baton__pool_drain(p);
+	return 1;
+}
+
+/* Whether the arguments suit a short receive on a ring of @kind. */
+static inline int recv_ready(const struct baton_ring *r,
+			     const struct baton_pool *p, const uint64_t *handle,
+			     const uint64_t *len, uint32_t kind)
+{
+	return baton__ring_is(r, kind, BATON_ROLE_CONSUMER) && p && handle &&
+	       len && r->slot_size >= sizeof(struct pool_msg);
+}
+
+/*
+ * The usual receive on an SPSC ring, in few instructions: a message is
+ * there and take_peeked() takes it. 1 when it did the receive, 0 to go on
+ * (recv_other()), or -ETIMEDOUT: no message, and the caller only looks.
+ */
+static inline int recv_spsc_fast(struct baton_ring *r, struct baton_pool *p,
+				 uint64_t *handle, uint64_t *len,
+				 int64_t timeout_ns)
+{
+	uint64_t idx;
+
+	if (!recv_ready(r, p, handle, len, BATON_RING_SPSC))
+		return 0;
+	if (!baton_spsc_cons_peek(r, 1, &idx))
+		return !timeout_ns && !p->forked ? -ETIMEDOUT : 0;
+	if (!take_peeked(r, p, idx, handle, len))
+		return 0;
+	baton_spsc_cons_release(r, 1);
+	return 1;
+}
+
+/*
+ * The same on an MPSC ring, for a message that is there: no message, or
+ * a tombstone next, is recv_common()'s.
+ */
+static inline int
+recv_mpsc_fast(struct baton_ring *r, struct baton_pool *p, uint64_t *handle,
+	       uint64_t *len)
+{
+	uint64_t idx;
+
+	if (!recv_ready(r, p, handle, len, BATON_RING_MPSC) ||
+	    baton_mpsc_cons_peek(r, &idx) ||
+	    !take_peeked(r, p, idx, handle, len))
+		return 0;
 	baton_mpsc_cons_release(r);
 	return 1;
 }

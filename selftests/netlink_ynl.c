@@ -17,6 +17,7 @@
 #include "common.h"
 
 #include <sched.h>
+#include <sys/prctl.h>
 
 /* ynl_dump_foreach() uses the GNU spelling, absent from -std=c11 */
 #define typeof __typeof__
@@ -207,7 +208,8 @@ TEST_F(ynl, pool_dump_and_get)
 /*
  * A holder that moves a small pool's free queue on as fast as it can:
  * bursts of 17 allocations and frees, one refill and one flush each,
- * until killed.
+ * until killed, by the test or, should the test end early on a failed
+ * assertion, with it (PR_SET_PDEATHSIG): never left spinning.
  */
 static void ynl_cycle_pool(const char *name, int cpu)
 {
@@ -216,6 +218,8 @@ static void ynl_cycle_pool(const char *name, int cpu)
 	uint64_t h[17];
 	int i;
 
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL))
+		_exit(4);
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	sched_setaffinity(0, sizeof(set), &set);
