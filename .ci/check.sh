@@ -12,7 +12,8 @@
 # bench/perf-gate.sh); DKMS (.ci/dkms-check.sh: the installed source tree
 # built and installed by dkms for each Debian kernel); the VM selftests on
 # each Debian kernel (TAP, plus "VM finished" and "kernel log clean"; on
-# debian612rt the concurrency programs, $concurrency_tests); then
+# debian612rt the concurrency programs, $concurrency_tests, and those again
+# on 6.1 booted with threadirqs, stage vm-selftests-threadirqs); then
 # each kernel built from source (selftests/vm/debug-kernel.sh: a build,
 # from the cache in /var/cache/baton unless its config changed) and the VM
 # selftests on it: by default debug612 (6.12: KASAN, lockdep, kmemleak,
@@ -118,17 +119,21 @@ stage perf-gate $MAKE --no-print-directory perf-gate
 stage perf-gate-selftest $MAKE --no-print-directory perf-gate-selftest
 stage dkms .ci/dkms-check.sh "${debian_kernels[@]}"
 
-# vm_stage KERNEL: the VM selftests on KERNEL (BATON_VM_KERNEL), stage
-# vm-selftests[-KERNEL]. The runner writes its own NAME.tap (job TAP + its
+# vm_stage KERNEL [ARG]: the VM selftests on KERNEL (BATON_VM_KERNEL), stage
+# vm-selftests[-KERNEL][-ARG], ARG (if any) added to the kernel's command
+# line (BATON_VM_APPEND). The runner writes its own NAME.tap (job TAP + its
 # verdicts); it must exist, else the runner died before giving one. Adds
 # the kernel's line to the per-kernel summary.
 kernel_lines=()
 vm_stage() {
-	local kernel=$1 name=vm-selftests-$1 rc=0 start=$SECONDS
+	local kernel=$1 arg=${2:-} name=vm-selftests-$1 rc=0 start=$SECONDS
+	local tag=${arg:+-$arg}
 	[[ $kernel == debian ]] && name=vm-selftests
+	name+=$tag
 	local tap="$logs/$name.tap"
-	echo "==> $name: BATON_VM_KERNEL=$kernel selftests/vm/run-vm.sh selftests"
-	BATON_VM_KERNEL=$kernel selftests/vm/run-vm.sh selftests \
+	echo "==> $name: BATON_VM_KERNEL=$kernel${arg:+ BATON_VM_APPEND=$arg} selftests/vm/run-vm.sh selftests"
+	BATON_VM_KERNEL=$kernel BATON_VM_TAG=$tag BATON_VM_APPEND=$arg \
+		selftests/vm/run-vm.sh selftests \
 		>"$logs/$name.run.log" 2>&1 </dev/null || rc=$?
 	if [[ ! -s "$tap" ]]; then
 		echo "not ok - $name: runner exit status $rc and no results (see $logs/$name.run.log)" >"$tap"
@@ -136,7 +141,7 @@ vm_stage() {
 		echo "not ok - $name: runner exit status $rc without a failing test" >>"$tap"
 	fi
 	report "$name" "$tap" "$rc" $((SECONDS - start))
-	kernel_summary "$kernel" "$(sed -n 's/^run-vm.sh: job [^,]*, kernel \([^ ]*\).*/\1/p' \
+	kernel_summary "$kernel$tag" "$(sed -n 's/^run-vm.sh: job [^,]*, kernel \([^ ]*\).*/\1/p' \
 		"$logs/$name.run.log" | head -n 1)" "$tap" $((SECONDS - start))
 }
 
@@ -160,6 +165,11 @@ for k in "${debian_kernels[@]}"; do
 	*) vm_stage "$k" ;;
 	esac
 done
+# 6.1 with threadirqs: every softirq runs in ksoftirqd, which a SCHED_FIFO
+# task starves on its CPU, so a timer-wheel timer there never fires (what
+# made the pool's decay wait on a real-time task, kmod/later.c). The
+# concurrency programs, which drive the timers, parks and FIFO tasks.
+BATON_SELFTESTS=$concurrency_tests vm_stage debian threadirqs
 
 # built_stage KERNEL [SELFTESTS]: the kernel built from source (its cache
 # unless its recipe changed) and baton.ko for it, then the VM selftests on
@@ -199,6 +209,7 @@ taps=(build-kmod build-lib build-selftests build-bench)
 for k in "${debian_kernels[@]}"; do taps+=("build-kmod-$k"); done
 taps+=(host pkg models lint perf-gate perf-gate-selftest dkms vm-selftests)
 for k in "${debian_kernels[@]:1}"; do taps+=("vm-selftests-$k"); done
+taps+=(vm-selftests-threadirqs)
 for k in "${built_kernels[@]}"; do taps+=("build-$k-kernel" "vm-selftests-$k"); done
 for tap in "${taps[@]/#/$logs/}"; do
 	tap=$tap.tap

@@ -18,6 +18,7 @@
 
 #include <linux/compiler_types.h>
 #include <linux/cpumask.h>
+#include <linux/hrtimer.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -25,6 +26,7 @@
 #include <linux/types.h>
 #include <linux/uidgid.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 
 #include <linux/baton.h>
 #include <linux/baton_nl.h>
@@ -266,6 +268,20 @@ void baton_named_forget(struct baton_names *names, struct baton_named *n);
  * decay on both CPUs and the free's cancel waited for one of them.
  */
 extern struct workqueue_struct *baton_wq;
+
+/*
+ * A work on baton_wq that runs some milliseconds after it is armed
+ * (later.c): a delayed_work whose timer a real-time task cannot hold up.
+ */
+struct baton_later {
+	struct hrtimer timer;		/* expires in hard irq context */
+	struct work_struct work;
+	bool stopped;			/* baton_later_stop(): arm nothing */
+};
+
+void baton_later_init(struct baton_later *later, work_func_t fn);
+void baton_later_arm(struct baton_later *later, unsigned int ms);
+void baton_later_stop(struct baton_later *later);
 
 /* The registries, for netlink.c's lookups and dumps. */
 extern struct baton_names baton_rings;

@@ -106,10 +106,10 @@ struct baton_pool {
 	unsigned long ticks;		/* decay passes run */
 	bool warm_later;		/* COLD left for a later pass (decay work) */
 	u64 next_full_ms;		/* a quicker pass before it only warms */
-	struct delayed_work decay;
+	struct baton_later decay;	/* baton_pool_decay_work() */
 	struct baton_pool_suspect suspect[BATON_POOL_SUSPECTS];
 	u32 nr_suspects;		/* pool->lock */
-	struct delayed_work repair;	/* retries what a live holder held */
+	struct baton_later repair;	/* retries what a live holder held */
 	u32 repair_ms;			/* its next delay (pool->lock) */
 	u32 repair_left;		/* what its last run left (U32_MAX: none) */
 	wait_queue_head_t waitq;	/* BATON_POOL_IOC_WAIT */
@@ -384,7 +384,7 @@ static void baton_pool_repair_soon(struct baton_pool *pool)
 	lockdep_assert_held(&pool->lock);
 	pool->repair_ms = REPAIR_MS;
 	pool->repair_left = U32_MAX;
-	mod_delayed_work(baton_wq, &pool->repair, msecs_to_jiffies(REPAIR_MS));
+	baton_later_arm(&pool->repair, REPAIR_MS);
 }
 
 /*
@@ -1120,9 +1120,9 @@ static bool baton_pool_resolve(struct baton_pool *pool)
 
 static void baton_pool_repair_work(struct work_struct *work)
 {
-	struct baton_pool *pool = container_of(to_delayed_work(work),
-					       struct baton_pool, repair);
-	u32 left, delay;
+	struct baton_pool *pool = container_of(work, struct baton_pool,
+					       repair.work);
+	u32 left;
 
 	mutex_lock(&pool->lock);
 	left = baton_pool_resolve(pool) ? pool->nr_suspects : 0;
@@ -1132,12 +1132,14 @@ static void baton_pool_repair_work(struct work_struct *work)
 	else
 		pool->repair_ms = min_t(u32, 2 * pool->repair_ms, REPAIR_MAX_MS);
 	pool->repair_left = left ? left : U32_MAX;
-	delay = pool->repair_ms;
+	/*
+	 * Armed under the lock, so a baton_pool_repair_soon() after it
+	 * (new work) has the last word: REPAIR_MS, not this backoff.
+	 */
+	if (left)
+		baton_later_arm(&pool->repair, pool->repair_ms);
 	mutex_unlock(&pool->lock);
 	baton_pool_kick(pool);
-	if (left)
-		queue_delayed_work(baton_wq, &pool->repair,
-				   msecs_to_jiffies(delay));
 }
 
 /* ---- decay ---- */
@@ -1650,11 +1652,11 @@ static u64 baton_pool_idle_reap(struct baton_pool *pool, u64 *bytes)
 
 static void baton_pool_decay_work(struct work_struct *work)
 {
-	struct baton_pool *pool = container_of(to_delayed_work(work),
-					       struct baton_pool, decay);
+	struct baton_pool *pool = container_of(work, struct baton_pool,
+					       decay.work);
 	u64 now = baton_pool_now_ms(), bufs = 0, bytes = 0;
 	u32 i, made = 0, period = max(pool->decay_ms / 4, 5U);
-	/* Within half a period of due: jiffies round the delay both ways. */
+	/* Within half a period of due: timer slack moves the run both ways. */
 	bool full = now + period / 2 >= pool->next_full_ms;
 
 	if (full)
@@ -1691,8 +1693,7 @@ static void baton_pool_decay_work(struct work_struct *work)
 	if (bufs)
 		baton_pool_event(pool, BATON_EVENT_POOL_DECAYED, NULL, -1,
 				 bytes);
-	queue_delayed_work(baton_wq, &pool->decay,
-			   msecs_to_jiffies(pool->warm_later ? 5U : period));
+	baton_later_arm(&pool->decay, pool->warm_later ? 5U : period);
 }
 
 /* ---- memory and lifetime ---- */
@@ -1735,9 +1736,8 @@ static void baton_pool_free(struct kref *ref)
 	struct baton_pool *pool = container_of(ref, struct baton_pool,
 					       named.ref);
 
-	if (pool->decay_ms)
-		cancel_delayed_work_sync(&pool->decay);
-	cancel_delayed_work_sync(&pool->repair);
+	baton_later_stop(&pool->decay);
+	baton_later_stop(&pool->repair);
 	baton_named_forget(&baton_pools, &pool->named);
 	if (pool->named.published)
 		baton_pool_event(pool, BATON_EVENT_POOL_DESTROYED, NULL, -1, 0);
@@ -1804,8 +1804,8 @@ static struct baton_pool *baton_pool_alloc(const struct baton_pool_create *k)
 	}
 	mutex_init(&pool->lock);
 	init_waitqueue_head(&pool->waitq);
-	INIT_DELAYED_WORK(&pool->decay, baton_pool_decay_work);
-	INIT_DELAYED_WORK(&pool->repair, baton_pool_repair_work);
+	baton_later_init(&pool->decay, baton_pool_decay_work);
+	baton_later_init(&pool->repair, baton_pool_repair_work);
 	pool->repair_ms = REPAIR_MS;
 	pool->repair_left = U32_MAX;
 	baton_pool_init_layout(pool);
@@ -1942,7 +1942,7 @@ static int baton_pool_holder_take(struct baton_pool *pool, bool blind)
 	 * queue (and one that a pass in flight made COLD after the open).
 	 */
 	if (first_blind && pool->decay_ms)
-		mod_delayed_work(baton_wq, &pool->decay, 0);
+		baton_later_arm(&pool->decay, 0);
 	return ret;
 }
 
@@ -2050,8 +2050,7 @@ int baton_pool_create(struct baton_pool_create *k, void __user *uarg,
 	k->out_holder = holder;
 	/* The decay is scheduled before the fd exists: the pool is ours. */
 	if (pool->decay_ms)
-		queue_delayed_work(baton_wq, &pool->decay,
-				   msecs_to_jiffies(max(pool->decay_ms / 4, 5U)));
+		baton_later_arm(&pool->decay, max(pool->decay_ms / 4, 5U));
 	return baton_copy_out_fd(uarg, usize, k, sizeof(*k), fd, file,
 				 &baton_pools, &pool->named);
 }

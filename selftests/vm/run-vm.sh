@@ -18,7 +18,9 @@
 # 1200 s on the kernels built from source), BATON_VM_ACCEL (kvm|tcg,
 # default: probe),
 # BATON_KVER, BATON_DEMO_ARGS, BATON_EXEC_ARGS, BATON_VM_APPEND (extra kernel
-# command line), BATON_VM_KERNEL (which kernel to boot, below).
+# command line), BATON_VM_TAG (added to the log names, so a run with other
+# BATON_VM_APPEND keeps its own: e.g. "-threadirqs"), BATON_VM_KERNEL (which
+# kernel to boot, below).
 #
 # BATON_VM_KERNEL (which kernel; logs are vm-<job>-<kernel>.*, except debian's):
 #   debian       (the default) Debian 12's 6.1 with kmod/baton.ko
@@ -69,6 +71,7 @@ debian612|debian612rt) suffix="-$vm_kernel" ;;
 debug|debug612|kcsan) suffix="-$vm_kernel" built=1 ;;
 *) echo "run-vm.sh: BATON_VM_KERNEL=$vm_kernel: must be debian, debian612, debian612rt, debug, debug612 or kcsan" >&2; exit 2 ;;
 esac
+suffix+=${BATON_VM_TAG:-}
 
 # The debug kernels run the suite several times slower. The kill matrix is
 # the slowest program on them: about 350 s on an idle host on the 6.1 and
