@@ -147,7 +147,7 @@ vm_stage() {
 
 # kernel_summary KERNEL RELEASE TAP SECS: one line of the per-kernel summary.
 kernel_summary() {
-	kernel_lines+=("$(printf 'kernel %-12s %-28s %4d ok, %d not ok, %ds' "$1" "${2:-?}" \
+	kernel_lines+=("$(printf 'kernel %-17s %-28s %4d ok, %d not ok, %ds' "$1" "${2:-?}" \
 		"$(grep -c '^ok' "$3" || true)" "$(grep -c '^not ok' "$3" || true)" "$4")")
 }
 
