@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * baton: work that runs on baton_wq after a delay (struct baton_later),
- * timed by an hrtimer that expires in hard interrupt context.
+ * timed by an hrtimer that expires in hard interrupt context: a pool's
+ * decay and repair (pool.c) and an MPSC consumer's poll recheck (ring.c).
  *
  * Why not a delayed_work: its timer sits in the timer wheel of the CPU
  * that armed it, and the wheel runs from the timer softirq. Where that
@@ -12,6 +13,8 @@
  * work last ran there, then never came: the pool kept its memory while
  * every holder slept (selftests/pool.c, "decay_runs_while_an_rt_task_
  * holds_a_cpu", failed every run on a 6.1 booted with threadirqs). A
+ * soft hrtimer has the same weakness (the MPSC recheck's did: its poller
+ * slept for as long as the task ran). A
  * HRTIMER_MODE_REL_HARD timer expires from the timer interrupt itself,
  * on PREEMPT_RT too, and its callback only queues the work (the
  * workqueue's locks are raw spinlocks, so queueing is allowed there);

@@ -131,7 +131,7 @@ struct baton_ring {
 
 	struct baton_waiters prod_w;	/* producers parked or polling */
 	struct baton_waiters cons_w;	/* consumers parked or polling */
-	struct hrtimer recheck;		/* MPSC: wakes a consumer's pollers */
+	struct baton_later recheck;	/* MPSC: wakes a consumer's pollers */
 	struct baton_mm_set mms;	/* mms mapping the ring, for (G) */
 	/* bound pools (ring->lock; set once each), their SENT aux: @id */
 	struct baton_pool *pools[BATON_RING_POOLS_MAX];
@@ -187,7 +187,7 @@ static void baton_ring_free(struct kref *ref)
 	unsigned int i;
 
 	/* No file is left, so no poll can start it again. */
-	hrtimer_cancel(&ring->recheck);
+	baton_later_stop(&ring->recheck);
 	baton_named_forget(&baton_rings, &ring->named);
 	/* A ring that never had a name was never announced either. */
 	if (ring->named.published)
@@ -304,15 +304,23 @@ static int baton_ring_init_layout(struct baton_ring *ring, size_t slots_bytes)
  * How soon an MPSC consumer at a ticket a live producer may still be
  * reserving looks again, parked or polling (BATON_MPSC_RECHECK).
  */
-#define BATON_RECHECK_NS	NSEC_PER_MSEC
+#define BATON_RECHECK_MS	1
 
-/* Soft: the wait-queue lock is a sleeping lock on PREEMPT_RT. */
-static enum hrtimer_restart baton_recheck_fire(struct hrtimer *t)
+/*
+ * A work item, not the timer's callback: the wait-queue lock is a
+ * sleeping lock on PREEMPT_RT, so a wake needs a soft timer there, and
+ * a soft timer (like a timer-wheel one) expires in the softirq of the
+ * CPU that armed it, which a SCHED_FIFO task there starves wherever
+ * ksoftirqd runs it (threadirqs, RT): the poller then slept until the
+ * task ended (later.c; selftests/mpsc_death.c,
+ * epoll_recheck_not_held_by_an_rt_task).
+ */
+static void baton_recheck_work(struct work_struct *work)
 {
-	struct baton_ring *ring = container_of(t, struct baton_ring, recheck);
+	struct baton_ring *ring = container_of(work, struct baton_ring,
+					       recheck.work);
 
 	wake_up_poll(&ring->cons_w.wq, EPOLLIN | EPOLLRDNORM);
-	return HRTIMER_NORESTART;
 }
 
 static struct baton_ring *baton_ring_alloc(const struct baton_ring_create *k)
@@ -348,8 +356,7 @@ static struct baton_ring *baton_ring_alloc(const struct baton_ring_create *k)
 	INIT_LIST_HEAD(&ring->files);
 	init_waitqueue_head(&ring->prod_w.wq);
 	init_waitqueue_head(&ring->cons_w.wq);
-	baton_hrtimer_setup(&ring->recheck, baton_recheck_fire, CLOCK_MONOTONIC,
-			    HRTIMER_MODE_REL_SOFT);
+	baton_later_init(&ring->recheck, baton_recheck_work);
 	ret = baton_ring_init_layout(ring, slots_bytes);
 	if (ret) {
 		/* The ring's own free: pages, mm set and all. */
@@ -900,8 +907,8 @@ static long baton_park_loop(struct baton_parker *p, u32 flags,
 		 * there, so look again soon.
 		 */
 		if (ret == BATON_MPSC_RECHECK) {
-			ktime_t soon = ktime_add_ns(ktime_get(),
-						    BATON_RECHECK_NS);
+			ktime_t soon = ktime_add_ms(ktime_get(),
+						    BATON_RECHECK_MS);
 
 			if (!has || ktime_before(soon, deadline)) {
 				until = soon;
@@ -1149,9 +1156,7 @@ static __poll_t baton_mpsc_ready(struct baton_ring *ring, u32 role, u32 state)
 		if (ret == -EPIPE)
 			return EPOLLHUP;
 		if (ret == BATON_MPSC_RECHECK)
-			hrtimer_start(&ring->recheck,
-				      ns_to_ktime(BATON_RECHECK_NS),
-				      HRTIMER_MODE_REL_SOFT);
+			baton_later_arm(&ring->recheck, BATON_RECHECK_MS);
 		/*
 		 * The consumer is past this head, mid-release: readable, so
 		 * that it looks from where it really is (a spurious EPOLLIN

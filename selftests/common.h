@@ -5,7 +5,7 @@
  * Owns: unique ring names, the raw-ioctl helper pairs (_test_x() returns 0
  * or a positive errno, test_x() asserts success, as in the iommufd
  * selftests), region mapping by the offsets struct, child-process plumbing
- * (fork, pipes, exit codes) and the clock. Tests that move data use the
+ * (fork, pipes, exit codes, CPU pinning, RT throttling) and the clock. Tests that move data use the
  * library; tests of the ABI use these raw helpers so that a library bug
  * cannot hide a kernel one.
  *
@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -543,6 +544,33 @@ static inline int bt_helper_path(char *buf, size_t len, const char *name)
 	if ((size_t)snprintf(buf, len, "%s/helpers/%s", self, name) >= len)
 		return -1;
 	return access(buf, X_OK);
+}
+
+/* Pin the caller to @cpu; 0 or -1. */
+static inline int bt_pin_to(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/*
+ * RT throttling (sched_rt_runtime_us): with @get, read it into *@get;
+ * else write @set (-1: off, as RT deployments run, so that a SCHED_FIFO
+ * loop holds its CPU for good). 0 or -1.
+ */
+static inline int bt_rt_runtime(long *get, long set)
+{
+	FILE *f = fopen("/proc/sys/kernel/sched_rt_runtime_us",
+			get ? "r" : "w");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = get ? fscanf(f, "%ld", get) == 1 : fprintf(f, "%ld\n", set) > 0;
+	return fclose(f) || !ok ? -1 : 0;
 }
 
 #endif /* BATON_SELFTEST_COMMON_H */

@@ -549,6 +549,104 @@ TEST_F_TIMEOUT(mpsc_death, epoll_sees_tombstone_once_live_floor_resolves, 60)
 	baton_ring_close(c);
 }
 
+/*
+ * The FIFO loop of epoll_recheck_not_held_by_an_rt_task, on CPU 1: poll
+ * the consumer's fd every 100 us while its head is undecidable (each
+ * ->poll restarts the kernel's recheck on this CPU), then, once it is
+ * readable, hold the CPU until told (go[1]) or for 15 s. go[0]: 1 once
+ * polling, 2 once it saw the ring readable. Exit code: the failed step.
+ */
+static int rt_poller(int fd, volatile uint32_t *go)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int64_t end = bt_now_ns() + 15 * BT_NSEC, next = 0;
+
+	if (bt_pin_to(1) || sched_setscheduler(0, SCHED_FIFO, &sp))
+		return 2;
+	go[0] = 1;
+	while (go[0] == 1 && bt_now_ns() < end) {
+		if (bt_now_ns() < next)
+			continue;
+		if (poll(&pfd, 1, 0) < 0)
+			return 3;
+		if (pfd.revents & POLLIN)
+			go[0] = 2;
+		next = bt_now_ns() + 100 * 1000;
+	}
+	while (!go[1] && bt_now_ns() < end)
+		;
+	return go[0] == 2 ? 0 : 4;
+}
+
+/*
+ * The kernel's recheck (above) must not wait on a real-time task: a
+ * consumer in epoll on CPU 0 at the dead producer's ticket, while a
+ * SCHED_FIFO task on CPU 1 polls the same fd, so the recheck was last
+ * armed there, then holds CPU 1 once the live claim decides the ticket.
+ * Only the recheck can wake the epoll waiter. As a soft hrtimer it
+ * expired in CPU 1's softirq, which the FIFO task starves wherever
+ * ksoftirqd or the ktimers thread runs it (6.1 with threadirqs,
+ * PREEMPT_RT): the waiter slept until the task ended. The recheck is now
+ * a hard-irq timer that queues a work item (kmod/later.c).
+ */
+TEST_F_TIMEOUT(mpsc_death, epoll_recheck_not_held_by_an_rt_task, 60)
+{
+	struct baton_ring_params p = mp_params(4, 3);
+	struct baton_mpsc_loss loss = { 7, 7 };
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
+	struct baton_ring *c, *live;
+	volatile uint32_t *go;
+	uint64_t m[2], t = 0;
+	pid_t pid, hog;
+	int ep, st, got;
+	long saved;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs two CPUs");
+	if (bt_rt_runtime(&saved, 0) || bt_rt_runtime(NULL, -1))
+		SKIP(return, "cannot turn RT throttling off");
+	go = mmap(NULL, BT_PAGE, PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, go);
+	ASSERT_EQ(0, bt_pin_to(0));
+	ASSERT_EQ(0, baton_ring_create(self->name, &p, BATON_ROLE_CONSUMER,
+				       &c));
+	pid = dead_beside_live_floor(_metadata, self->name, &live, &t);
+	ASSERT_LT(0, pid);
+	ep = epoll_create1(0);
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, baton_ring_fd(c), &ev));
+	hog = fork();
+	ASSERT_LE(0, hog);
+	if (!hog)
+		_exit(rt_poller(baton_ring_fd(c), go));
+	while (!go[0] && waitpid(hog, &st, WNOHANG) == 0)
+		bt_sleep_ms(1);
+	/*
+	 * The add's ->poll armed the recheck here, and its wake left the fd
+	 * on the ready list: take it off (its ->poll arms here once more),
+	 * then let the poller move the recheck to CPU 1 for good.
+	 */
+	bt_sleep_ms(20);
+	EXPECT_EQ(0, epoll_wait(ep, &ev, 1, 0));
+	bt_sleep_ms(20);
+	__atomic_store_n(&live->claim->first, t, __ATOMIC_RELEASE);
+	__atomic_store_n(&live->claim->count, 1, __ATOMIC_RELEASE);
+	got = epoll_wait(ep, &ev, 1, 5000);
+	go[1] = 1;
+	EXPECT_EQ(0, bt_wait_timeout(hog, 20000));
+	bt_rt_runtime(NULL, saved);
+	EXPECT_EQ(1, got);
+	EXPECT_EQ(BATON_MPSC_LOST, baton_mpsc_try_pop(c, m, sizeof(m), &loss));
+	EXPECT_EQ(0, loss.ticket);
+	EXPECT_EQ((uint64_t)pid, loss.pid);
+	close(ep);
+	baton_ring_close(live);
+	baton_ring_close(c);
+	munmap((void *)go, BT_PAGE);
+}
+
 TEST_F_TIMEOUT(mpsc_death, consumer_dead_mid_release_n_resumes, 60)
 {
 	/* 0, or 10 * (geometry + 1) + the failed step: mpsc_cases.h */

@@ -1269,29 +1269,6 @@ TEST(idle_magazine_gives_its_pages_back)
 	baton_pool_unlink(name);
 }
 
-/* Pin the caller to @cpu; 0 or -1. */
-static int pin_to(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
-}
-
-#define RT_RUNTIME	"/proc/sys/kernel/sched_rt_runtime_us"
-
-static int rt_runtime(long *get, long set)
-{
-	FILE *f = fopen(RT_RUNTIME, get ? "r" : "w");
-	int ok;
-
-	if (!f)
-		return -1;
-	ok = get ? fscanf(f, "%ld", get) == 1 : fprintf(f, "%ld\n", set) > 0;
-	return fclose(f) || !ok ? -1 : 0;
-}
-
 /*
  * A CPU held by a real-time task does not hold the decay: a SCHED_FIFO
  * loop pinned to CPU 1 (RT throttling off, as RT deployments run) for up
@@ -1324,7 +1301,7 @@ TEST(decay_runs_while_an_rt_task_holds_a_cpu)
 	BT_REQUIRE_DEV();
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "needs two CPUs");
-	if (rt_runtime(&saved, 0) || rt_runtime(NULL, -1))
+	if (bt_rt_runtime(&saved, 0) || bt_rt_runtime(NULL, -1))
 		SKIP(return, "cannot turn RT throttling off");
 	go = mmap(NULL, BT_PAGE, PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -1336,9 +1313,9 @@ TEST(decay_runs_while_an_rt_task_holds_a_cpu)
 	p.classes[0].count = 64;
 	bt_make_name(name, sizeof(name), "rtdecay");
 	/* Created on CPU 1: a per-CPU workqueue's decay work stays there. */
-	ASSERT_EQ(0, pin_to(1));
+	ASSERT_EQ(0, bt_pin_to(1));
 	ASSERT_EQ(0, baton_pool_create(name, &p, &pool));
-	ASSERT_EQ(0, pin_to(0));
+	ASSERT_EQ(0, bt_pin_to(0));
 	for (i = 0; i < 16; i++) {
 		ASSERT_EQ(0, baton_pool_alloc(pool, 65536, &h[i]));
 		memset(baton_pool_ptr(pool, h[i]), 0x5a, 65536);
@@ -1349,7 +1326,7 @@ TEST(decay_runs_while_an_rt_task_holds_a_cpu)
 		struct sched_param sp = { .sched_priority = 1 };
 		int64_t end;
 
-		if (pin_to(1) || sched_setscheduler(0, SCHED_FIFO, &sp))
+		if (bt_pin_to(1) || sched_setscheduler(0, SCHED_FIFO, &sp))
 			_exit(2);
 		/* Until told, or 20 s: a debug kernel under TCG is slow. */
 		end = bt_now_ns() + 20 * BT_NSEC;
@@ -1365,7 +1342,7 @@ TEST(decay_runs_while_an_rt_task_holds_a_cpu)
 	got = wait_decayed_for(pool, 16, &info, 15 * BT_NSEC);
 	go[1] = 1;
 	waitpid(pid, &st, 0);
-	rt_runtime(NULL, saved);
+	bt_rt_runtime(NULL, saved);
 	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st));
 	EXPECT_EQ(16U, got);
 	baton_pool_close(pool);
