@@ -573,4 +573,25 @@ static inline int bt_rt_runtime(long *get, long set)
 	return fclose(f) || !ok ? -1 : 0;
 }
 
+/*
+ * For a test that holds CPU 1 with a SCHED_FIFO loop: two CPUs and RT
+ * throttling off (*@saved: the value to put back with bt_rt_runtime()).
+ * NULL, or why the test must skip.
+ */
+static inline const char *bt_rt_prepare(long *saved)
+{
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return "needs two CPUs";
+	if (bt_rt_runtime(saved, 0) || bt_rt_runtime(NULL, -1))
+		return "cannot turn RT throttling off";
+	return NULL;
+}
+
+/* A zeroed page shared with the children forked after: MAP_FAILED or it. */
+static inline volatile uint32_t *bt_shared_words(void)
+{
+	return mmap(NULL, BT_PAGE, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+}
+
 #endif /* BATON_SELFTEST_COMMON_H */

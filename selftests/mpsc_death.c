@@ -503,6 +503,32 @@ TEST_F_TIMEOUT(mpsc_death, poll_reports_tombstone, 60)
 }
 
 /*
+ * A new consumer *@c at a dead producer's ticket (*@pid) while the live
+ * producer *@live's floor might still cover it (dead_beside_live_floor()),
+ * its fd in a new edge-triggered epoll set: that set's fd, or -1.
+ */
+static int epoll_at_undecided_ticket(struct __test_metadata *_metadata,
+				     const char *name,
+				     const struct baton_ring_params *p,
+				     struct baton_ring **c,
+				     struct baton_ring **live, uint64_t *t,
+				     pid_t *pid)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
+	int ep;
+
+	if (baton_ring_create(name, p, BATON_ROLE_CONSUMER, c))
+		return -1;
+	*pid = dead_beside_live_floor(_metadata, name, live, t);
+	ep = *pid > 0 ? epoll_create1(0) : -1;
+	if (ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, baton_ring_fd(*c), &ev)) {
+		close(ep);
+		ep = -1;
+	}
+	return ep;
+}
+
+/*
  * A consumer in epoll (edge-triggered) at a dead producer's ticket, while a
  * live producer's floor might still cover it: not readable yet. The live
  * one then writes its claim and stops there (as one whose slot is taken
@@ -519,14 +545,9 @@ TEST_F_TIMEOUT(mpsc_death, epoll_sees_tombstone_once_live_floor_resolves, 60)
 	pid_t pid, writer;
 	int ep;
 
-	ASSERT_EQ(0, baton_ring_create(self->name, &p, BATON_ROLE_CONSUMER,
-				       &c));
-	pid = dead_beside_live_floor(_metadata, self->name, &live, &t);
-	ASSERT_LT(0, pid);
-
-	ep = epoll_create1(0);
+	ep = epoll_at_undecided_ticket(_metadata, self->name, &p, &c, &live,
+				       &t, &pid);
 	ASSERT_LE(0, ep);
-	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, baton_ring_fd(c), &ev));
 	/* undecidable: the live floor (0) may be ticket 0's owner */
 	EXPECT_EQ(0, epoll_wait(ep, &ev, 1, 100));
 	writer = fork();
@@ -600,23 +621,18 @@ TEST_F_TIMEOUT(mpsc_death, epoll_recheck_not_held_by_an_rt_task, 60)
 	uint64_t m[2], t = 0;
 	pid_t pid, hog;
 	int ep, st, got;
+	const char *why;
 	long saved;
 
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		SKIP(return, "needs two CPUs");
-	if (bt_rt_runtime(&saved, 0) || bt_rt_runtime(NULL, -1))
-		SKIP(return, "cannot turn RT throttling off");
-	go = mmap(NULL, BT_PAGE, PROT_READ | PROT_WRITE,
-		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	why = bt_rt_prepare(&saved);
+	if (why)
+		SKIP(return, "%s", why);
+	go = bt_shared_words();
 	ASSERT_NE(MAP_FAILED, go);
 	ASSERT_EQ(0, bt_pin_to(0));
-	ASSERT_EQ(0, baton_ring_create(self->name, &p, BATON_ROLE_CONSUMER,
-				       &c));
-	pid = dead_beside_live_floor(_metadata, self->name, &live, &t);
-	ASSERT_LT(0, pid);
-	ep = epoll_create1(0);
+	ep = epoll_at_undecided_ticket(_metadata, self->name, &p, &c, &live,
+				       &t, &pid);
 	ASSERT_LE(0, ep);
-	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, baton_ring_fd(c), &ev));
 	hog = fork();
 	ASSERT_LE(0, hog);
 	if (!hog)

@@ -1293,18 +1293,17 @@ TEST(decay_runs_while_an_rt_task_holds_a_cpu)
 	struct baton_pool *pool;
 	volatile uint32_t *go;
 	uint64_t h[16], got;
+	const char *why;
 	long saved;
 	char name[64];
 	pid_t pid;
 	int i, st;
 
 	BT_REQUIRE_DEV();
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		SKIP(return, "needs two CPUs");
-	if (bt_rt_runtime(&saved, 0) || bt_rt_runtime(NULL, -1))
-		SKIP(return, "cannot turn RT throttling off");
-	go = mmap(NULL, BT_PAGE, PROT_READ | PROT_WRITE,
-		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	why = bt_rt_prepare(&saved);
+	if (why)
+		SKIP(return, "%s", why);
+	go = bt_shared_words();
 	ASSERT_NE(MAP_FAILED, go);
 	memset(&p, 0, sizeof(p));
 	p.nr_classes = 1;
