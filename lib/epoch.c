@@ -56,26 +56,39 @@ int baton__epoch_params_valid(uint32_t max_participants, uint32_t queue_len)
 	return baton__epoch_params_check(NULL, max_participants, queue_len);
 }
 
-/* The layout a backend handed us must fit what it claims to describe. */
+/*
+ * The layout a backend handed us must fit what it claims to describe.
+ * On memfd any opener may have written it (@file_size: the file's, 0 for
+ * the module's layout), so every sum is taken in 64 bits and compared as
+ * a difference: no end may wrap to pass. Participants sit a whole number
+ * of pages apart, as both backends lay them out, so their 8-byte words
+ * stay aligned; on memfd the table lies past the header and inside the
+ * file (the offsets there are file offsets).
+ */
 int baton__epoch_offsets_valid(const struct baton_epoch_offsets *o,
 			       uint32_t max_participants, uint32_t queue_len,
 			       uint64_t file_size)
 {
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-	uint64_t need = o->q_entries +
+	uint64_t need = (uint64_t)o->q_entries +
 			(uint64_t)queue_len * sizeof(struct baton_epoch_entry);
 
 	if (o->queue_len != queue_len || o->hdr_size < page ||
 	    o->hdr_size % page || o->self_size % page ||
-	    o->part_stride < o->self_size || need > o->self_size)
+	    o->part_stride < o->self_size || o->part_stride % page ||
+	    need > o->self_size)
 		return -EPROTO;
 	if ((o->ann | o->q_tail | o->q_head | o->q_entries) & 7 ||
-	    o->ann + 8 > o->q_entries || o->q_tail + 8 > o->q_entries ||
-	    o->q_head + 8 > o->q_entries)
+	    (uint64_t)o->ann + 8 > o->q_entries ||
+	    (uint64_t)o->q_tail + 8 > o->q_entries ||
+	    (uint64_t)o->q_head + 8 > o->q_entries)
 		return -EPROTO;
-	if (o->table_size != (uint64_t)max_participants * o->part_stride)
+	if (o->table_size != (uint64_t)max_participants * o->part_stride ||
+	    o->table_mmap % page)
 		return -EPROTO;
-	if (file_size && o->table_mmap + o->table_size > file_size)
+	if (file_size && (o->table_mmap < o->hdr_size ||
+			  o->table_size > file_size ||
+			  o->table_mmap > file_size - o->table_size))
 		return -EPROTO;
 	return 0;
 }
