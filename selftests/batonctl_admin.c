@@ -204,9 +204,9 @@ FIXTURE_SETUP(batonctl_admin)
 
 	BT_REQUIRE_DEV();
 	if (geteuid() != 0)
-		SKIP(return, "needs root (CAP_SYS_ADMIN)");
+		SKIP(_exit(255), "needs root (CAP_SYS_ADMIN)");
 	if (nlt_batonctl_path(path, sizeof(path)))
-		SKIP(return, "helpers/batonctl missing (make lib selftests)");
+		SKIP(_exit(255), "helpers/batonctl missing (make lib selftests)");
 	bt_make_name(self->name, sizeof(self->name), "admin");
 	self->other_ns = leave_in_other_ns(_metadata, self->name);
 	ASSERT_NE(0, self->other_ns);

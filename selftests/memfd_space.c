@@ -152,7 +152,7 @@ FIXTURE_SETUP(memfd_small_shm)
 {
 	self->unused = 0;
 	if (getuid() != 0)
-		SKIP(return, "needs root to mount a small /dev/shm");
+		SKIP(_exit(255), "needs root to mount a small /dev/shm");
 }
 
 FIXTURE_TEARDOWN(memfd_small_shm)

@@ -144,13 +144,13 @@ FIXTURE(ctl) {
 FIXTURE_SETUP(ctl)
 {
 	if (geteuid() || access(BATONCTL_PATH, X_OK))
-		SKIP(return, "needs root and %s (make lib)", BATONCTL_PATH);
+		SKIP(_exit(255), "needs root and %s (make lib)", BATONCTL_PATH);
 	if (!access("/dev/baton", F_OK))
-		SKIP(return, "the module is loaded: batonctl would list its objects");
+		SKIP(_exit(255), "the module is loaded: batonctl would list its objects");
 	if (unshare(CLONE_NEWNS) ||
 	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
 	    mount("baton-test", "/dev/shm", "tmpfs", 0, "mode=1777,size=64m"))
-		SKIP(return, "no private tmpfs on /dev/shm: %s",
+		SKIP(_exit(255), "no private tmpfs on /dev/shm: %s",
 		     strerror(errno));
 	force_memfd();
 	ring_name(self->ring, sizeof(self->ring), "ctl");
