@@ -37,6 +37,8 @@ PKGS=(
 	groff-base man-db
 	# .ci/ynl.sh: the kernel's YNL generator (tools/net/ynl of linux-source-6.12)
 	python3-yaml python3-jsonschema
+	# .ci/lint.sh: every Documentation/*.rst must parse
+	python3-docutils
 	# bench/: the peers (DPDK rte_ring, Concurrency Kit, iceoryx), liburcu for
 	# the epoch comparisons, gnuplot for the plots; valgrind above: the perf gate
 	dpdk-dev libck-dev liburcu-dev iceoryx libiceoryx-binding-c-dev

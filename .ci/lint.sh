@@ -4,7 +4,8 @@
 # tests the kernel version, one that every work is queued on baton_wq, and
 # one that uapi/linux/baton_nl.h matches the
 # netlink spec (.ci/ynl.sh check), and one that no tracked file refers to
-# material outside the repository (the docs must stand alone). checkpatch.pl (with spelling.txt and
+# material outside the repository (the docs must stand alone), and one
+# that every Documentation/*.rst parses without a warning (docutils). checkpatch.pl (with spelling.txt and
 # const_structs.checkpatch, which it looks for next to itself) comes from the
 # linux-source-6.1 tarball into build/tools/, once.
 #
@@ -58,7 +59,7 @@ if ((${#files[@]} == 0)); then
 	echo "not ok 1 - checkpatch: no kernel sources in kmod/"
 	exit 1
 fi
-echo "1..$((${#files[@]} + 4))"
+echo "1..$((${#files[@]} + 5))"
 n=0 failed=0
 for f in "${files[@]}"; do
 	n=$((n + 1))
@@ -133,4 +134,29 @@ else
 	echo "ok $n - no references to material outside the repository"
 fi
 printf '%s\n' "$out" | sed 's/^/# /'
+
+# The documentation is reStructuredText: a table whose text strays into
+# a column's margin, or a title whose underline is short, is an error
+# that hides the table or the section from any renderer. Debian's
+# python3-docutils (.ci/deps.sh), warnings and worse fail.
+n=$((n + 1))
+rst_check='
+import sys, docutils.core
+bad = 0
+for f in sys.argv[1:]:
+    try:
+        docutils.core.publish_string(open(f, encoding="utf-8").read(),
+            source_path=f, writer_name="null",
+            settings_overrides={"halt_level": 2, "report_level": 5})
+    except Exception as e:
+        print(f + ": " + str(e).splitlines()[0])
+        bad = 1
+sys.exit(bad)'
+if out=$(/usr/bin/python3 -c "$rst_check" Documentation/*.rst 2>&1); then
+	echo "ok $n - every Documentation/*.rst parses (docutils)"
+else
+	echo "not ok $n - Documentation/*.rst that docutils refuses"
+	printf '%s\n' "$out" | sed 's/^/# /'
+	failed=$((failed + 1))
+fi
 ((failed == 0))
