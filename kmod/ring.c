@@ -320,7 +320,14 @@ static void baton_recheck_work(struct work_struct *work)
 	struct baton_ring *ring = container_of(work, struct baton_ring,
 					       recheck.work);
 
-	wake_up_poll(&ring->cons_w.wq, EPOLLIN | EPOLLRDNORM);
+	/*
+	 * No key: this wake means "look again", not "readable". io_uring's
+	 * and aio's poll take a key as their result without calling ->poll
+	 * again (selftests/mpsc_death.c,
+	 * uring_poll_not_told_readable_by_the_recheck); with none, every
+	 * kind of waiter looks, parkers included.
+	 */
+	wake_up(&ring->cons_w.wq);
 }
 
 static struct baton_ring *baton_ring_alloc(const struct baton_ring_create *k)

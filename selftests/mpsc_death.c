@@ -21,6 +21,8 @@
 
 #include <sys/epoll.h>
 
+#include "uring.h"
+
 FIXTURE(mpsc_death) {
 	int dev;
 	char name[BATON_NAME_MAX];
@@ -566,6 +568,65 @@ TEST_F_TIMEOUT(mpsc_death, epoll_sees_tombstone_once_live_floor_resolves, 60)
 	EXPECT_EQ(0, loss.ticket);
 	EXPECT_EQ((uint64_t)pid, loss.pid);
 	close(ep);
+	baton_ring_close(live);
+	baton_ring_close(c);
+}
+
+/* What poll(2) says of @fd now: its revents. */
+static short revents_now(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) == 1 ? pfd.revents : 0;
+}
+
+/*
+ * The kernel's recheck of an undecidable head says only "look again": it
+ * must not tell a poller the ring is readable. io_uring's poll (as aio's)
+ * takes a keyed wake's mask as its result without calling ->poll again,
+ * so a recheck that woke with EPOLLIN completed a POLL_ADD about 1 ms in,
+ * with POLLIN, while ->poll said not ready (a multishot poll: every 1 ms).
+ * The completion must come only once the live claim decides the ticket.
+ */
+TEST_F_TIMEOUT(mpsc_death, uring_poll_not_told_readable_by_the_recheck, 60)
+{
+	struct baton_ring_params p = mp_params(4, 3);
+	struct baton_mpsc_loss loss = { 7, 7 };
+	struct io_uring_sqe *sqe;
+	struct baton_ring *c, *live;
+	struct pollfd done;
+	struct bt_uring u;
+	uint64_t m[2], t = 0;
+	int32_t res = 0;
+	pid_t pid;
+
+	ASSERT_EQ(0, baton_ring_create(self->name, &p, BATON_ROLE_CONSUMER,
+				       &c));
+	pid = dead_beside_live_floor(_metadata, self->name, &live, &t);
+	ASSERT_LT(0, pid);
+	if (bt_uring_init(&u, 0))
+		SKIP(return, "no io_uring: %s", strerror(errno));
+	sqe = bt_uring_sqe(&u);
+	sqe->opcode = IORING_OP_POLL_ADD;
+	sqe->fd = baton_ring_fd(c);
+	sqe->poll32_events = POLLIN;
+	ASSERT_EQ(0, bt_uring_submit(&u));
+	/* Undecidable for 100 recheck periods: no completion. */
+	done = (struct pollfd){ .fd = u.fd, .events = POLLIN };
+	EXPECT_EQ(0, poll(&done, 1, 100));
+	EXPECT_EQ(-1, bt_uring_reap(&u, 0, &res))
+		TH_LOG("completed with %#x; the ring says %#x", res,
+		       (unsigned int)revents_now(baton_ring_fd(c)));
+	__atomic_store_n(&live->claim->first, t, __ATOMIC_RELEASE);
+	__atomic_store_n(&live->claim->count, 1, __ATOMIC_RELEASE);
+	/* Decided: the next recheck's look sees the tombstone. */
+	EXPECT_EQ(1, poll(&done, 1, 20000));
+	ASSERT_EQ(0, bt_uring_reap(&u, 0, &res));
+	EXPECT_TRUE(res & POLLIN);
+	EXPECT_EQ(BATON_MPSC_LOST, baton_mpsc_try_pop(c, m, sizeof(m), &loss));
+	EXPECT_EQ(0, loss.ticket);
+	EXPECT_EQ((uint64_t)pid, loss.pid);
+	bt_uring_close(&u);
 	baton_ring_close(live);
 	baton_ring_close(c);
 }

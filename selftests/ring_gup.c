@@ -30,7 +30,7 @@
  */
 #include "common.h"
 
-#include <linux/io_uring.h>
+#include "uring.h"
 #include <sys/uio.h>
 
 #define GUP_SLOTS	16
@@ -119,78 +119,20 @@ static const char *gup_nullb(void)
 		SKIP(return, "%s", __why);				\
 } while (0)
 
-/* ---- io_uring, raw: one IOPOLL ring, one read in flight ---- */
-
-struct gup_uring {
-	int fd;
-	uint8_t *sq, *cq;
-	size_t sq_len, cq_len, sqe_len;
-	struct io_uring_sqe *sqes;
-	struct io_uring_params p;
-};
-
-static int gup_uring_init(struct gup_uring *u)
-{
-	memset(u, 0, sizeof(*u));
-	u->p.flags = IORING_SETUP_IOPOLL;
-	u->fd = syscall(__NR_io_uring_setup, 4, &u->p);
-	if (u->fd < 0)
-		return -1;
-	u->sq_len = u->p.sq_off.array + u->p.sq_entries * sizeof(uint32_t);
-	u->cq_len = u->p.cq_off.cqes +
-		    u->p.cq_entries * sizeof(struct io_uring_cqe);
-	u->sqe_len = u->p.sq_entries * sizeof(struct io_uring_sqe);
-	u->sq = mmap(NULL, u->sq_len, PROT_READ | PROT_WRITE,
-		     MAP_SHARED | MAP_POPULATE, u->fd, IORING_OFF_SQ_RING);
-	u->cq = mmap(NULL, u->cq_len, PROT_READ | PROT_WRITE,
-		     MAP_SHARED | MAP_POPULATE, u->fd, IORING_OFF_CQ_RING);
-	u->sqes = mmap(NULL, u->sqe_len, PROT_READ | PROT_WRITE,
-		       MAP_SHARED | MAP_POPULATE, u->fd, IORING_OFF_SQES);
-	if (u->sq == MAP_FAILED || u->cq == MAP_FAILED ||
-	    u->sqes == MAP_FAILED)
-		return -1;
-	return 0;
-}
-
-#define GUP_U32(u, ring, off)	((uint32_t *)((u)->ring + (u)->p.off))
+/* ---- io_uring (uring.h): one IOPOLL ring, one read in flight ---- */
 
 /* Queue one read and submit it without reaping: 0 or -1. */
-static int gup_uring_read(struct gup_uring *u, int fd, void *buf,
+static int gup_uring_read(struct bt_uring *u, int fd, void *buf,
 			  uint32_t len)
 {
-	uint32_t tail = *GUP_U32(u, sq, sq_off.tail);
-	uint32_t idx = tail & *GUP_U32(u, sq, sq_off.ring_mask);
-	struct io_uring_sqe *sqe = &u->sqes[idx];
+	struct io_uring_sqe *sqe = bt_uring_sqe(u);
 
-	memset(sqe, 0, sizeof(*sqe));
 	sqe->opcode = IORING_OP_READ;
 	sqe->fd = fd;
 	sqe->addr = (uintptr_t)buf;
 	sqe->len = len;
 	sqe->off = 0;
-	GUP_U32(u, sq, sq_off.array)[idx] = idx;
-	__atomic_store_n(GUP_U32(u, sq, sq_off.tail), tail + 1,
-			 __ATOMIC_RELEASE);
-	return syscall(__NR_io_uring_enter, u->fd, 1, 0, 0, NULL, 0) == 1 ?
-	       0 : -1;
-}
-
-/* Reap (and, IOPOLL, drive) the one request: its result. */
-static int gup_uring_reap(struct gup_uring *u, int32_t *res)
-{
-	uint32_t head = *GUP_U32(u, cq, cq_off.head);
-	struct io_uring_cqe *cqes = (void *)(u->cq + u->p.cq_off.cqes);
-
-	if (syscall(__NR_io_uring_enter, u->fd, 0, 1, IORING_ENTER_GETEVENTS,
-		    NULL, 0) < 0)
-		return -1;
-	if (head == __atomic_load_n(GUP_U32(u, cq, cq_off.tail),
-				    __ATOMIC_ACQUIRE))
-		return -1;
-	*res = cqes[head & *GUP_U32(u, cq, cq_off.ring_mask)].res;
-	__atomic_store_n(GUP_U32(u, cq, cq_off.head), head + 1,
-			 __ATOMIC_RELEASE);
-	return 0;
+	return bt_uring_submit(u);
 }
 
 /* ---- every region of every role ---- */
@@ -529,13 +471,13 @@ TEST_F(gup, vma_ops)
 /*
  * What the attacker leaves behind and the victim must not see: one
  * O_DIRECT read of GUP_FILL into @len bytes at @map, held in null_blk's
- * poll queue until gup_uring_reap().
+ * poll queue until bt_uring_reap().
  */
-static int gup_start_stale_read(struct gup_uring *u, void *map)
+static int gup_start_stale_read(struct bt_uring *u, void *map)
 {
 	int fd = open(GUP_NULLB, O_RDONLY | O_DIRECT | O_CLOEXEC);
 
-	if (fd < 0 || gup_uring_init(u))
+	if (fd < 0 || bt_uring_init(u, IORING_SETUP_IOPOLL))
 		return -1;
 	return gup_uring_read(u, fd, map, 4096);
 }
@@ -582,7 +524,7 @@ enum { GUP_OK, GUP_TAKE, GUP_READ, GUP_SYNC, GUP_REAP, GUP_CHANGED };
 static int gup_attacker(struct gup_story *s, struct bt_sync *released,
 			struct bt_sync *reap, int report)
 {
-	struct gup_uring u;
+	struct bt_uring u;
 	size_t len;
 	void *map;
 	int fd;
@@ -596,7 +538,7 @@ static int gup_attacker(struct gup_story *s, struct bt_sync *released,
 	close(fd);
 	if (bt_sync_post(released) || bt_sync_wait(reap, 60000))
 		return GUP_SYNC;
-	if (gup_uring_reap(&u, &s->res))
+	if (bt_uring_reap(&u, 1, &s->res))
 		return GUP_REAP;
 	return write(report, &s->res, sizeof(s->res)) == sizeof(s->res) ?
 	       GUP_OK : GUP_SYNC;
