@@ -158,6 +158,7 @@ struct baton_mpsc *baton_mpsc_new(const struct baton_mpsc_layout *l);
 void baton_mpsc_free(struct baton_mpsc *m);
 int baton_mpsc_attach(struct baton_mpsc *m);
 void baton_mpsc_detach(struct baton_mpsc *m, int k);
+void baton_mpsc_set_consumer(struct baton_mpsc *m, struct pid *pid);
 int baton_mpsc_check_consumer(struct baton_mpsc *m, u64 c, bool gone);
 int baton_mpsc_check_producer(struct baton_mpsc *m, u64 i);
 bool baton_mpsc_released_ahead(struct baton_mpsc *m, u64 c);

@@ -79,6 +79,12 @@ struct baton_mpsc {
 	u32 max_producers;
 	u64 live;		/* bit k: index k is attached */
 	struct pid *pids[BATON_MPSC_PRODUCERS_MAX];
+	/*
+	 * The attached consumer's opener, or NULL: tombstones name pids as
+	 * its pid namespace sees them, whichever task writes them (a
+	 * kworker's ->poll for aio, a poller holding a passed fd).
+	 */
+	struct pid *consumer;
 	/* Tickets of dead producers are all below this; 0: nobody died. */
 	u64 horizon;
 	bool dead_any;
@@ -142,7 +148,20 @@ void baton_mpsc_free(struct baton_mpsc *m)
 		put_pid(m->pids[i]);
 	for (i = 0; i < BATON_MPSC_DEAD_MAX; i++)
 		put_pid(m->dead[i].pid);
+	put_pid(m->consumer);
 	kfree(m);
+}
+
+/* The consumer's opener attached (@pid) or gone (NULL). */
+void baton_mpsc_set_consumer(struct baton_mpsc *m, struct pid *pid)
+{
+	struct pid *old;
+
+	spin_lock(&m->lock);
+	old = m->consumer;
+	m->consumer = get_pid(pid);
+	spin_unlock(&m->lock);
+	put_pid(old);
 }
 
 /* The lowest free producer index, or -EBUSY at max_producers. */
@@ -364,8 +383,8 @@ static int baton_mpsc_attribute(struct baton_mpsc *m, u64 c)
 	}
 
 	d = baton_mpsc_blame(m, c);
-	if (d)
-		pid = pid_vnr(d->pid);
+	if (d && m->consumer)
+		pid = pid_nr_ns(d->pid, ns_of_pid(m->consumer));
 	/* The pid first: the consumer reads it after seq (L). */
 	WRITE_ONCE(*(u64 *)(m->slots + (size_t)(c & m->mask) * m->slot_size),
 		   (u64)pid);

@@ -484,6 +484,8 @@ static int baton_ring_attach(struct baton_ring_file *rf)
 				return rf->index;
 			}
 		}
+		if (ring->mpsc && rf->role == BATON_ROLE_CONSUMER)
+			baton_mpsc_set_consumer(ring->mpsc, pid);
 		(*count)++;
 		baton_ring_set_state(ring,
 				     ring->state & ~baton_gone_bit(rf->role));
@@ -528,6 +530,8 @@ static void baton_ring_detach(struct baton_ring_file *rf)
 	if (ring->mpsc && producer) {
 		/* Its unpublished tickets become the kernel's to tombstone. */
 		baton_mpsc_detach(ring->mpsc, rf->index);
+	} else if (ring->mpsc) {
+		baton_mpsc_set_consumer(ring->mpsc, NULL);
 	}
 	last = !--(*count);
 	if (last)

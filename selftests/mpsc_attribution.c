@@ -26,6 +26,8 @@
  */
 #include "mpsc_common.h"
 
+#include <linux/aio_abi.h>
+
 #define MA_WAIT		(5 * BT_NSEC)	/* bound of every wait for progress */
 
 FIXTURE(mpsc_attribution) {
@@ -381,6 +383,106 @@ TEST_F(mpsc_attribution, two_floors_reaching_one_ticket_blame_nobody_wrongly)
 	EXPECT_EQ((pid1 == 0) + (pid2 == 0),
 		  self->c.mh->tombstones_unattributed);
 	agent_kill(&h);
+}
+
+/* ---- the consumer's pid namespace ---- */
+
+/* What the consumer in its own pid namespace saw (pid_ns_consumer()). */
+struct ns_seen {
+	int64_t holder;		/* the dead producer's pid, as fork() said */
+	int64_t named;		/* the pid its tombstone named */
+};
+
+/* The consumer's steps (its exit code: the one that failed). */
+enum { NS_OK, NS_CREATE, NS_AGENT, NS_STEP, NS_AIO, NS_EARLY, NS_KILL,
+       NS_EVENT, NS_POP };
+
+/*
+ * In a new pid namespace: create the ring as its consumer, let producer P
+ * take ticket 0 and claim it, wait for readability with an aio poll, and
+ * kill P. The release wakes the poll without a key, so aio runs ->poll
+ * again from a kworker, and that ->poll writes the tombstone.
+ */
+static int pid_ns_consumer(const char *name, struct ns_seen *seen)
+{
+	struct iocb cb = { 0 }, *cbs[1] = { &cb };
+	struct timespec ts = { .tv_sec = 20 };
+	struct io_event ev;
+	aio_context_t ctx = 0;
+	struct mp_raw c;
+	struct agent a;
+	uint64_t w[2];
+	int dev = bt_dev_open();
+
+	if (dev < 0 || ma_create(dev, name, 4, 2, &c))
+		return NS_CREATE;
+	if (agent_start(&a, name, 1))
+		return NS_AGENT;
+	seen->holder = a.pid;
+	if (agent_do(&a, AG_FLOOR) != 0 || agent_do(&a, AG_TAKE) != 0 ||
+	    agent_do(&a, AG_CLAIM) == AG_FAIL)
+		return NS_STEP;
+	cb.aio_lio_opcode = IOCB_CMD_POLL;
+	cb.aio_fildes = c.fd;
+	cb.aio_buf = POLLIN;
+	if (syscall(__NR_io_setup, 1, &ctx) ||
+	    syscall(__NR_io_submit, ctx, 1, cbs) != 1)
+		return NS_AIO;
+	if (syscall(__NR_io_getevents, ctx, 0, 1, &ev,
+		    &(struct timespec){ 0 }) != 0)
+		return NS_EARLY;	/* a live claim holds ticket 0 */
+	if (agent_kill(&a) != 128 + SIGKILL)
+		return NS_KILL;
+	if (syscall(__NR_io_getevents, ctx, 1, 1, &ev, &ts) != 1 ||
+	    !(ev.res & POLLIN))
+		return NS_EVENT;
+	if (mp_raw_pop(&c, bt_now_ns() + MA_WAIT, w) != MP_RAW_TOMB)
+		return NS_POP;
+	seen->named = (int64_t)w[0];
+	syscall(__NR_io_destroy, ctx);
+	mp_raw_unmap(&c);
+	_test_unlink(dev, name);
+	return NS_OK;
+}
+
+/*
+ * A tombstone names its holder as the consumer's pid namespace sees it
+ * (Documentation/mpsc.rst), whichever task's ->poll writes it: here a
+ * kworker's (aio), whose pid namespace is the initial one. The consumer
+ * runs as pid 1 of a new namespace; the holder is its child.
+ */
+TEST_F(mpsc_attribution, aio_poll_names_the_holder_in_the_consumers_pid_ns)
+{
+	struct ns_seen *seen = (struct ns_seen *)bt_shared_words();
+	pid_t outer;
+	int st;
+
+	ASSERT_NE(MAP_FAILED, (void *)seen);
+	seen->holder = seen->named = -1;
+	outer = fork();
+	ASSERT_LE(0, outer);
+	if (!outer) {
+		pid_t inner;
+
+		if (unshare(CLONE_NEWPID))
+			_exit(100);
+		inner = fork();
+		if (inner < 0)
+			_exit(101);
+		if (!inner)
+			_exit(pid_ns_consumer(self->name, seen));
+		_exit(bt_wait_timeout(inner, 60000));
+	}
+	ASSERT_EQ(0, waitpid(outer, &st, 0) == outer ? 0 : -1);
+	ASSERT_TRUE(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 100)
+		SKIP(return, "cannot make a pid namespace (needs root)");
+	ASSERT_EQ(NS_OK, WEXITSTATUS(st));
+	EXPECT_LT(0, seen->holder);
+	EXPECT_EQ(seen->holder, seen->named)
+		TH_LOG("the holder is pid %lld in the consumer's namespace",
+		       (long long)seen->holder);
+	munmap(seen, BT_PAGE);
 }
 
 /*
