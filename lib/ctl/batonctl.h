@@ -118,6 +118,7 @@ extern const char *const backend_names[];	/* by enum backend */
 extern const char *const obj_names[];		/* by enum obj_kind */
 extern const char *const state_bits[];		/* BATON_STATE_* bit n */
 extern const size_t n_state_bits;
+const char *state_bit_name(unsigned int i, char *buf, size_t len);
 
 /* An enum value this batonctl does not know prints as "unknown_<n>". */
 const char *enum_str(enum fshow show, uint64_t v, char *buf, size_t len);
@@ -191,6 +192,7 @@ void say_kernel_error(const char *what, int err, const struct reply *rp);
 
 bool name_valid(const char *s);
 int memfd_read(enum obj_kind obj, const char *name, struct rec *r);
+void memfd_say_unreadable(enum obj_kind obj, const char *name, int err);
 int memfd_unlink(enum obj_kind obj, const char *name);
 void memfd_scan(enum obj_kind obj, struct reply *rp);
 

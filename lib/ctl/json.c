@@ -180,9 +180,10 @@ static void json_field(const struct field *f, const struct rec *r)
 		jw_u64(f->name, r->val[f->attr]);
 	} else if (f->show == FS_STATE) {
 		jw_open(f->name, '[');
-		for (i = 0; i < n_state_bits; i++)
+		for (i = 0; i < 64; i++)
 			if (r->val[f->attr] & (1ULL << i))
-				jw_string(NULL, state_bits[i]);
+				jw_string(NULL, state_bit_name(i, buf,
+							       sizeof(buf)));
 		jw_close(']');
 	} else {
 		jw_string(f->name, enum_str(f->show, r->val[f->attr], buf,

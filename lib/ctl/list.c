@@ -348,7 +348,7 @@ int cmd_get(enum obj_kind obj, const char *name)
 	struct reply rp;
 	struct rec r, *grown;
 	struct nl nl;
-	int nl_ret, ret = 0, kret = 0;
+	int nl_ret, ret = 0, kret = 0, mret = -ENOENT;
 
 	reply_init(&rp, cmd, fs, obj);
 	nl_ret = bt_nl_open(&nl);
@@ -370,7 +370,7 @@ int cmd_get(enum obj_kind obj, const char *name)
 	if (!name) {
 		memfd_scan(obj, &rp);
 		sort_recs(&rp);
-	} else if (!rp.nrecs && memfd_read(obj, name, &r) == 0) {
+	} else if (!rp.nrecs && (mret = memfd_read(obj, name, &r)) == 0) {
 		grown = realloc(rp.recs, sizeof(*grown));
 		if (grown) {
 			rp.recs = grown;
@@ -378,7 +378,10 @@ int cmd_get(enum obj_kind obj, const char *name)
 		}
 	}
 	if (name && !rp.nrecs) {
-		if (kret == -ENOENT)
+		/* there, but not usable: say so, as list does (EINVAL: a bad name) */
+		if (mret && mret != -ENOENT && mret != -EINVAL)
+			memfd_say_unreadable(obj, name, mret);
+		else if (kret == -ENOENT)
 			say_kernel_error(name, kret, &rp);
 		else if (nl_ret)
 			fprintf(stderr, "batonctl: no %s named %s on the memfd backend\n",

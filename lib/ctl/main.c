@@ -55,6 +55,8 @@ static void usage(FILE *f)
 		"      2 the command needs the module and it is not loaded, 3 timed out\n");
 }
 
+#define TIMEOUT_S_MAX	(100L * 366 * 24 * 3600)
+
 static bool parse_long(const char *s, long *out)
 {
 	char *end;
@@ -124,8 +126,11 @@ static int parse_options(int argc, char **argv, bool *done)
 			}
 			break;
 		case 't':
-			if (!parse_long(optarg, &opt.timeout_s)) {
-				fprintf(stderr, "batonctl: -t wants seconds\n");
+			/* at most a century: the deadline is in ms */
+			if (!parse_long(optarg, &opt.timeout_s) ||
+			    opt.timeout_s > TIMEOUT_S_MAX) {
+				fprintf(stderr, "batonctl: -t wants seconds (at most %ld)\n",
+					TIMEOUT_S_MAX);
 				return 1;
 			}
 			break;
@@ -222,6 +227,20 @@ static int run(const char *cmd, int nargs, char **args)
 	return -1;
 }
 
+/*
+ * The answer is standard output: if it could not all be written (a full
+ * disk, a closed pipe's reader), the command failed, whatever it found.
+ */
+static int stdout_written(int ret)
+{
+	errno = 0;
+	if (!fflush(stdout) && !ferror(stdout))
+		return ret;
+	fprintf(stderr, "batonctl: standard output: %s\n",
+		errno ? strerror(errno) : "write error");
+	return ret ? ret : 1;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd;
@@ -230,7 +249,7 @@ int main(int argc, char **argv)
 
 	ret = parse_options(argc, argv, &done);
 	if (ret || done)
-		return ret;
+		return stdout_written(ret);
 	if (optind >= argc) {
 		usage(stderr);
 		return 1;
@@ -241,5 +260,5 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 1;
 	}
-	return ret;
+	return stdout_written(ret);
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "batonctl.h"
+#include "../internal.h"
 
 /* memfd backend naming and lock bytes: lib/backend_memfd.c, epoch_memfd.c */
 #define SHM_DIR			"/dev/shm"
@@ -159,8 +160,13 @@ static int memfd_ring_read(int fd, const struct stat *st, struct rec *r)
 		tail - head : (tail > head ? h.slot_count : 0));
 	rec_set(r, BATON_A_RING_MSGS_CONSUMED, head);
 	rec_set(r, BATON_A_RING_MSGS_RESERVED, tail);
-	/* the waiting words: set around a park by the library itself */
-	rec_set(r, BATON_A_RING_PARKED_CONSUMERS, cw ? 1 : 0);
+	/*
+	 * The waiting words (lib/internal.h): BATON_WAIT_PARKED while a
+	 * parker is armed, the park generation above it, which stays when
+	 * a wake takes the bit down or a parker dies.
+	 */
+	rec_set(r, BATON_A_RING_PARKED_CONSUMERS,
+		cw & BATON_WAIT_PARKED ? 1 : 0);
 	if (h.kind == BATON_RING_MPSC) {
 		if (o->mpsc_hdr % 8 ||
 		    (uint64_t)o->mpsc_hdr + sizeof(mh) > o->hdr_size ||
@@ -169,6 +175,8 @@ static int memfd_ring_read(int fd, const struct stat *st, struct rec *r)
 		    mh.max_producers > BATON_MPSC_PRODUCERS_MAX)
 			return -EPROTO;
 		rec_set(r, BATON_A_RING_MAX_PRODUCERS, mh.max_producers);
+		/* the producers' summary: their number above the bit */
+		pw = pw & BATON_WAIT_PARKED ? pw >> BATON__WAIT_GEN_SHIFT : 0;
 		rec_set(r, BATON_A_RING_PARKED_PRODUCERS,
 			pw <= mh.max_producers ? pw : mh.max_producers);
 		for (k = 0; k < mh.max_producers; k++)
@@ -176,7 +184,8 @@ static int memfd_ring_read(int fd, const struct stat *st, struct rec *r)
 						      (long long)k);
 	} else {
 		rec_set(r, BATON_A_RING_MAX_PRODUCERS, 1);
-		rec_set(r, BATON_A_RING_PARKED_PRODUCERS, pw ? 1 : 0);
+		rec_set(r, BATON_A_RING_PARKED_PRODUCERS,
+			pw & BATON_WAIT_PARKED ? 1 : 0);
 		producers = memfd_locked(fd, MEMFD_LOCK_PRODUCER);
 	}
 	rec_set(r, BATON_A_RING_PRODUCERS, producers);
@@ -458,6 +467,13 @@ int memfd_unlink(enum obj_kind obj, const char *name)
 	return 0;
 }
 
+/* What list and show say of a file of @obj's kind that failed its checks. */
+void memfd_say_unreadable(enum obj_kind obj, const char *name, int err)
+{
+	fprintf(stderr, "batonctl: %s/%s%s: not a readable baton object: %s\n",
+		SHM_DIR, memfd_prefix(obj), name, strerror(-err));
+}
+
 /* Append every memfd object of kind @obj to @rp (unreadable ones warn). */
 void memfd_scan(enum obj_kind obj, struct reply *rp)
 {
@@ -478,9 +494,7 @@ void memfd_scan(enum obj_kind obj, struct reply *rp)
 		ret = memfd_read(obj, de->d_name + plen, &r);
 		if (ret) {
 			if (ret != -ENOENT)
-				fprintf(stderr,
-					"batonctl: %s/%s: not a readable baton object: %s\n",
-					SHM_DIR, de->d_name, strerror(-ret));
+				memfd_say_unreadable(obj, de->d_name + plen, ret);
 			continue;
 		}
 		grown = realloc(rp->recs, (rp->nrecs + 1) * sizeof(*grown));

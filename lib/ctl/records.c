@@ -284,6 +284,18 @@ const char *const state_bits[] = {
 };
 const size_t n_state_bits = sizeof(state_bits) / sizeof(state_bits[0]);
 
+/*
+ * State bit @i by name, or "unknown_bitN" for one this batonctl does not
+ * know (a newer module's), so that text and JSON show every bit set.
+ */
+const char *state_bit_name(unsigned int i, char *buf, size_t len)
+{
+	if (i < n_state_bits)
+		return state_bits[i];
+	snprintf(buf, len, "unknown_bit%u", i);
+	return buf;
+}
+
 const char *const backend_names[] = { "kmod", "memfd" };
 const char *const obj_names[] = { "ring", "epoch", "peer", "event", "pool",
 				   "class" };

@@ -23,10 +23,10 @@ void text_value(const struct field *f, const struct rec *r)
 	case FS_STATE:
 		if (!v)
 			fputs("-", stdout);
-		for (i = 0; i < n_state_bits; i++)
+		for (i = 0; i < 64; i++)
 			if (v & (1ULL << i))
-				printf("%s%s", state_bits[i],
-				       v >> (i + 1) ? "," : "");
+				printf("%s%s", state_bit_name(i, buf, sizeof(buf)),
+				       v >> i >> 1 ? "," : "");
 		return;
 	case FS_NUM:
 		printf("%" PRIu64, v);

@@ -24,6 +24,13 @@ static void on_signal(int sig)
 	stop_requested = 1;
 }
 
+/* Each event goes out as it comes; one that cannot ends the watch. */
+static void stop_if_unwritable(void)
+{
+	if (fflush(stdout) || ferror(stdout))
+		stop_requested = 1;	/* main() says why, status 1 */
+}
+
 void print_event(const struct rec *ev)
 {
 	size_t i;
@@ -33,7 +40,7 @@ void print_event(const struct rec *ev)
 		jw_reset();
 		json_rec(&fs_event, ev);
 		putchar('\n');
-		fflush(stdout);
+		stop_if_unwritable();
 		return;
 	}
 	for (i = 0; i < fs_event.n; i++) {
@@ -53,7 +60,7 @@ void print_event(const struct rec *ev)
 		text_value(f, ev);
 	}
 	putchar('\n');
-	fflush(stdout);
+	stop_if_unwritable();
 }
 
 static int64_t now_ms(void)
@@ -74,7 +81,6 @@ static int watch_loop(struct nl *nl, struct reply *rp)
 	};
 	int ret;
 
-	reply_init(rp, BATON_CMD_EVENT, &fs_event, OBJ_EVENT);
 	while (!stop_requested && !(opt.count && rp->events >= opt.count)) {
 		int wait = -1;
 
@@ -122,10 +128,18 @@ int cmd_watch(void)
 	sa.sa_handler = on_signal;	/* no SA_RESTART: poll returns */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* one object a line (batonctl.rst): -p does not apply here */
+	opt.pretty = false;
 	/* events come unsolicited, with sequence numbers of their own */
 	nl_socket_disable_seq_check(nl.sk);
 	nl_socket_set_buffer_size(nl.sk, 1 << 20, 0);
-	reply_init(&rp, BATON_CMD_WATCH, &fs_event, OBJ_EVENT);
+	/*
+	 * Events, not WATCH replies: the kernel may deliver some between
+	 * adding this watcher and acknowledging the request, and those are
+	 * printed and counted as any other (a reply set up for WATCH
+	 * skipped them as not what was asked for).
+	 */
+	reply_init(&rp, BATON_CMD_EVENT, &fs_event, OBJ_EVENT);
 	ret = bt_nl_request(&nl, BATON_CMD_WATCH, 0, NULL, REQ_ACK, &rp);
 	if (ret) {
 		say_kernel_error("subscribing to events", ret, &rp);

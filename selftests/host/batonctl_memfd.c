@@ -679,4 +679,175 @@ TEST_F(ctl, memfd_pool_shown_then_stale_then_unlinked)
 	close(sync[1]);
 }
 
+/*
+ * A member of the ring @name in batonctl -j show: its integer value, or
+ * -1 (logged) when batonctl or its JSON failed.
+ */
+static long long ring_member(struct __test_metadata *_metadata,
+			     const char *name, const char *member)
+{
+	char *show[] = { "batonctl", "-j", "show", (char *)name, NULL };
+	long long n = -1;
+	struct run r;
+	json_t *v, *o;
+
+	batonctl(show, &r);
+	v = parse_array(_metadata, r.out);
+	o = v ? find(v, "ring", name) : NULL;
+	if (o && json_is_integer(json_object_get(o, member)))
+		n = json_integer_value(json_object_get(o, member));
+	else
+		TH_LOG("no %s (status %d): %s", member, r.status, r.err);
+	json_decref(v);
+	return n;
+}
+
+/* Until show's @member of ring @name is @want, 10 s at most: its value. */
+static long long ring_member_becomes(struct __test_metadata *_metadata,
+				     const char *name, const char *member,
+				     long long want)
+{
+	long long n = -1;
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		n = ring_member(_metadata, name, member);
+		if (n == want)
+			break;
+		usleep(10000);
+	}
+	return n;
+}
+
+/*
+ * An MPSC producer parked on a full memfd ring is one parked producer.
+ * The producers' word there is a summary, their number above the
+ * PARKED bit (lib/internal.h); batonctl used to print the raw word
+ * (capped at max_producers): 5 for one parker.
+ */
+TEST_F(ctl, mpsc_parked_producers_are_counted)
+{
+	struct baton_ring_params p = {
+		.kind = BATON_RING_MPSC, .slot_count = 16, .slot_size = 16,
+		.max_producers = 8, .mode = 0600,
+		.backend = BATON_BACKEND_MEMFD,
+	};
+	uint64_t m[2] = { 1, 2 };
+	struct baton_ring *c, *pr;
+	pid_t pid;
+	int i;
+
+	ASSERT_EQ(0, baton_ring_create(self->mpsc, &p, BATON_ROLE_CONSUMER,
+				       &c));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (baton_ring_open(self->mpsc, BATON_ROLE_PRODUCER,
+				    BATON_BACKEND_MEMFD, &pr))
+			_exit(1);
+		for (i = 0; i < 16; i++)
+			if (baton_mpsc_push_timeout(pr, m, sizeof(m), 0))
+				_exit(2);
+		/* full: parks until the test kills it */
+		baton_mpsc_push_timeout(pr, m, sizeof(m), -1);
+		_exit(3);
+	}
+	EXPECT_EQ(1, ring_member_becomes(_metadata, self->mpsc,
+					 "parked_producers", 1));
+	EXPECT_EQ(1, ring_member(_metadata, self->mpsc, "producers"));
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	baton_ring_close(c);
+}
+
+/*
+ * A consumer killed while parked leaves its word armed; the producer's
+ * next push wakes it, which takes PARKED down and leaves the park's
+ * generation in the word. Nobody is parked then: batonctl used to count
+ * any non-zero word as a parked consumer.
+ */
+TEST_F(ctl, a_dead_parkers_word_is_not_a_parked_consumer)
+{
+	struct baton_ring_params p = spsc_params();
+	struct baton_ring *prod, *cons;
+	uint64_t m[2] = { 1, 2 };
+	pid_t pid;
+
+	ASSERT_EQ(0, baton_ring_create(self->ring, &p, BATON_ROLE_PRODUCER,
+				       &prod));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (baton_ring_open(self->ring, BATON_ROLE_CONSUMER,
+				    BATON_BACKEND_MEMFD, &cons))
+			_exit(1);
+		baton_spsc_pop(cons, m, sizeof(m), -1);	/* parks */
+		_exit(2);
+	}
+	ASSERT_EQ(1, ring_member_becomes(_metadata, self->ring,
+					 "parked_consumers", 1));
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	ASSERT_EQ(0, baton_spsc_push(prod, m, sizeof(m), 0));
+	EXPECT_EQ(0, ring_member(_metadata, self->ring, "consumers"));
+	EXPECT_EQ(0, ring_member(_metadata, self->ring, "parked_consumers"));
+	baton_ring_close(prod);
+}
+
+/*
+ * batonctl's answer is its standard output: when that cannot be written
+ * (a full disk, here /dev/full), it exits 1 and says why, never 0 with
+ * the answer lost.
+ */
+TEST_F(ctl, an_unwritable_stdout_is_an_error)
+{
+	char *list[] = { "batonctl", "-j", "list", NULL };
+	char err[4096];
+	int e[2], full, st;
+	pid_t pid;
+
+	full = open("/dev/full", O_WRONLY | O_CLOEXEC);
+	ASSERT_LE(0, full);
+	ASSERT_EQ(0, pipe(e));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		dup2(full, 1);
+		dup2(e[1], 2);
+		execv(BATONCTL_PATH, list);
+		_exit(127);
+	}
+	close(e[1]);
+	slurp(e[0], err, sizeof(err));
+	close(e[0]);
+	close(full);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(1, WEXITSTATUS(st));
+	EXPECT_NE(NULL, strstr(err, "batonctl: ")) TH_LOG("stderr: %s", err);
+}
+
+/*
+ * show of a name whose file is there but fails the checks: reported as
+ * such (as list reports it), not as a name nobody has.
+ */
+TEST_F(ctl, show_of_an_unreadable_file_says_so)
+{
+	struct baton_ring_params p = spsc_params();
+	char *show[] = { "batonctl", "show", self->ring, NULL };
+	char path[128];
+	struct baton_ring *r;
+	struct run run;
+
+	ASSERT_EQ(0, baton_ring_create(self->ring, &p, BATON_ROLE_PRODUCER,
+				       &r));
+	baton_ring_close(r);
+	snprintf(path, sizeof(path), "/dev/shm/baton.%s", self->ring);
+	ASSERT_EQ(0, truncate(path, 100));
+	batonctl(show, &run);
+	EXPECT_EQ(1, run.status);
+	EXPECT_NE(NULL, strstr(run.err, "not a readable baton object"))
+		TH_LOG("stderr: %s", run.err);
+}
+
 TEST_HARNESS_MAIN
