@@ -768,6 +768,26 @@ static int freer_may_find(uint64_t s, uint64_t t, uint64_t qcap)
 }
 
 /*
+ * Whether entry @e, found at @s by the freer of ticket @t, holds a seq
+ * no holder leaves there: one of no lap, or t - qcap (the lap before's,
+ * unpublished) once the head has passed t - qcap. A taker moves the head
+ * past an entry only after its publication (Y1, Y2; UNSTICK publishes a
+ * hole first), so a head read past it (acquire, which makes that
+ * publication visible) and then the entry still at t - qcap is a value
+ * written since: nobody will publish it, and UNSTICK finds nothing to do.
+ */
+static int freer_entry_scribbled(const struct baton_pool_cls *c,
+				 const struct baton_pool_qent *e, uint64_t s,
+				 uint64_t t)
+{
+	if (!freer_may_find(s, t, c->qcap))
+		return 1;
+	return s == t - c->qcap &&
+	       __atomic_load_n(c->head, __ATOMIC_ACQUIRE) > t - c->qcap &&
+	       __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) == s;
+}
+
+/*
  * Wait for entry @e of ticket @t to be free for it; after about a
  * millisecond of it, ask the kernel every millisecond (a holder may have
  * died between two of its steps). A seq no holder leaves there (a
@@ -778,14 +798,14 @@ static int freer_may_find(uint64_t s, uint64_t t, uint64_t qcap)
 static void wait_seq(struct baton_pool *p, uint32_t cls,
 		     struct baton_pool_qent *e, uint64_t t)
 {
-	uint64_t qcap = p->f.cls[cls].qcap, asked = 0, s;
+	uint64_t asked = 0, s;
 	unsigned int spins = 0;
 
 	while ((s = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE)) != t) {
 		baton__pool_relax(&spins);
 		if (spins < 4096 || baton__pool_now_ms() == asked)
 			continue;
-		if (!freer_may_find(s, t, qcap)) {
+		if (freer_entry_scribbled(&p->f.cls[cls], e, s, t)) {
 			note_bad_word(p);
 			return;
 		}
@@ -965,7 +985,8 @@ static int wait_head(struct baton_pool *p, uint32_t cls, uint64_t h)
 						    __ATOMIC_ACQUIRE);
 			return 0;
 		}
-		if (s != h && s != h - c->qcap + 1) {
+		/* The lap before's, unreleased: only if there was one. */
+		if (s != h && (h < c->qcap || s != h - c->qcap + 1)) {
 			note_bad_word(p);
 			return -EPROTO;
 		}
@@ -2119,7 +2140,9 @@ static int await_commit_slow(struct baton_pool *p,
 			*state = s;
 			return 0;
 		}
-		if (!holder || holder == p->f.holder + 1)
+		/* ours, nobody's, or an index no holder has: none commits */
+		if (!holder || holder == p->f.holder + 1 ||
+		    holder > p->geo.max_holders)
 			return -ESTALE;
 		baton__pool_relax(&spins);
 		if (spins < 4096)

@@ -310,6 +310,26 @@ TEST(scribbled_entry_of_a_freers_ticket_is_published_over)
 	EXPECT_EQ(0, pc_scribbled_freer_entry(name, &bad));
 }
 
+TEST(scribbled_entry_of_a_freers_ticket_a_lap_back_is_published_over)
+{
+	char name[64];
+	uint64_t bad;
+
+	BT_REQUIRE_DEV();
+	bt_make_name(name, sizeof(name), "fword1");
+	EXPECT_EQ(0, pc_scribbled_freer_entry_a_lap_back(name, &bad));
+}
+
+TEST(scribbled_head_entry_on_the_first_lap_answers_enomem)
+{
+	char name[64];
+	uint64_t bad;
+
+	BT_REQUIRE_DEV();
+	bt_make_name(name, sizeof(name), "hword1");
+	EXPECT_EQ(0, pc_scribbled_head_entry_first_lap(name, &bad));
+}
+
 TEST(scribbled_tail_answers_as_empty)
 {
 	char name[64];

@@ -2255,6 +2255,101 @@ static inline int pc_scribbled_freer_entry(const char *name, uint64_t *bad)
 }
 
 /*
+ * As pc_scribbled_freer_entry(), but the scribble is the one value of a
+ * lap back, t - qcap ("not yet published"), after the head has passed
+ * t - qcap: that entry's freer published it before any taker moved the
+ * head past it, so nobody will publish it now. The freer used to wait
+ * for it for ever (UNSTICK finds nothing to do there), and with it every
+ * free that flushes and every close; the alarm ends that (the test dies
+ * of SIGALRM). Now it publishes over it, counted.
+ */
+static inline int pc_scribbled_freer_entry_a_lap_back(const char *name,
+						      uint64_t *bad)
+{
+	struct baton_pool_info info;
+	struct baton_pool_cls *c;
+	struct baton_pool *pool;
+	uint64_t h[80], t;
+	int n, dups, lap, step = 0;
+
+	c = pc_scribble_pool(name, &pool);
+	if (!c)
+		return 1;
+	/* Three laps of 64: the queue's tickets go past qcap (128). */
+	for (lap = 0, n = 0; lap < 3; lap++) {
+		n = pc_alloc_all(pool, h, 80, &dups);
+		if (n != 64 || dups)
+			break;
+		if (lap < 2)
+			pc_free_all(pool, h, n);
+	}
+	t = __atomic_load_n(c->tail, __ATOMIC_ACQUIRE);
+	if (n != 64 || dups || t < c->qcap ||
+	    __atomic_load_n(c->head, __ATOMIC_ACQUIRE) <= t - c->qcap) {
+		step = 2;
+	} else {
+		alarm(20);
+		__atomic_store_n(&c->q[t & (c->qcap - 1)].seq, t - c->qcap,
+				 __ATOMIC_RELEASE);
+		pc_free_all(pool, h, n);
+		n = pc_alloc_all(pool, h, 80, &dups);
+		alarm(0);
+		if (n != 64 || dups)
+			step = 3;
+	}
+	pc_free_all(pool, h, n);
+	*bad = baton_pool_info(pool, &info) ? 0 : info.bad_words;
+	baton_pool_close(pool);
+	return step;
+}
+
+/*
+ * The head entry of a class still on its first lap (head < qcap)
+ * scribbled to head - qcap + 1: "the lap before's, not yet released"
+ * only by a wrap-round, since there was no lap before. An allocation
+ * used to spin on it for ever, the timed one past its deadline too (the
+ * alarm ends that); it answers as for an empty class now, and with the
+ * word put back every buffer comes out once.
+ */
+static inline int pc_scribbled_head_entry_first_lap(const char *name,
+						    uint64_t *bad)
+{
+	struct baton_pool_info info;
+	struct baton_pool_cls *c;
+	struct baton_pool *pool;
+	uint64_t h[80], x, hd, was;
+	int n = 0, dups, step = 0;
+
+	c = pc_scribble_pool(name, &pool);
+	if (!c)
+		return 1;
+	hd = __atomic_load_n(c->head, __ATOMIC_ACQUIRE);
+	if (hd >= c->qcap)
+		return 2;
+	was = c->q[hd & (c->qcap - 1)].seq;
+	alarm(20);
+	__atomic_store_n(&c->q[hd & (c->qcap - 1)].seq, hd - c->qcap + 1,
+			 __ATOMIC_RELEASE);
+	if (baton_pool_alloc(pool, 1, &x) != -ENOMEM)
+		step = 3;
+	else if (baton_pool_alloc_wait(pool, 1, &x, 10 * 1000000LL) !=
+		 -ETIMEDOUT)
+		step = 4;
+	__atomic_store_n(&c->q[hd & (c->qcap - 1)].seq, was,
+			 __ATOMIC_RELEASE);
+	alarm(0);
+	if (!step) {
+		n = pc_alloc_all(pool, h, 80, &dups);
+		if (n != 64 || dups)
+			step = 5;
+	}
+	pc_free_all(pool, h, n);
+	*bad = baton_pool_info(pool, &info) ? 0 : info.bad_words;
+	baton_pool_close(pool);
+	return step;
+}
+
+/*
  * The tail scribbled 2^40 tickets ahead of the head with every buffer
  * taken: no freer holds those tickets and none will publish them, so an
  * allocation answers as for an empty class (ENOMEM; a wait, ETIMEDOUT at

@@ -299,6 +299,72 @@ TEST(scribbled_entry_of_a_freers_ticket_is_published_over)
 	EXPECT_LE(1U, bad);
 }
 
+TEST(scribbled_entry_of_a_freers_ticket_a_lap_back_is_published_over)
+{
+	uint64_t bad = 0;
+	char name[64];
+
+	force_memfd();
+	ring_name(name, sizeof(name), "fw1");
+	EXPECT_EQ(0, pc_scribbled_freer_entry_a_lap_back(name, &bad));
+	EXPECT_LE(1U, bad);
+}
+
+TEST(scribbled_head_entry_on_the_first_lap_answers_enomem)
+{
+	uint64_t bad = 0;
+	char name[64];
+
+	force_memfd();
+	ring_name(name, sizeof(name), "hd1");
+	EXPECT_EQ(0, pc_scribbled_head_entry_first_lap(name, &bad));
+	EXPECT_LE(1U, bad);
+}
+
+/*
+ * A message whose buffer is OWNED, under the message's generation, by a
+ * holder index no holder can have (past max_holders): no sender will
+ * ever commit it, so the receive consumes it as spent (-ESTALE). It used
+ * to wait for that sender: until the timeout (-ETIMEDOUT, the message
+ * left in the ring), and for ever without one.
+ */
+TEST(recv_of_a_buffer_owned_by_no_possible_holder_is_stale)
+{
+	struct baton_pool_params prm = pc_params(64, 0);
+	struct baton_ring_params rp = {
+		.kind = BATON_RING_SPSC, .slot_count = 16, .slot_size = 16,
+		.mode = 0600, .backend = BATON_BACKEND_MEMFD,
+	};
+	struct baton_ring *prod, *cons;
+	struct baton_pool_cls *c;
+	struct baton_pool *pool;
+	char pname[64], rname[64];
+	uint64_t h, got, len;
+
+	force_memfd();
+	ring_name(pname, sizeof(pname), "nobodyp");
+	ring_name(rname, sizeof(rname), "nobodyr");
+	ASSERT_EQ(0, baton_pool_create(pname, &prm, &pool));
+	ASSERT_EQ(0, baton_ring_create(rname, &rp, BATON_ROLE_PRODUCER,
+				       &prod));
+	ASSERT_EQ(0, baton_ring_open(rname, BATON_ROLE_CONSUMER,
+				     BATON_BACKEND_MEMFD, &cons));
+	ASSERT_EQ(0, baton_pool_alloc(pool, 4096, &h));
+	ASSERT_EQ(0, baton_pool_send(prod, pool, h, 4096, 0));
+	c = &baton__pool_fast(pool)->cls[0];
+	__atomic_store_n(&c->desc[BATON_POOL_H_INDEX(h)].state,
+			 BATON_POOL_STATE(BATON_POOL_H_GEN(h), BATON_POOL_OWNED,
+					  prm.max_holders + 3),
+			 __ATOMIC_RELEASE);
+	EXPECT_EQ(-ESTALE, baton_pool_recv(cons, pool, &got, &len,
+					   200 * 1000000LL));
+	baton_ring_close(cons);
+	baton_ring_close(prod);
+	baton_ring_unlink(rname, BATON_BACKEND_MEMFD);
+	baton_pool_close(pool);
+	baton_pool_unlink(pname);
+}
+
 TEST(scribbled_tail_answers_as_empty)
 {
 	uint64_t bad = 0;
