@@ -57,7 +57,7 @@ TEST(epoch_config)
 	EXPECT_EQ(0, run_example(_metadata, "epoch_config"));
 }
 
-/* Pools have no memfd backend yet, so this one runs only here. */
+/* On the module here; on memfd, selftests/pkg/check-install.sh runs it. */
 TEST(pool_frames)
 {
 	EXPECT_EQ(0, run_example(_metadata, "pool_frames"));

@@ -84,6 +84,11 @@ struct fi_path {
 	/* After an injected failure: nothing left behind. 0 or a step. */
 	int (*check)(const struct fi_path *p, struct fi_obj *o);
 	int want;		/* the call's result without a fault */
+	/*
+	 * It allocates (an object, a file, a vma): an injection run must
+	 * reach at least one fault point, or fail-nth did nothing.
+	 */
+	bool allocates;
 	uint32_t kind, role;	/* ring paths */
 	enum fi_region region;	/* mmap paths */
 };
@@ -768,10 +773,12 @@ static int fi_check_no_vma(const struct fi_path *p FI_UNUSED,
 #define FI_RING_MMAP(n, k, r, reg) {					\
 	.name = n, .setup = fi_setup_ring, .call = fi_call_mmap,	\
 	.check = fi_check_no_vma, .kind = k, .role = r, .region = reg,	\
+	.allocates = true,						\
 }
 #define FI_DOMAIN_MMAP(n, setup_fn, reg) {				\
 	.name = n, .setup = setup_fn, .call = fi_call_mmap,		\
 	.check = fi_check_no_vma, .region = reg,			\
+	.allocates = true,						\
 }
 
 #define SPSC	BATON_RING_SPSC
@@ -785,26 +792,31 @@ static const struct fi_path fi_version = {
 };
 static const struct fi_path fi_ring_create_spsc = {
 	.name = "ring_create_spsc", .setup = fi_setup_none,
+	.allocates = true,
 	.call = fi_call_ring_create, .check = fi_check_ring_name_free,
 	.kind = SPSC, .role = CONS,
 };
 static const struct fi_path fi_ring_create_mpsc = {
 	.name = "ring_create_mpsc", .setup = fi_setup_none,
+	.allocates = true,
 	.call = fi_call_ring_create, .check = fi_check_ring_name_free,
 	.kind = MPSC, .role = CONS,
 };
 static const struct fi_path fi_ring_open_spsc_prod = {
 	.name = "ring_open_spsc_producer", .setup = fi_setup_ring_for_open,
+	.allocates = true,
 	.call = fi_call_ring_open, .check = fi_check_role_uncounted,
 	.kind = SPSC, .role = PROD,
 };
 static const struct fi_path fi_ring_open_spsc_cons = {
 	.name = "ring_open_spsc_consumer", .setup = fi_setup_ring_for_open,
+	.allocates = true,
 	.call = fi_call_ring_open, .check = fi_check_role_uncounted,
 	.kind = SPSC, .role = CONS,
 };
 static const struct fi_path fi_ring_open_mpsc_prod = {
 	.name = "ring_open_mpsc_producer", .setup = fi_setup_ring_for_open,
+	.allocates = true,
 	.call = fi_call_ring_open, .check = fi_check_role_uncounted,
 	.kind = MPSC, .role = PROD,
 };
@@ -815,10 +827,12 @@ static const struct fi_path fi_ring_unlink = {
 };
 static const struct fi_path fi_epoch_create = {
 	.name = "epoch_create", .setup = fi_setup_none,
+	.allocates = true,
 	.call = fi_call_epoch_create, .check = fi_check_domain_name_free,
 };
 static const struct fi_path fi_epoch_open = {
 	.name = "epoch_open", .setup = fi_setup_domain,
+	.allocates = true,
 	.call = fi_call_epoch_open, .check = fi_check_nothing,
 };
 static const struct fi_path fi_epoch_unlink = {
@@ -896,10 +910,12 @@ static const struct fi_path fi_mmaps[] = {
 };
 static const struct fi_path fi_pool_create_p = {
 	.name = "pool_create", .setup = fi_setup_none,
+	.allocates = true,
 	.call = fi_call_pool_create, .check = fi_check_pool_name_free,
 };
 static const struct fi_path fi_pool_open_p = {
 	.name = "pool_open", .setup = fi_setup_pool,
+	.allocates = true,
 	.call = fi_call_pool_open, .check = fi_check_pool_name_kept,
 };
 static const struct fi_path fi_pool_unlink_p = {
@@ -922,15 +938,19 @@ static int fi_arm(int nth_fd, unsigned int n)
 	return write(nth_fd, buf, len) == len ? 0 : -1;
 }
 
-/* Disarm; true if the fault was injected (fail-nth read back 0). */
-static bool fi_disarm(int nth_fd)
+/*
+ * Disarm: 1 if the fault was injected (fail-nth read back 0), 0 if the
+ * call passed fewer than n fault points, -1 if fail-nth could not be
+ * read (then nothing can be told; the caller fails the test).
+ */
+static int fi_disarm(int nth_fd)
 {
 	char buf[16];
 	ssize_t n = pread(nth_fd, buf, sizeof(buf) - 1, 0);
 	long left;
 
 	if (n <= 0)
-		return false;
+		return -1;
 	buf[n] = 0;
 	left = strtol(buf, NULL, 10);
 	if (left)
@@ -1071,8 +1091,7 @@ TEST_F_TIMEOUT(fault_point, every_fault_point, 300)
 	for (n = 1; n <= FI_MAX_N && !done; n++) {
 		struct fi_obj o = { .dev = self->dev, .fd = -1, .peer = -1,
 				    .out_fd = -1 };
-		bool injected;
-		int rc, step;
+		int rc, step, injected;
 
 		bt_make_name(o.name, sizeof(o.name), "fi");
 		step = p->setup(p, &o);
@@ -1085,6 +1104,10 @@ TEST_F_TIMEOUT(fault_point, every_fault_point, 300)
 		ASSERT_EQ(0, fi_arm(self->nth_fd, n));
 		rc = p->call(p, &o);
 		injected = fi_disarm(self->nth_fd);
+		if (injected < 0)
+			fi_teardown_obj(&o);
+		ASSERT_LE(0, injected) TH_LOG("%s: fail-nth unreadable: %s",
+					      p->name, strerror(errno));
 
 		if (!injected) {
 			/* The call passed fewer than n fault points. */
@@ -1112,6 +1135,10 @@ TEST_F_TIMEOUT(fault_point, every_fault_point, 300)
 	}
 	ASSERT_TRUE(done) TH_LOG("%s: still failing after %u fault points",
 				 p->name, FI_MAX_N);
+	/* A run that injected nothing would pass with fail-nth inert. */
+	if (p->allocates)
+		EXPECT_LT(0U, points) TH_LOG("%s: no fault point was reached",
+					     p->name);
 
 	printf("# fault points: %-28s %4u (%u absorbed)\n", p->name, points,
 	       absorbed);

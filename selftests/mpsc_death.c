@@ -604,6 +604,9 @@ TEST_F_TIMEOUT(mpsc_death, uring_poll_not_told_readable_by_the_recheck, 60)
 				       &c));
 	pid = dead_beside_live_floor(_metadata, self->name, &live, &t);
 	ASSERT_LT(0, pid);
+	/* A SKIP after a failed EXPECT would report the test as skipped. */
+	if (!_metadata->passed)
+		return;
 	if (bt_uring_init(&u, 0))
 		SKIP(return, "no io_uring: %s", strerror(errno));
 	sqe = bt_uring_sqe(&u);

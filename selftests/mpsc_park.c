@@ -204,6 +204,7 @@ static void push_deadline(struct __test_metadata *_metadata, int backend)
 						      50 * BT_MSEC));
 	TH_LOG("full ring: -ETIMEDOUT after %.1f ms (deadline 50 ms)",
 	       (double)(bt_now_ns() - t0) / 1e6);
+	EXPECT_LE(t0 + 50 * BT_MSEC, bt_now_ns());	/* not before it */
 	ASSERT_EQ(0, baton_mpsc_stats(pr, &st));
 	EXPECT_EQ(2U, st.tail);
 	EXPECT_EQ(-ETIMEDOUT, baton_mpsc_push_timeout(pr, m, sizeof(m), 0));

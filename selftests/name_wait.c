@@ -131,6 +131,8 @@ TEST(missing_name_times_out)
 				       BATON_NAME_WAIT_DEADLINE, in_ms(50)));
 	TH_LOG("50 ms deadline: returned after %lld us",
 	       (long long)(bt_now_ns() - t0) / 1000);
+	/* Not before it (45: the deadline was taken just before t0). */
+	EXPECT_LE(t0 + 45 * BT_MSEC, bt_now_ns());
 }
 
 static void on_alarm(int sig)

@@ -289,6 +289,7 @@ TEST(timeout_passes)
 						      50 * 1000 * 1000, &r));
 	TH_LOG("50 ms timeout returned after %llu us",
 	       (unsigned long long)(now_ns() - t0) / 1000);
+	EXPECT_LE(t0 + 50 * 1000 * 1000, now_ns());	/* not before it */
 	EXPECT_EQ(-ETIMEDOUT, baton_epoch_open_timeout(name,
 						       BATON_BACKEND_AUTO,
 						       20 * 1000 * 1000, &d));

@@ -227,6 +227,8 @@ TEST(spin_budget_decays_for_idle_peer)
 	run_paced(_metadata, 2000, 0, 3 * MS, 100, &budget, &parks);
 	TH_LOG("budget %u after 100 idle gaps, %llu parks", budget,
 	       (unsigned long long)parks);
+	/* None at all is not a busy machine: the consumer never parks. */
+	ASSERT_LT(0U, parks);
 	if (parks < 20)
 		SKIP(return, "only %llu of 100 waits parked: machine too busy",
 		     (unsigned long long)parks);
@@ -351,22 +353,51 @@ static void die_after(int fd, int64_t delay_ns)
 	_exit(4);
 }
 
-static void log_kill_to_epipe(struct __test_metadata *_metadata, int fd,
-			      uint64_t t_epipe, const char *what)
+/*
+ * As die_after(), once the peer's waiting word @w shows it parked (10 s
+ * at most), so that the death comes while it is parked however slow the
+ * machine: the tests' names say "parked".
+ */
+static void die_once_parked(int fd, const volatile uint32_t *w)
+{
+	uint64_t end = now_ns() + 10000 * MS, t;
+
+	while (!(*w & BATON_WAIT_PARKED) && now_ns() < end)
+		usleep(1000);
+	usleep(10000);	/* well inside its sleep, not at its arm */
+	t = now_ns();
+	if (write(fd, &t, sizeof(t)) != sizeof(t))
+		_exit(3);
+	raise(SIGKILL);
+	_exit(4);
+}
+
+/*
+ * The kill the child reported through @fd came before the survivor's
+ * EPIPE at @t_epipe (an EPIPE before it would be a false end of stream);
+ * the time between them is logged, never asserted.
+ */
+static void check_kill_to_epipe(struct __test_metadata *_metadata, int fd,
+				uint64_t t_epipe, const char *what)
 {
 	uint64_t t_kill = 0;
 
-	if (read(fd, &t_kill, sizeof(t_kill)) != sizeof(t_kill))
-		return;
+	ASSERT_EQ((ssize_t)sizeof(t_kill), read(fd, &t_kill, sizeof(t_kill)))
+		TH_LOG("%s: the child never reported its kill", what);
+	EXPECT_LE(t_kill, t_epipe) TH_LOG("%s: EPIPE %.3f ms before the kill",
+					  what, (double)(t_kill - t_epipe) / 1e6);
 	TH_LOG("%s: kill -9 to EPIPE %.3f ms", what,
 	       (double)(t_epipe - t_kill) / 1e6);
 }
 
-static void reap(pid_t pid)
+/* The child's end: 128 + its signal, or its exit status; -1 if unknown. */
+static int reap(pid_t pid)
 {
 	int st;
 
-	waitpid(pid, &st, 0);
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
 }
 
 /* The producer publishes 3 and dies while the consumer is parked. */
@@ -396,7 +427,7 @@ TEST(spsc_producer_dies_consumer_parked)
 			_exit(2);
 		for (v = 0; v < 3; v++)
 			baton_spsc_try_push(prod, &v, sizeof(v));
-		die_after(fds[1], 100 * MS);
+		die_once_parked(fds[1], prod->cons_waiting);
 	}
 	cons->spin_limit = 0;
 	for (i = 0; i < 3; i++) {
@@ -406,9 +437,10 @@ TEST(spsc_producer_dies_consumer_parked)
 	/* Parked when the producer dies: EPIPE, not the 5 s timeout. */
 	EXPECT_EQ(-EPIPE, baton_spsc_pop(cons, &v, sizeof(v), OP_TIMEOUT_NS));
 	t = now_ns();
+	EXPECT_LT(0U, cons->park_calls);
 	EXPECT_EQ(1, baton_ring_peer_gone(cons));
-	log_kill_to_epipe(_metadata, fds[0], t, "spsc consumer");
-	reap(pid);
+	check_kill_to_epipe(_metadata, fds[0], t, "spsc consumer");
+	EXPECT_EQ(128 + SIGKILL, reap(pid));
 	baton_ring_close(cons);
 	baton_ring_unlink(name, BATON_BACKEND_AUTO);
 }
@@ -438,16 +470,17 @@ TEST(spsc_consumer_dies_producer_parked)
 		if (baton_ring_open(name, BATON_ROLE_CONSUMER,
 				    BATON_BACKEND_AUTO, &cons))
 			_exit(2);
-		die_after(fds[1], 100 * MS);
+		die_once_parked(fds[1], cons->prod_waiting);
 	}
 	for (v = 0; v < 4; v++)
 		ASSERT_EQ(0, baton_spsc_push(prod, &v, sizeof(v), OP_TIMEOUT_NS));
 	prod->spin_limit = 0;
 	EXPECT_EQ(-EPIPE, baton_spsc_push(prod, &v, sizeof(v), OP_TIMEOUT_NS));
 	t = now_ns();
+	EXPECT_LT(0U, prod->park_calls);
 	EXPECT_EQ(1, baton_ring_peer_gone(prod));
-	log_kill_to_epipe(_metadata, fds[0], t, "spsc producer");
-	reap(pid);
+	check_kill_to_epipe(_metadata, fds[0], t, "spsc producer");
+	EXPECT_EQ(128 + SIGKILL, reap(pid));
 	baton_ring_close(prod);
 	baton_ring_unlink(name, BATON_BACKEND_AUTO);
 }
@@ -484,7 +517,7 @@ TEST(spsc_scribbled_head_then_consumer_dead_gives_epipe)
 		__atomic_store_n(cons->head, 1000003, __ATOMIC_RELEASE);
 		die_after(fds[1], 0);
 	}
-	reap(pid);
+	EXPECT_EQ(128 + SIGKILL, reap(pid));
 	EXPECT_EQ(-EPIPE, baton_ring_park(prod, OP_TIMEOUT_NS));
 	EXPECT_EQ(1, baton_ring_peer_gone(prod));
 	baton_ring_close(prod);
@@ -589,11 +622,11 @@ TEST(mpsc_all_producers_die)
 	t = now_ns();
 	EXPECT_EQ(-EPIPE, ret);
 	EXPECT_EQ(6U, n);
-	/* The later of the two deaths ends the stream. */
-	log_kill_to_epipe(_metadata, fds[0], t, "mpsc consumer (1st death)");
-	log_kill_to_epipe(_metadata, fds[0], t, "mpsc consumer (2nd death)");
-	reap(pid[0]);
-	reap(pid[1]);
+	/* The later of the two deaths ends the stream: after both kills. */
+	check_kill_to_epipe(_metadata, fds[0], t, "mpsc consumer (1st death)");
+	check_kill_to_epipe(_metadata, fds[0], t, "mpsc consumer (2nd death)");
+	EXPECT_EQ(128 + SIGKILL, reap(pid[0]));
+	EXPECT_EQ(128 + SIGKILL, reap(pid[1]));
 	baton_ring_close(cons);
 	baton_ring_unlink(name, BATON_BACKEND_AUTO);
 }
@@ -649,15 +682,17 @@ TEST(mpsc_consumer_dies_producer_parked)
 		if (baton_ring_open(name, BATON_ROLE_CONSUMER,
 				    BATON_BACKEND_AUTO, &cons))
 			_exit(2);
-		die_after(fds[1], 100 * MS);
+		/* the producers' summary word: PARKED while any is */
+		die_once_parked(fds[1], cons->prod_waiting);
 	}
 	for (v = 0; v < 4; v++)
 		ASSERT_EQ(0, baton_mpsc_push(prod, &v, sizeof(v)));
 	prod->spin_limit = 0;
 	EXPECT_EQ(-EPIPE, baton_mpsc_push(prod, &v, sizeof(v)));
 	t = now_ns();
-	log_kill_to_epipe(_metadata, fds[0], t, "mpsc producer");
-	reap(pid);
+	EXPECT_LT(0U, prod->park_calls);
+	check_kill_to_epipe(_metadata, fds[0], t, "mpsc producer");
+	EXPECT_EQ(128 + SIGKILL, reap(pid));
 	baton_ring_close(prod);
 	baton_ring_unlink(name, BATON_BACKEND_AUTO);
 }
@@ -816,8 +851,8 @@ static void pop_after_death(struct __test_metadata *_metadata, int mpsc)
 	t = now_ns();
 	alarm(0);
 	EXPECT_EQ(-EPIPE, ret);
-	log_kill_to_epipe(_metadata, fds[0], t, mpsc ? "mpsc" : "spsc");
-	reap(pid);
+	check_kill_to_epipe(_metadata, fds[0], t, mpsc ? "mpsc" : "spsc");
+	EXPECT_EQ(128 + SIGKILL, reap(pid));
 	baton_ring_close(cons);
 	baton_ring_unlink(name, BATON_BACKEND_AUTO);
 }

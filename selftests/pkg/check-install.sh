@@ -193,20 +193,22 @@ check "every installed man page (man3, batonctl.8) renders without a warning" li
 full=$work/full
 if selftests/vm/kver.sh >/dev/null 2>&1; then
 	what="make install (library, module, DKMS tree, udev rule)"
-	mk install DESTDIR="$full" PREFIX=/usr >"$work/install.log" 2>&1 ||
-		echo "# make install failed (see $work/install.log)"
+	targets=(install)
 else
 	what="make install-lib install-dkms (no kernel headers here)"
-	mk install-lib install-dkms DESTDIR="$full" PREFIX=/usr >"$work/install.log" 2>&1
+	targets=(install-lib install-dkms)
 fi
+# A failed install fails the check, whatever it managed to put down.
+irc=0
+mk "${targets[@]}" DESTDIR="$full" PREFIX=/usr >"$work/install.log" 2>&1 || irc=$?
 installed=$(find "$full" ! -type d 2>/dev/null | wc -l)
 mk uninstall DESTDIR="$full" PREFIX=/usr >"$work/uninstall.log" 2>&1
 left=$(cd "$full" 2>/dev/null && find . ! -type d -o -name '*baton*')
-if ((installed > 100)) && [[ -z $left ]]; then
+if ((irc == 0 && installed > 100)) && [[ -z $left ]]; then
 	ok "$what put down $installed files; make uninstall left none"
 else
-	not_ok "$what put down $installed files; make uninstall left:" $left
-	tail -n 10 "$work/uninstall.log" | sed 's/^/# /'
+	not_ok "$what (status $irc) put down $installed files; make uninstall left:" $left
+	tail -n 10 "$work/install.log" "$work/uninstall.log" | sed 's/^/# /'
 fi
 
 exit $failed
