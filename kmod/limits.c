@@ -47,13 +47,13 @@
 static unsigned int max_objects_per_user = 256;
 module_param(max_objects_per_user, uint, 0644);
 MODULE_PARM_DESC(max_objects_per_user,
-		 "rings + epoch domains one uid may own (EDQUOT beyond)");
+		 "rings + epoch domains + pools one uid may own (EDQUOT beyond)");
 
 /* Four rings of the largest geometry (BATON_RING_BYTES_MAX each). */
 static unsigned long max_bytes_per_user = 1UL << 30;
 module_param(max_bytes_per_user, ulong, 0644);
 MODULE_PARM_DESC(max_bytes_per_user,
-		 "bytes of ring and domain pages one uid may own (EDQUOT beyond)");
+		 "bytes of ring, domain and pool pages one uid may own (EDQUOT beyond)");
 
 /*
  * What one uid owns at one level of the user-namespace tree. @parent is
@@ -99,9 +99,9 @@ static const struct kernel_param_ops baton_total_ops = {
 
 module_param_cb(objects_in_use, &baton_total_ops, &baton_objects_total,
 		0444);
-MODULE_PARM_DESC(objects_in_use, "rings + epoch domains that exist now");
+MODULE_PARM_DESC(objects_in_use, "rings + epoch domains + pools that exist now");
 module_param_cb(bytes_in_use, &baton_total_ops, &baton_bytes_total, 0444);
-MODULE_PARM_DESC(bytes_in_use, "bytes of ring and domain pages that exist now");
+MODULE_PARM_DESC(bytes_in_use, "bytes of ring, domain and pool pages that exist now");
 
 /* ---- per-uid accounting (baton_users_lock) ---- */
 
