@@ -531,6 +531,25 @@ static int epoll_at_undecided_ticket(struct __test_metadata *_metadata,
 }
 
 /*
+ * The end of a test at an undecided ticket 0 (epoll_at_undecided_ticket(),
+ * dead_beside_live_floor()): the consumer's next pop is the tombstone of
+ * ticket 0 naming the dead producer @pid; then both handles close.
+ */
+static void pop_tombstone_and_close(struct __test_metadata *_metadata,
+				    struct baton_ring *c,
+				    struct baton_ring *live, pid_t pid)
+{
+	struct baton_mpsc_loss loss = { 7, 7 };
+	uint64_t m[2];
+
+	EXPECT_EQ(BATON_MPSC_LOST, baton_mpsc_try_pop(c, m, sizeof(m), &loss));
+	EXPECT_EQ(0, loss.ticket);
+	EXPECT_EQ((uint64_t)pid, loss.pid);
+	baton_ring_close(live);
+	baton_ring_close(c);
+}
+
+/*
  * A consumer in epoll (edge-triggered) at a dead producer's ticket, while a
  * live producer's floor might still cover it: not readable yet. The live
  * one then writes its claim and stops there (as one whose slot is taken
@@ -540,10 +559,9 @@ static int epoll_at_undecided_ticket(struct __test_metadata *_metadata,
 TEST_F_TIMEOUT(mpsc_death, epoll_sees_tombstone_once_live_floor_resolves, 60)
 {
 	struct baton_ring_params p = mp_params(4, 3);
-	struct baton_mpsc_loss loss = { 7, 7 };
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
 	struct baton_ring *c, *live;
-	uint64_t m[2], t = 0;
+	uint64_t t = 0;
 	pid_t pid, writer;
 	int ep;
 
@@ -564,12 +582,8 @@ TEST_F_TIMEOUT(mpsc_death, epoll_sees_tombstone_once_live_floor_resolves, 60)
 	EXPECT_EQ(1, epoll_wait(ep, &ev, 1, 20000));
 	EXPECT_TRUE(ev.events & EPOLLIN);
 	EXPECT_EQ(0, bt_wait_timeout(writer, 20000));
-	EXPECT_EQ(BATON_MPSC_LOST, baton_mpsc_try_pop(c, m, sizeof(m), &loss));
-	EXPECT_EQ(0, loss.ticket);
-	EXPECT_EQ((uint64_t)pid, loss.pid);
 	close(ep);
-	baton_ring_close(live);
-	baton_ring_close(c);
+	pop_tombstone_and_close(_metadata, c, live, pid);
 }
 
 /* What poll(2) says of @fd now: its revents. */
@@ -591,12 +605,11 @@ static short revents_now(int fd)
 TEST_F_TIMEOUT(mpsc_death, uring_poll_not_told_readable_by_the_recheck, 60)
 {
 	struct baton_ring_params p = mp_params(4, 3);
-	struct baton_mpsc_loss loss = { 7, 7 };
 	struct io_uring_sqe *sqe;
 	struct baton_ring *c, *live;
 	struct pollfd done;
 	struct bt_uring u;
-	uint64_t m[2], t = 0;
+	uint64_t t = 0;
 	int32_t res = 0;
 	pid_t pid;
 
@@ -626,12 +639,8 @@ TEST_F_TIMEOUT(mpsc_death, uring_poll_not_told_readable_by_the_recheck, 60)
 	EXPECT_EQ(1, poll(&done, 1, 20000));
 	ASSERT_EQ(0, bt_uring_reap(&u, 0, &res));
 	EXPECT_TRUE(res & POLLIN);
-	EXPECT_EQ(BATON_MPSC_LOST, baton_mpsc_try_pop(c, m, sizeof(m), &loss));
-	EXPECT_EQ(0, loss.ticket);
-	EXPECT_EQ((uint64_t)pid, loss.pid);
 	bt_uring_close(&u);
-	baton_ring_close(live);
-	baton_ring_close(c);
+	pop_tombstone_and_close(_metadata, c, live, pid);
 }
 
 /*
@@ -678,11 +687,10 @@ static int rt_poller(int fd, volatile uint32_t *go)
 TEST_F_TIMEOUT(mpsc_death, epoll_recheck_not_held_by_an_rt_task, 60)
 {
 	struct baton_ring_params p = mp_params(4, 3);
-	struct baton_mpsc_loss loss = { 7, 7 };
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
 	struct baton_ring *c, *live;
 	volatile uint32_t *go;
-	uint64_t m[2], t = 0;
+	uint64_t t = 0;
 	pid_t pid, hog;
 	int ep, st, got;
 	const char *why;
@@ -718,12 +726,8 @@ TEST_F_TIMEOUT(mpsc_death, epoll_recheck_not_held_by_an_rt_task, 60)
 	EXPECT_EQ(0, bt_wait_timeout(hog, 20000));
 	bt_rt_runtime(NULL, saved);
 	EXPECT_EQ(1, got);
-	EXPECT_EQ(BATON_MPSC_LOST, baton_mpsc_try_pop(c, m, sizeof(m), &loss));
-	EXPECT_EQ(0, loss.ticket);
-	EXPECT_EQ((uint64_t)pid, loss.pid);
 	close(ep);
-	baton_ring_close(live);
-	baton_ring_close(c);
+	pop_tombstone_and_close(_metadata, c, live, pid);
 	munmap((void *)go, BT_PAGE);
 }
 
