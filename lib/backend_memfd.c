@@ -181,6 +181,30 @@ static void layout(const struct baton_ring_params *p,
 	*total = off->claim_mmap + (uint64_t)p->max_producers * page;
 }
 
+/*
+ * The layout in a ring file's header must be the one layout() gives for
+ * its geometry, to the byte, not merely a usable one: an opener maps every
+ * region with MAP_POPULATE (ring.c, attach()), so a region that a writer
+ * grew, in a file it grew sparse to match, would be allocated in tmpfs by
+ * the opener, charged to the opener's memory cgroup, with open blocking
+ * meanwhile. Called once the geometry and max_producers are checked.
+ */
+static int layout_exact(const struct baton_ring_hdr *hdr,
+			uint32_t max_producers)
+{
+	const struct baton_ring_params p = {
+		.kind = hdr->kind,
+		.slot_count = hdr->slot_count,
+		.slot_size = hdr->slot_size,
+		.max_producers = max_producers,
+	};
+	struct baton_ring_offsets want;
+	uint64_t total;
+
+	layout(&p, &want, &total);
+	return memcmp(&want, &hdr->off, sizeof(want)) ? -EPROTO : 0;
+}
+
 static int lock_role(int fd, int role);
 
 /*
@@ -459,6 +483,9 @@ static int memfd_open_ring(const char *name, int role,
 		}
 		d->max_producers = mh.max_producers;
 	}
+	ret = layout_exact(&hdr, d->max_producers);
+	if (ret)
+		goto err;
 	ret = lock_role_desc(fd, role, d);
 	if (ret)
 		goto err;

@@ -503,6 +503,48 @@ TEST_F(mpsc, corrupt_seq)
 	baton_ring_close(c);
 }
 
+/*
+ * A sequence region larger than the slots need, in a file grown (sparse)
+ * to hold it, the claim pages moved past it: refused, and not populated
+ * by the opener's MAP_POPULATE (ring_corrupt.c has the SPSC regions).
+ */
+TEST_F(mpsc, oversized_seq_region_is_refused_unpopulated)
+{
+	char path[128];
+	struct baton_ring_hdr h;
+	struct baton_ring *c;
+	uint64_t big = 64ULL << 20, end;
+	struct stat st;
+	int fd, i;
+
+	ASSERT_EQ(0, baton_ring_create(self->name, &self->p,
+				       BATON_ROLE_CONSUMER, &c));
+	baton_ring_close(c);
+	shm_path_of(path, sizeof(path), self->name);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ((ssize_t)sizeof(h), pread(fd, &h, sizeof(h), 0));
+	end = h.off.claim_mmap + 4 * h.off.claim_size;
+	h.off.seq_size = big;
+	h.off.claim_mmap = h.off.seq_mmap + big;
+	ASSERT_EQ((ssize_t)sizeof(h), pwrite(fd, &h, sizeof(h), 0));
+	ASSERT_EQ(0, ftruncate(fd, (off_t)(h.off.claim_mmap +
+					   4 * h.off.claim_size)));
+	for (i = 0; i < 2; i++) {
+		int role = i ? BATON_ROLE_PRODUCER : BATON_ROLE_CONSUMER;
+		int ret = baton_ring_open(self->name, role,
+					  BATON_BACKEND_AUTO, &c);
+
+		if (!ret)
+			baton_ring_close(c);
+		EXPECT_EQ(-EPROTO, ret);
+	}
+	ASSERT_EQ(0, fstat(fd, &st));
+	EXPECT_GT(1LL << 20, (long long)st.st_blocks * 512);
+	EXPECT_LT(0ULL, end);
+	close(fd);
+}
+
 /* ---- exactly once, in order, P producers ---- */
 
 struct prod_arg {

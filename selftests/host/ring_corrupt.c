@@ -177,6 +177,58 @@ TEST_F(corrupt, bad_offsets)
 	EXPECT_EQ(0, open_both(self->name));
 }
 
+/*
+ * Regions larger than the geometry needs, in a file grown (sparse) to
+ * hold them: every opener maps its regions with MAP_POPULATE, so had it
+ * believed these sizes it would have allocated them all in tmpfs, charged
+ * to its own memory cgroup. The layout must be the one the geometry
+ * gives, exactly, and the file must stay as sparse as it was.
+ */
+static void oversized(struct __test_metadata *_metadata, int fd,
+		      const char *name, const struct baton_ring_hdr *h,
+		      uint64_t file_size)
+{
+	struct stat st;
+
+	ASSERT_EQ(0, write_hdr(fd, h));
+	ASSERT_EQ(0, ftruncate(fd, (off_t)file_size));
+	EXPECT_EQ(-EPROTO, open_both(name));
+	ASSERT_EQ(0, fstat(fd, &st));
+	EXPECT_GT(1LL << 20, (long long)st.st_blocks * 512);
+}
+
+TEST_F(corrupt, oversized_regions_are_refused_unpopulated)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t big = 64ULL << 20;
+	struct baton_ring_hdr h;
+	struct stat st;
+
+	ASSERT_EQ(0, fstat(self->fd, &st));
+	h = self->hdr;
+	h.off.slots_size = big;
+	oversized(_metadata, self->fd, self->name, &h, h.off.slots_mmap + big);
+	/* A control region grown, the slots moved past it. */
+	h = self->hdr;
+	h.off.cons_size = (uint32_t)(big - (uint64_t)page);
+	h.off.slots_mmap = h.off.cons_mmap + h.off.cons_size;
+	oversized(_metadata, self->fd, self->name, &h,
+		  h.off.slots_mmap + h.off.slots_size);
+	/* The header region past its page. */
+	h = self->hdr;
+	h.off.hdr_size = 2 * (uint32_t)page;
+	h.off.prod_mmap += page;
+	h.off.cons_mmap += page;
+	h.off.slots_mmap += page;
+	oversized(_metadata, self->fd, self->name, &h,
+		  h.off.slots_mmap + h.off.slots_size);
+
+	/* and the original still opens */
+	ASSERT_EQ(0, write_hdr(self->fd, &self->hdr));
+	ASSERT_EQ(0, ftruncate(self->fd, st.st_size));
+	EXPECT_EQ(0, open_both(self->name));
+}
+
 TEST_F(corrupt, truncated_file)
 {
 	ASSERT_EQ(0, ftruncate(self->fd, sysconf(_SC_PAGESIZE)));
