@@ -282,10 +282,32 @@ static uint32_t ring_after_deaths(struct baton_ring *r)
 		return what;
 	if (baton__memfd_mpsc_reap(r))
 		return ring_ready(r);
+	/*
+	 * A ticket out past our own: signed, as the module's
+	 * baton_mpsc_check_consumer() and the memfd tombstoner compare, so
+	 * a tail scribbled behind the head is no ticket (the pop says
+	 * EPIPE there, and so does the set).
+	 */
 	if (r->kind == BATON_RING_MPSC && r->role == BATON_ROLE_CONSUMER &&
-	    __atomic_load_n(r->tail, __ATOMIC_ACQUIRE) != r->local)
+	    (int64_t)(__atomic_load_n(r->tail, __ATOMIC_ACQUIRE) -
+		      r->local) > 0)
 		return kmod_tombstone(r) ? ring_ready(r) : 0;
 	return BATON_WS_GONE;
+}
+
+/*
+ * A producer with room, when deaths are due: GONE instead of READY once
+ * its consumer has gone, since nothing it pushes will be read (the
+ * module's poll says EPOLLERR then). Room is what a producer has most of
+ * the time, so waiting for it to fill before asking would hide the death
+ * for as long as it does not push.
+ */
+static uint32_t producer_after_deaths(struct baton_ring *r, uint32_t what)
+{
+	if (what == BATON_WS_READY && r->role == BATON_ROLE_PRODUCER &&
+	    ring_gone(r))
+		return BATON_WS_GONE;
+	return what;
 }
 
 /* collect()'s @how: what a look may cost beyond reading shared memory. */
@@ -338,6 +360,8 @@ static int collect(struct baton_waitset *ws, struct baton_waitset_event *ev,
 			what = ring_ready(e->ring);
 			if (!what && (how & LOOK_DEATHS))
 				what = ring_after_deaths(e->ring);
+			else if (how & LOOK_DEATHS)
+				what = producer_after_deaths(e->ring, what);
 		} else {
 			what = epoch_ready(e, how & LOOK_FULL);
 		}
@@ -395,7 +419,7 @@ static int wait_kmod(struct baton_waitset *ws, uint64_t deadline)
 	struct pollfd pfd[BATON_WAITSET_MAX];
 	uint64_t now = baton__now_ns(), left;
 	uint32_t i, n = 0;
-	int epochs = 0, ms;
+	int epochs = 0, ms, ret;
 
 	for (i = 0; i < ws->count; i++) {
 		struct baton_ring *r = ws->e[i].ring;
@@ -417,13 +441,16 @@ static int wait_kmod(struct baton_waitset *ws, uint64_t deadline)
 	ms = deadline == UINT64_MAX && !epochs ? -1 :
 	     left / 1000000 >= INT_MAX ? INT_MAX :
 	     (int)((left + 999999) / 1000000);
-	if (poll(pfd, n, ms) < 0)
-		return -errno;
-	/* Readiness is read from memory next; no flag left raised. */
+	ret = poll(pfd, n, ms) < 0 ? -errno : 0;
+	/*
+	 * Readiness is read from memory next; no flag left raised, on an
+	 * error (EINTR) too: an arm left up costs each peer a WAKE call
+	 * per publication for as long as the set stays idle.
+	 */
 	for (i = 0; i < ws->count; i++)
 		if (ws->e[i].ring)
 			baton_ring_poll_disarm(ws->e[i].ring);
-	return 0;
+	return ret;
 }
 
 /* ---- memfd: armed words and futex_waitv(2) ---- */

@@ -267,6 +267,90 @@ TEST_F_TIMEOUT(waitset, deaths, 60)
 	bt_sync_close(&done);
 }
 
+/*
+ * The peer process dies (SIGKILL) while every ring is empty, so a
+ * producer set has room in all of them: every ring reports GONE, and a
+ * producer is no longer READY (nothing it pushes would be read). Before,
+ * a producer with room was never asked about its peer: READY on every
+ * wait, GONE only once it had filled the ring (the test timed out).
+ */
+TEST_F_TIMEOUT(waitset, deaths_with_room, 60)
+{
+	int peer_role = variant->role == BATON_ROLE_CONSUMER ?
+			BATON_ROLE_PRODUCER : BATON_ROLE_CONSUMER;
+	uint64_t all = all_of(self->n);
+	struct bt_sync go, done;
+	pid_t pid;
+	int n;
+
+	ASSERT_EQ(0, bt_sync_init(&go));
+	ASSERT_EQ(0, bt_sync_init(&done));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)	/* @die non-zero: it dies; a consumer pushes nothing */
+		_exit(peer(self, peer_role, &go, &done, 0, 0,
+			   peer_role == BATON_ROLE_CONSUMER ? all : 0));
+	ASSERT_EQ(0, bt_sync_wait(&done, 10000));
+	ASSERT_EQ(0, bt_sync_post(&go));
+	if (peer_role == BATON_ROLE_PRODUCER) {
+		/* It pushes nothing and exits: a death all the same. */
+		EXPECT_EQ(0, bt_wait_timeout(pid, 10000));
+	} else {
+		EXPECT_EQ(128 + SIGKILL, bt_wait_timeout(pid, 10000));
+	}
+	expect_exactly(_metadata, self, all, BATON_WS_GONE);
+	/* And it stays so: a level, with no READY beside it. */
+	n = baton_waitset_wait(self->ws, self->ev, NMAX + 1, 0);
+	EXPECT_EQ((int)self->n, n);
+	EXPECT_EQ(all, reported(self->ev, n, BATON_WS_GONE));
+	bt_sync_close(&go);
+	bt_sync_close(&done);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * A wait that a signal ends (no SA_RESTART: -EINTR) leaves no poll arm
+ * up: a publication after it costs the producer no wake call, as after
+ * any other wait. Before, the arms stayed raised on that path, so every
+ * publication on every ring of an idle set cost its producer a WAKE.
+ */
+TEST(interrupted_wait_leaves_no_arm)
+{
+	struct baton_ring_params p = bt_params(4, 8);
+	struct sigaction sa = { .sa_handler = on_alarm };
+	struct baton_ring_stats before, after;
+	struct baton_waitset_event ev[1];
+	struct baton_ring *cons, *prod;
+	char name[BATON_NAME_MAX];
+	struct baton_waitset *ws;
+	uint64_t v = 7;
+
+	BT_REQUIRE_DEV();
+	bt_make_name(name, sizeof(name), "wsi");
+	ASSERT_EQ(0, baton_ring_create(name, &p, BATON_ROLE_CONSUMER, &cons));
+	ASSERT_EQ(0, baton_ring_open(name, BATON_ROLE_PRODUCER,
+				     BATON_BACKEND_KMOD, &prod));
+	ASSERT_EQ(0, baton_waitset_create(&ws));
+	ASSERT_EQ(0, baton_waitset_add_ring(ws, cons, 1));
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
+	alarm(1);
+	EXPECT_EQ(-EINTR, baton_waitset_wait(ws, ev, 1, 10 * WAIT_NS));
+	ASSERT_EQ(0, baton_ring_stats(prod, &before));
+	ASSERT_EQ(0, baton_spsc_try_push(prod, &v, sizeof(v)));
+	ASSERT_EQ(0, baton_ring_stats(prod, &after));
+	EXPECT_EQ(before.wake_calls, after.wake_calls);
+	/* The message is there for the next wait all the same. */
+	EXPECT_EQ(1, baton_waitset_wait(ws, ev, 1, WAIT_NS));
+	baton_waitset_destroy(ws);
+	baton_ring_close(prod);
+	baton_ring_close(cons);
+	bt_unlink_quiet(name);
+}
+
 /* An epoch domain in the set beside the rings. */
 TEST_F_TIMEOUT(waitset, epoch_entry, 60)
 {

@@ -1839,8 +1839,9 @@ int baton_waitset_remove(struct baton_waitset *ws, uint64_t cookie);
  *
  * Readiness is read from shared memory: an event says "look now", and the
  * object may be taken meanwhile only by its own handle's thread. A ring
- * whose peer has gone reports BATON_WS_GONE (a consumer once drained), on
- * memfd within about 5 ms of the death.
+ * whose peer has gone reports BATON_WS_GONE (a consumer once drained; a
+ * producer in place of READY, room or not), on memfd within about 5 ms of
+ * the death.
  *
  * Return: the number of events (>= 1), -ETIMEDOUT, -EINTR, -EINVAL
  * (empty set, no room for events).

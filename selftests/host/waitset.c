@@ -293,6 +293,63 @@ TEST_F(ws, deaths)
 			EXPECT_EQ(1, baton_ring_peer_gone(self->cons[i]));
 }
 
+/*
+ * Consumers of a subset die (SIGKILL) with their rings empty, so their
+ * producers always have room: the set reports those producers gone, and
+ * not ready (nobody will read what they push), while the others stay
+ * ready. Before, a producer with room was never asked about its peer:
+ * READY on every wait, GONE only once it had filled the ring.
+ */
+TEST_F(ws, consumers_die_while_their_producers_have_room)
+{
+	uint64_t m = subset(self->n, 0) | 1, gone = 0, t0;
+	pid_t pid;
+	uint32_t i;
+	int n, st;
+
+	if (UNDER_TSAN)
+		SKIP(return, "TSan cannot follow memory across processes");
+
+	for (i = 0; i < self->n; i++) {
+		ASSERT_EQ(0, baton_waitset_add_ring(self->ws, self->prod[i],
+						    1000 + i));
+		if (!(m & (1ULL << i)))
+			continue;
+		baton_ring_close(self->cons[i]);
+		self->cons[i] = NULL;
+	}
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct baton_ring *c;
+
+		for (i = 0; i < self->n; i++)
+			if ((m & (1ULL << i)) &&
+			    baton_ring_open(self->name[i], BATON_ROLE_CONSUMER,
+					    BATON_BACKEND_AUTO, &c))
+				_exit(2);
+		raise(SIGKILL);
+	}
+	waitpid(pid, &st, 0);
+	ASSERT_TRUE(WIFSIGNALED(st));
+	t0 = now_ns();
+	while (gone != m && now_ns() - t0 < (uint64_t)OP_TIMEOUT_NS) {
+		n = baton_waitset_wait(self->ws, self->ev, MAXN, OP_TIMEOUT_NS);
+		ASSERT_LT(0, n);
+		gone |= reported(self->ev, n, BATON_WS_GONE);
+		EXPECT_EQ(0U, gone & ~m);
+		/* The living consumers' producers: ready, as before. */
+		EXPECT_EQ(0U, reported(self->ev, n, BATON_WS_READY) & gone);
+		usleep(1000);
+	}
+	EXPECT_EQ(m, gone);
+	TH_LOG("%d deaths seen %.3f ms after the reap",
+	       __builtin_popcountll(m), (double)(now_ns() - t0) / 1e6);
+	for (i = 0; i < self->n; i++)
+		if (m & (1ULL << i))
+			EXPECT_EQ(1, baton_ring_peer_gone(self->prod[i]));
+}
+
 /* An epoch domain beside the rings: ready when the reader leaves. */
 TEST_F(ws, epoch_entry)
 {
@@ -550,6 +607,65 @@ static void dead_ticket_in_a_set(struct __test_metadata *_metadata,
 		EXPECT_EQ(-ETIMEDOUT, baton_waitset_wait(ws, ev, 2, 20 * MS));
 		baton_ring_close(b);
 	}
+	baton_waitset_destroy(ws);
+	baton_ring_close(cons);
+	baton_ring_unlink(name, BATON_BACKEND_AUTO);
+}
+
+/*
+ * An MPSC consumer whose every producer has gone, its tail left behind
+ * the consumer's head (a producer's scribble before it died): the blocking
+ * pop says -EPIPE, as the module does (a signed distance), so the set
+ * says GONE. Before, the set took any tail other than its head for a
+ * ticket still out, and timed out on every wait.
+ */
+TEST(mpsc_tail_behind_the_head_with_every_producer_gone_is_gone)
+{
+	struct baton_ring_params p = {
+		.kind = BATON_RING_MPSC, .slot_count = 4, .slot_size = 8,
+		.mode = 0600, .backend = BATON_BACKEND_AUTO,
+		.max_producers = 2,
+	};
+	struct baton_waitset_event ev[2];
+	struct baton_waitset *ws;
+	struct baton_ring *cons;
+	char name[BATON_NAME_MAX];
+	uint64_t v = 1;
+	int n, st;
+	pid_t pid;
+
+	if (UNDER_TSAN)
+		SKIP(return, "TSan cannot follow memory across processes");
+	force_memfd();
+	ring_name(name, sizeof(name), "tb");
+	ASSERT_EQ(0, baton_ring_create(name, &p, BATON_ROLE_CONSUMER, &cons));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct baton_ring *pr;
+
+		if (baton_ring_open(name, BATON_ROLE_PRODUCER,
+				    BATON_BACKEND_AUTO, &pr) ||
+		    baton_mpsc_push(pr, &v, sizeof(v)) ||
+		    baton_mpsc_push(pr, &v, sizeof(v)))
+			_exit(2);
+		/* Both taken (head 2), then the tail set back to 1. */
+		while (__atomic_load_n(pr->head, __ATOMIC_ACQUIRE) != 2)
+			usleep(1000);
+		__atomic_store_n(pr->tail, 1, __ATOMIC_RELAXED);
+		raise(SIGKILL);
+	}
+	ASSERT_EQ(0, baton_mpsc_pop(cons, &v, sizeof(v), OP_TIMEOUT_NS, NULL));
+	ASSERT_EQ(0, baton_mpsc_pop(cons, &v, sizeof(v), OP_TIMEOUT_NS, NULL));
+	waitpid(pid, &st, 0);
+	ASSERT_TRUE(WIFSIGNALED(st));
+
+	ASSERT_EQ(0, baton_waitset_create(&ws));
+	ASSERT_EQ(0, baton_waitset_add_ring(ws, cons, 1));
+	n = baton_waitset_wait(ws, ev, 2, 200 * MS);
+	ASSERT_EQ(1, n);
+	EXPECT_EQ(BATON_WS_GONE, ev[0].events);
+	EXPECT_EQ(-EPIPE, baton_mpsc_pop(cons, &v, sizeof(v), 200 * MS, NULL));
 	baton_waitset_destroy(ws);
 	baton_ring_close(cons);
 	baton_ring_unlink(name, BATON_BACKEND_AUTO);
