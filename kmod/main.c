@@ -214,6 +214,14 @@ static int __init baton_init(void)
 		     BATON_POOL_CREATE_SIZE_VER0);
 	BUILD_BUG_ON(sizeof(struct baton_pool_open) !=
 		     BATON_POOL_OPEN_SIZE_VER0);
+	/*
+	 * The pool ABI places claim pages at 4096-byte strides and the
+	 * library checks the geometry it maps against 4096 (baton.h), while
+	 * the module sizes them by PAGE_SIZE: on a kernel with larger pages
+	 * the two would disagree, so such a build is refused outright
+	 * (Documentation/building.rst, "Supported kernels").
+	 */
+	BUILD_BUG_ON(PAGE_SIZE != 4096);
 
 	/*
 	 * Unbound: a pool's decay and repair requeue themselves, so on a

@@ -150,7 +150,7 @@ struct baton_ring_offsets {
  *  - EEXIST: the name is taken in the caller's IPC namespace (the same
  *    name in another namespace is another ring);
  *  - EDQUOT: the caller's fsuid, the ring's owner, already owns the
- *    module parameter max_objects_per_user rings and domains, or the
+ *    module parameter max_objects_per_user rings, domains and pools, or the
  *    ring's pages would take it past max_bytes_per_user; CAP_SYS_RESOURCE
  *    in the initial user namespace bypasses both caps. Nothing the caller
  *    owns already is affected;
@@ -826,7 +826,9 @@ struct baton_epoch_collect {
  * @epoch: wait until the frontier is >= @epoch, i.e. until nothing
  *         retired at @epoch or earlier can still be held; @epoch above
  *         the global epoch is EINVAL
- * @deadline_ns: absolute CLOCK_MONOTONIC; ETIMEDOUT once it passes
+ * @deadline_ns: absolute CLOCK_MONOTONIC; with BATON_EPOCH_SYNC_DEADLINE
+ *               ETIMEDOUT once it passes; ignored without the flag (as
+ *               struct baton_park's)
  * @out_frontier: the frontier when the call returned
  * @out_holder_pid: with ETIMEDOUT, the pid (in the caller's namespace) of
  *                  the participant holding the oldest announced epoch;
@@ -854,7 +856,8 @@ struct baton_epoch_sync {
  * struct baton_epoch_poll - BATON_EPOCH_IOC_POLL on a domain fd
  * @size: sizeof(struct baton_epoch_poll)
  * @flags: must be 0
- * @epoch: the epoch asked about
+ * @epoch: the epoch asked about; above the global epoch is EINVAL, as
+ *         for struct baton_epoch_sync
  * @out_frontier: the frontier after the call
  * @out_quiescent: 1 if everything retired at @epoch or earlier is proven
  *                 unreachable, else 0
@@ -1353,7 +1356,8 @@ struct baton_pool_hdr {
  * @out_holder: its holder index
  *
  * EINVAL for any geometry, flag or reserved word out of bounds; E2BIG
- * when the buffers add up to more than 256 GiB; EDQUOT past the owner's byte cap;
+ * when the buffers add up to more than 256 GiB; EDQUOT past the owner's
+ * object or byte cap (as struct baton_ring_create);
  * EEXIST, ENOMEM; EMFILE when every holder index is taken (open).
  */
 struct baton_pool_create {
