@@ -27,7 +27,8 @@
  * the runs, with min and max), "cas lost/op" (compare-and-swaps that lost
  * the race, per push: the retries a counter of full-ring retries cannot
  * see),
- * ticket parks/op, and the ratio cas/ticket. Then instruction counts per
+ * park calls per op of the library's blocking push and pop (producers and
+ * consumer together; the mean of the runs), and the ratio cas/ticket. Then instruction counts per
  * op from valgrind --tool=callgrind (deterministic: producers as threads,
  * which valgrind serialises, the ring large enough that nobody waits),
  * counted only inside the push functions; beside them the bulk forms per
@@ -206,7 +207,7 @@ static const char *const ring_name[NRINGS] = {
 struct shared {
 	uint32_t ready;
 	uint32_t go;
-	uint64_t parks;		/* ticket: producer park calls */
+	uint64_t parks;		/* ticket: park calls, producers + consumer */
 };
 
 struct point {
@@ -352,6 +353,13 @@ static int run_point(int kind, int np, uint64_t total, uint32_t slots,
 			lost += cr->lost[i];
 	pt->ns_op = (double)(t1 - t0) / (double)got;
 	pt->lost_op = (double)lost / (double)got;
+	if (cons) {
+		struct baton_mpsc_stats cst;
+
+		/* The consumer parks too, and at P = 1 it is the one waiting. */
+		baton_mpsc_stats(cons, &cst);
+		sh->parks += cst.park_calls;
+	}
 	pt->parks_op = (double)sh->parks / (double)got;
 	if (cons) {
 		baton_ring_close(cons);
@@ -594,7 +602,8 @@ int main(int argc, char **argv)
 	printf("they differ in the reservation only; ticket-lib is the library's own blocking\n");
 	printf("push and pop (spin %s polls, then park in the kernel or on a futex);\n"
 	       "ticket-noroom is the ticket push without its look for room at the tail\n"
-	       "(the library before it had one): tickets are taken and held on a full ring.\n\n",
+	       "(the library before it had one): tickets are taken and held on a full ring.\n"
+	       "lib parks/op: ticket-lib's park calls, producers and consumer, per op (mean of the runs).\n\n",
 	       getenv("BATON_SPIN_LIMIT") ? getenv("BATON_SPIN_LIMIT") : "2000");
 	printf("%-3s %-24s %-24s %-10s %-11s %-24s %-24s %-12s %s\n", "P",
 	       "ticket ns/op", "cas ns/op", "cas/ticket", "cas lost/op",

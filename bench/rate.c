@@ -4,7 +4,10 @@
  * publishes at a fixed rate into a consumer process that blocks, sits in an
  * event loop or in a waitset, and the run reports what that costs:
  * CPU ns per message (getrusage of both processes over the window / the
- * messages), system calls per message (counted where they are made), and
+ * messages), system calls per message (every call each side entered, as
+ * the kernel counts them: bench_syscalls_open(), the producer's pacing
+ * sleeps left out; where the kernel will not count, as the code counts
+ * them where it makes them), and
  * the latency of each message (the producer's timestamp in it, read by the
  * consumer on arrival): p50, p99, p99.9, max. One run per invocation;
  * bench/rate-sweep.sh repeats runs over rates and consumers and keeps the
@@ -20,8 +23,11 @@
  *                          waits on the set and drains the rings it says
  *                          are ready (syscalls: see recv_baton_waitset)
  *             futex        a minimal shared SPSC ring, the consumer spins
- *                          the same budget as baton then FUTEX_WAITs with a
- *                          waiter flag; the producer FUTEX_WAKEs if it is set
+ *                          a fixed 2000 polls (-S; baton's default spin
+ *                          limit, the ceiling its adaptive budget moves
+ *                          under, down to 16: lib/park.c) then FUTEX_WAITs
+ *                          with a waiter flag; the producer FUTEX_WAKEs if
+ *                          it is set
  *             efd          the same ring, parked in read(2) of an eventfd
  *             pipe         write(2) / blocking read(2) of 16-byte records
  *   -r RATE   messages/s; 0: as fast as the producer can (report the rate)
@@ -92,7 +98,9 @@ struct shared {
 	uint64_t t0;
 	uint64_t n;			/* messages the producer will send */
 	uint64_t cons_cpu_ns;
-	uint64_t cons_syscalls;
+	uint64_t cons_syscalls;		/* what the code counted */
+	uint64_t cons_syscalls_entered;	/* what the kernel counted */
+	int cons_counted;		/* ... if it would count */
 	uint64_t cons_got;
 	uint64_t bad;
 	uint64_t lat_n;
@@ -378,7 +386,8 @@ static void recv_pipe(struct consumer *c)
 static void consumer_main(struct shared *s)
 {
 	struct consumer c = { .s = s, .epfd = -1 };
-	uint64_t c0;
+	uint64_t c0, v0;
+	int scfd;
 
 	bench_pin(cfg.cpu[1]);
 	if (is_baton())
@@ -393,10 +402,13 @@ static void consumer_main(struct shared *s)
 	}
 	if (!strcmp(cfg.peer, "pipe"))
 		close(cfg.pfd[1]);
+	scfd = bench_syscalls_open();
+	s->cons_counted = scfd >= 0;
 	s->ready = 1;
 	while (!s->go)
 		__builtin_ia32_pause();
 	c0 = cpu_ns();
+	v0 = bench_syscalls_read(scfd);
 	while (s->cons_got < s->n) {
 		if (!strcmp(cfg.peer, "baton-block"))
 			recv_baton_block(&c);
@@ -409,6 +421,8 @@ static void consumer_main(struct shared *s)
 		else
 			recv_fring(&c);
 	}
+	s->cons_syscalls_entered =
+		bench_syscalls_between(v0, bench_syscalls_read(scfd));
 	s->cons_cpu_ns = cpu_ns() - c0;
 	s->cons_syscalls = c.syscalls;
 	if (is_baton()) {
@@ -591,9 +605,9 @@ static void run(void)
 	struct shared *s;
 	size_t len;
 	const char *backend;
-	uint64_t c0, cpu_prod, secs_ns, n, ln;
+	uint64_t c0, v0, cpu_prod, secs_ns, n, ln, entered, prod_sys, cons_sys;
 	pid_t pid;
-	int status;
+	int status, scfd;
 
 	if (cfg.rate > 0) {
 		n = (uint64_t)(cfg.rate * (double)cfg.window_ns / 1e9);
@@ -622,12 +636,15 @@ static void run(void)
 	if (!strcmp(cfg.peer, "pipe"))
 		close(cfg.pfd[0]);
 	bench_pin(cfg.cpu[0]);
+	scfd = bench_syscalls_open();
 	while (!s->ready)
 		__builtin_ia32_pause();
 	s->t0 = bench_now_ns();
 	c0 = cpu_ns();
+	v0 = bench_syscalls_read(scfd);
 	s->go = 1;
 	produce(&p);
+	entered = bench_syscalls_between(v0, bench_syscalls_read(scfd));
 	cpu_prod = cpu_ns() - c0;
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
 	    WEXITSTATUS(status))
@@ -648,6 +665,28 @@ static void run(void)
 			(unsigned long long)s->bad, (unsigned long long)n);
 		exit(1);
 	}
+	/*
+	 * Syscalls: what the kernel saw each side enter, the producer's
+	 * pacing sleeps taken out, when it would count (both sides); else
+	 * what the code counted where it makes them, which is only as
+	 * complete as that code (the library's park made a membarrier
+	 * beside each futex wait that its park_calls did not show).
+	 */
+	prod_sys = p.syscalls;
+	cons_sys = s->cons_syscalls;
+	if (scfd >= 0 && s->cons_counted) {
+		prod_sys = entered > p.pace_calls ? entered - p.pace_calls : 0;
+		cons_sys = s->cons_syscalls_entered;
+	}
+	fprintf(stderr, "rate: syscalls %s; entered (kernel): producer %llu "
+		"less %llu pacing, consumer %llu; counted by the code: producer "
+		"%llu, consumer %llu\n",
+		scfd >= 0 && s->cons_counted ? "as the kernel counted them" :
+		"as the code counted them (the kernel would not count)",
+		(unsigned long long)entered, (unsigned long long)p.pace_calls,
+		(unsigned long long)s->cons_syscalls_entered,
+		(unsigned long long)p.syscalls,
+		(unsigned long long)s->cons_syscalls);
 	qsort(s->lat, ln, sizeof(s->lat[0]), cmp_u32);
 	qsort(s->lat_ready, ln, sizeof(s->lat[0]), cmp_u32);
 	printf("%s,%s,%.0f,%.0f,%llu,%.3f,%.1f,%.1f,%.1f,%.4f,%llu,%llu,%llu,"
@@ -656,9 +695,8 @@ static void run(void)
 	       (unsigned long long)n, (double)secs_ns / 1e9,
 	       (double)(cpu_prod + s->cons_cpu_ns) / (double)n,
 	       (double)cpu_prod / (double)n, (double)s->cons_cpu_ns / (double)n,
-	       (double)(p.syscalls + s->cons_syscalls) / (double)n,
-	       (unsigned long long)p.syscalls,
-	       (unsigned long long)s->cons_syscalls,
+	       (double)(prod_sys + cons_sys) / (double)n,
+	       (unsigned long long)prod_sys, (unsigned long long)cons_sys,
 	       (unsigned long long)p.pace_calls, pct(s->lat, ln, 0.50),
 	       pct(s->lat, ln, 0.99), pct(s->lat, ln, 0.999), s->lat[ln - 1],
 	       pct(s->lat_ready, ln, 0.50), pct(s->lat_ready, ln, 0.99),
