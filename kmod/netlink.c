@@ -20,7 +20,8 @@
  *
  * Budgets are per user (baton_nl_charged_uid()): max_watchers sockets
  * each, charged to the opener, and BATON_NL_PENDING_MAX queued events
- * each, charged to the task that caused them. A watcher is its socket
+ * each, charged to the task that caused them (the object's owner for a
+ * kernel thread's events and for DESTROYED: baton_nl_payer()). A watcher is its socket
  * (a held struct sock), never a port id, which another socket may bind
  * before this one's release is over.
  *
@@ -180,19 +181,22 @@ static void baton_nl_reader_put(struct baton_nl_reader *r)
 
 /*
  * The user whom a watcher slot or a queued event is charged to: the
- * effective uid, or, for a credential of a user namespace other than the
- * initial one, the owner of its outermost ancestor below the initial one,
- * so that the uids a user maps into its namespaces share its budget.
+ * effective uid; for a credential of a user namespace that a user other
+ * than root made (or of one nested in it), the outermost such owner, so
+ * that the uids a user maps into its namespaces (subordinate ids) share
+ * its budget. A namespace root made (a system container) folds into
+ * nobody: its uids are root's to hand out, as host users are, and folding
+ * them into root would let any user of any such container spend root's
+ * budget (selftests/netlink_watchers.c, a_root_made_user_namespace_...).
  */
 static kuid_t baton_nl_charged_uid(const struct cred *cred)
 {
-	const struct user_namespace *ns = cred->user_ns;
+	const struct user_namespace *ns;
 	kuid_t uid = cred->euid;
 
-	while (ns != &init_user_ns) {
-		uid = ns->owner;
-		ns = ns->parent;
-	}
+	for (ns = cred->user_ns; ns != &init_user_ns; ns = ns->parent)
+		if (!uid_eq(ns->owner, GLOBAL_ROOT_UID))
+			uid = ns->owner;
 	return uid;
 }
 
@@ -775,9 +779,23 @@ static int baton_nl_all_ns_attr(u8 cmd)
 /*
  * ALL_NS: objects of every IPC namespace, those left behind in one whose
  * processes are gone included, for an administrator of the initial user
- * namespace: the socket's opener and the caller both (netlink_ns_capable(),
- * so a setuid program writing to a socket it was handed proves nothing).
+ * namespace: the socket's opener and the caller both, so a setuid program
+ * writing to a socket it was handed proves nothing. netlink_ns_capable()
+ * alone asks the opener only when the request came without a destination
+ * address (NETLINK_SKB_DST unset): sent with sendto(), as libnl sends, a
+ * root sender on nobody's socket passed. So the opener is asked here
+ * itself, from the socket's file.
  */
+static bool baton_nl_all_ns_allowed(const struct sk_buff *skb)
+{
+	const struct sock *sk = NETLINK_CB(skb).sk;
+	const struct file *file = sk && sk->sk_socket ? sk->sk_socket->file :
+				  NULL;
+
+	return file && file_ns_capable(file, &init_user_ns, CAP_SYS_ADMIN) &&
+	       netlink_ns_capable(skb, &init_user_ns, CAP_SYS_ADMIN);
+}
+
 static int baton_nl_dump_start(struct netlink_callback *cb)
 {
 	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
@@ -787,8 +805,7 @@ static int baton_nl_dump_start(struct netlink_callback *cb)
 
 	/* First: a failed start is not followed by ->done. */
 	ctx->all_ns = attrs && attrs[all_ns_attr];
-	if (ctx->all_ns &&
-	    !netlink_ns_capable(cb->skb, &init_user_ns, CAP_SYS_ADMIN)) {
+	if (ctx->all_ns && !baton_nl_all_ns_allowed(cb->skb)) {
 		NL_SET_ERR_MSG_ATTR(cb->extack, attrs[all_ns_attr],
 				    "ALL_NS needs CAP_SYS_ADMIN in the initial user namespace");
 		return -EPERM;
@@ -1232,9 +1249,32 @@ static bool baton_nl_enqueue(struct baton_nl_event *e, kuid_t uid, gfp_t gfp)
 	return queued;
 }
 
+/*
+ * Who pays for @ev in the pending queue: the user whose task caused it,
+ * except where the emitting task is not the cause. A kernel thread's
+ * events (a pool's decay or repair, an aio poll's tombstones, a peer's
+ * death handled by the work item) and an object's DESTROYED (sent from
+ * whichever task dropped the last reference: a dump's or lookup's
+ * transient one, too) are charged to the object's owner, who created it;
+ * so no user's flood, and no kernel worker's credentials, can take them
+ * from the owner's share.
+ */
+static kuid_t baton_nl_payer(const struct baton_event *ev)
+{
+	switch (ev->type) {
+	case BATON_EVENT_RING_DESTROYED:
+	case BATON_EVENT_EPOCH_DESTROYED:
+	case BATON_EVENT_POOL_DESTROYED:
+		return ev->obj->owner.uid;
+	}
+	if (current->flags & PF_KTHREAD)
+		return ev->obj->owner.uid;
+	return baton_nl_charged_uid(current_cred());
+}
+
 void baton_event(const struct baton_event *ev, gfp_t gfp)
 {
-	kuid_t uid = baton_nl_charged_uid(current_cred());
+	kuid_t uid = baton_nl_payer(ev);
 	struct baton_nl_event *e;
 	bool merged;
 

@@ -399,6 +399,24 @@ static int np_open_as_nobody_and_pass(int via)
 	return nlt_send_fd(via, nl.fd) ? NP_SETUP : NP_OK;
 }
 
+/* A RING_GET dump with ALL_NS on @s, sent with @how: 0 or -errno. */
+static int np_all_ns_dump(struct nlt *s, int by_write)
+{
+	struct nlt_msg m;
+	int ret;
+
+	nlt_msg_init(&m, s->family, NLM_F_DUMP, BATON_CMD_RING_GET);
+	nlt_put(&m, BATON_A_RING_ALL_NS, NULL, 0);
+	if (by_write) {
+		m.nh.nlmsg_seq = ++s->seq;
+		m.nh.nlmsg_len = (uint32_t)m.len;
+		ret = write(s->fd, m.b, m.len) == (ssize_t)m.len ? 0 : -errno;
+	} else {
+		ret = nlt_send(s, &m);	/* sendto(), an explicit address */
+	}
+	return ret ? ret : nlt_collect(s, NULL, NULL, NULL);
+}
+
 TEST_F_TIMEOUT(visibility, root_writing_nobodys_socket_gets_nobodys_answer, 60)
 {
 	static struct nlt_obj objs[8], o, ev;
@@ -434,6 +452,15 @@ TEST_F_TIMEOUT(visibility, root_writing_nobodys_socket_gets_nobodys_answer, 60)
 	EXPECT_TRUE(np_in(self->open_ring, objs, 1));
 	EXPECT_EQ(0, nlt_dump(&theirs, BATON_CMD_EPOCH_GET, self->prefix, objs,
 			      8));
+	/*
+	 * ALL_NS needs the opener's CAP_SYS_ADMIN too, however root sends:
+	 * netlink_ns_capable() skips the opener when the request carried a
+	 * destination address (sendto, as libnl sends), which let this dump
+	 * list every namespace's objects into nobody's socket.
+	 */
+	EXPECT_EQ(-EPERM, np_all_ns_dump(&theirs, 0));
+	EXPECT_EQ(-EPERM, np_all_ns_dump(&theirs, 1));
+	EXPECT_EQ(0, np_all_ns_dump(&mine, 0));
 	/* the same requests on root's own socket see everything */
 	EXPECT_EQ(0, nlt_get(&mine, BATON_CMD_RING_GET, self->root_ring, &o,
 			     &e));

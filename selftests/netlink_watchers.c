@@ -4,7 +4,8 @@
  * another, and that an event reaches only the socket that asked for it.
  *
  * Owns: watcher slots are counted per user (nobody filling its own does
- * not keep root from watching); the queue of pending events is bounded per
+ * not keep root from watching, nor does a user of a user namespace that
+ * root made); the queue of pending events is bounded per
  * user (nobody flooding events does not make root lose its own), and loses
  * nothing while it has room (events queued as the work item takes a
  * batch are all delivered, and no watcher is told of a drop); tombstone
@@ -22,6 +23,7 @@
 
 #include <grp.h>
 #include <pthread.h>
+#include <sched.h>
 
 #define NOBODY		65534
 #define NW_WAIT_MS	60000
@@ -169,6 +171,103 @@ TEST_F_TIMEOUT(per_user_limits, taking_every_watcher_slot_leaves_root_its_own,
 	sh->stop = 1;
 	EXPECT_EQ(NW_OK, bt_wait_timeout(pid, NW_WAIT_MS));
 	nlt_close(&root);
+	bt_sync_close(&up);
+	munmap(sh, sizeof(*sh));
+}
+
+/* Write @map to /proc/PID/@file (uid_map, gid_map, setgroups). */
+static int nw_write_map(pid_t pid, const char *file, const char *map)
+{
+	char path[64];
+	int fd, ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ok = write(fd, map, strlen(map)) == (ssize_t)strlen(map);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/*
+ * Child: in a user namespace of its own, which root (the test) creates,
+ * so root owns it, as with system containers (LXC, userns-remap); mapped
+ * by the parent, it becomes its uid 0, host uid nobody, and takes every
+ * watcher slot it can.
+ */
+static int nw_userns_hog(struct nw_shared *sh, struct bt_sync *made,
+			 struct bt_sync *mapped, struct bt_sync *up)
+{
+	static struct nlt socks[NW_MAX_SOCKS];
+	int n;
+
+	if (unshare(CLONE_NEWUSER))
+		return NW_SETUP;
+	bt_sync_post(made);
+	if (bt_sync_wait(mapped, NW_WAIT_MS) || setresgid(0, 0, 0) ||
+	    setresuid(0, 0, 0) || geteuid() != 0)
+		return NW_SETUP;
+	n = nw_take_every_slot(socks, NW_MAX_SOCKS);
+	if (n < 0)
+		return NW_NO_ENOSPC;
+	sh->slots = (uint32_t)n;
+	bt_sync_post(up);
+	while (!sh->stop)
+		bt_sleep_ms(10);
+	return NW_OK;
+}
+
+/*
+ * The users of a namespace that root created are not root: taking every
+ * watcher slot from inside one leaves root its own. Before, every
+ * credential of a user namespace was charged to the owner of its
+ * outermost namespace, which for a root-made one is root, so a
+ * container's user could spend host root's slots (and its share of the
+ * pending queue) and root's WATCH answered ENOSPC.
+ */
+TEST_F_TIMEOUT(per_user_limits,
+	       a_root_made_user_namespace_spends_its_own_slots, 120)
+{
+	struct bt_sync made, mapped, up;
+	struct nw_shared *sh;
+	struct nlt_err e;
+	struct nlt root;
+	pid_t pid;
+
+	BT_REQUIRE_DEV();
+	if (getuid() != 0)
+		SKIP(return, "needs root to make and map a user namespace");
+	sh = nw_shared_map();
+	ASSERT_NE(NULL, sh);
+	ASSERT_EQ(0, bt_sync_init(&made));
+	ASSERT_EQ(0, bt_sync_init(&mapped));
+	ASSERT_EQ(0, bt_sync_init(&up));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(nw_userns_hog(sh, &made, &mapped, &up));
+	ASSERT_EQ(0, bt_sync_wait(&made, NW_WAIT_MS));
+	ASSERT_EQ(0, nw_write_map(pid, "setgroups", "deny"));
+	ASSERT_EQ(0, nw_write_map(pid, "uid_map", "0 65534 1"));
+	ASSERT_EQ(0, nw_write_map(pid, "gid_map", "0 65534 1"));
+	ASSERT_EQ(0, bt_sync_post(&mapped));
+	ASSERT_EQ(0, bt_sync_wait(&up, NW_WAIT_MS)) {
+		sh->stop = 1;
+		TH_LOG("child: exit %d", bt_wait_timeout(pid, NW_WAIT_MS));
+	}
+	TH_LOG("the namespace's user got %u watcher slots before ENOSPC",
+	       sh->slots);
+
+	ASSERT_EQ(0, nlt_open(&root));
+	EXPECT_EQ(0, nlt_watch(&root, &e)) {
+		TH_LOG("root's WATCH: %d %s", e.error, e.msg);
+	}
+	nlt_close(&root);
+	sh->stop = 1;
+	EXPECT_EQ(NW_OK, bt_wait_timeout(pid, NW_WAIT_MS));
+	bt_sync_close(&made);
+	bt_sync_close(&mapped);
 	bt_sync_close(&up);
 	munmap(sh, sizeof(*sh));
 }
