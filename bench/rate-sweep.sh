@@ -123,8 +123,9 @@ table() {
 		echo
 		echo "Producer at a fixed rate into one consumer process; median (min..max) over"
 		echo "the runs given. CPU: user+system ns of both processes per message. Syscalls:"
-		echo "counted where made (baton: the handles' park and wake calls plus epoll_wait;"
-		echo "baselines: their futex/read/write calls), pacing sleeps excluded. Latency:"
+		echo "every call each side entered, as the kernel counts them (a perf counter on the"
+		echo "raw_syscalls:sys_enter tracepoint, each side's own thread: bench_syscalls_open()),"
+		echo "the producer's pacing sleeps excluded; the same count for every peer. Latency:"
 		echo "producer timestamp to consumer receipt. From ready: from when the message was"
 		echo "in the producer's hands (its due time, or the end of the pacing sleep it fell"
 		echo "due in), so the producer's own cost of sending the messages ahead of it in a"
