@@ -40,6 +40,9 @@
 # (default /usr/src/linux-source-6.12.tar.xz), BATON_DEBUG_KERNEL_JOBS
 # (default nproc).
 set -euo pipefail
+# Command substitutions too ($(ensure_kernel) in module mode): without it
+# bash runs them with errexit off, and a failed step inside went on.
+shopt -s inherit_errexit
 
 here=$(cd "$(dirname "$0")" && pwd)
 srctree=$(cd "$here/../.." && pwd)
@@ -128,6 +131,20 @@ cache_key() {
 	} | sha256sum | cut -c1-16
 }
 
+# The steps of a build, each one's failure the build's: called as the
+# left side of ||, where bash ignores errexit, so each step says so itself
+# (verify_config's refusal of a dropped option included).
+build_steps() {
+	local entry=$1
+	tar -xJf "$tarball" -C "$entry/src" --strip-components=1 || return
+	configure_kernel "$entry/src" "$entry/obj" || return
+	verify_config "$entry/obj" || return
+	build_kernel "$entry/src" "$entry/obj" || return
+	# build_kernel's status is its last make's: the image must be there.
+	[[ -s "$entry/obj/arch/x86/boot/bzImage" ]] ||
+		{ echo "debug-kernel.sh: no bzImage after the build" >&2; return 1; }
+}
+
 # Extract, configure and build in place (the O= tree records the source
 # path, so the entry cannot be renamed afterwards). "ready" is written last:
 # an entry without it is a build that died, and is started over.
@@ -138,12 +155,7 @@ build_entry() {
 	# CPU-heavy: give way to everything else (the VMs of other runs).
 	renice -n 19 -p $$ >/dev/null 2>&1 || true
 	echo "debug-kernel.sh: building the $variant kernel in $entry (-j$jobs, log build.log there)" >&2
-	{
-		tar -xJf "$tarball" -C "$entry/src" --strip-components=1
-		configure_kernel "$entry/src" "$entry/obj"
-		verify_config "$entry/obj"
-		build_kernel "$entry/src" "$entry/obj"
-	} >"$entry/build.log" 2>&1 || {
+	build_steps "$entry" >"$entry/build.log" 2>&1 || {
 		tail -n 30 "$entry/build.log" >&2
 		die "kernel build failed (log: $entry/build.log)"
 	}
@@ -156,6 +168,7 @@ build_entry() {
 ensure_kernel() {
 	local key entry
 	key=$(cache_key)
+	[[ -n $key ]] || die "no cache key"
 	entry="$cache/$key"
 	if [[ ! -f "$entry/ready" ]]; then
 		mkdir -p "$cache"

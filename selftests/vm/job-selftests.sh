@@ -94,6 +94,23 @@ if [ "$ran" = 0 ]; then
 	failed=1
 fi
 
+# A pattern that matched nothing is a program renamed or gone: the stage
+# that asked for it would otherwise pass without running it.
+set -f
+for pat in ${BATON_SELFTESTS:-}; do
+	hit=0
+	for t in /selftests/*; do
+		[ -f "$t" ] && [ -x "$t" ] || continue
+		# shellcheck disable=SC2254 # the pattern is meant to glob
+		case "${t##*/}" in $pat) hit=1; break ;; esac
+	done
+	if [ "$hit" = 0 ]; then
+		echo "not ok - selftests: BATON_SELFTESTS pattern '$pat' matched no program"
+		failed=1
+	fi
+done
+set +f
+
 if grep -q '^baton ' /proc/modules; then
 	if rmmod baton >/tmp/rmmod.out 2>&1; then
 		echo "ok - rmmod baton"

@@ -44,8 +44,10 @@ if ! make -C "$dst" KDIR="$kdir" W=1 C=1 >"$log" 2>&1; then
 	echo "kmod-build.sh: building baton.ko for $name ($kdir) failed" >&2
 	exit 1
 fi
-# gcc and sparse both say "file:line:col: warning: ..." (or error:).
-if ((strict)) && grep -E ':[0-9]+(:[0-9]+)?: (warning|error):' "$log" >&2; then
+# gcc and sparse both say "file:line:col: warning: ..." (or error:);
+# objtool ("x.o: warning: objtool: ..."), modpost ("WARNING: modpost: ...")
+# and the linker name no line.
+if ((strict)) && grep -E ':[0-9]+(:[0-9]+)?: (warning|error):|: warning: objtool:|^WARNING: modpost:|^ld: warning:' "$log" >&2; then
 	echo "kmod-build.sh: warnings building baton.ko for $name ($kdir); W=1 and sparse must be clean" >&2
 	exit 1
 fi
