@@ -122,14 +122,14 @@ if ((${#missing[@]} || need612)); then
 	fi
 	export DEBIAN_FRONTEND=noninteractive
 	((need612)) && add_backports
-	apt-get -o DPkg::Lock::Timeout=900 update
+	apt-get -o DPkg::Lock::Timeout=900 -o Acquire::Retries=3 update
 	if ((need612)); then
 		read -r -a k612 <<<"$(pkgs612)"
 		((${#k612[@]} == 4)) || { echo "deps: apt can install no linux-image-6.12.*-amd64 with headers and an -rt flavour" >&2; exit 1; }
 		echo "deps: the 6.12 kernels: ${k612[*]}"
 		PKGS+=("${k612[@]}")
 	fi
-	apt-get -o DPkg::Lock::Timeout=900 install -y --no-install-recommends "${PKGS[@]}"
+	apt-get -o DPkg::Lock::Timeout=900 -o Acquire::Retries=3 install -y --no-install-recommends "${PKGS[@]}"
 else
 	echo "deps: all ${#PKGS[@]} packages installed, and the 6.12 kernels"
 fi
