@@ -86,7 +86,10 @@ void bench_die_with_parent(pid_t parent);
  * The system calls the calling thread enters, counted by the kernel (the
  * raw_syscalls:sys_enter tracepoint, a perf counter on this thread alone):
  * every call, whoever makes it (the library, libc, the program), so a
- * peer's count cannot leave out what its own code does not count. -1
+ * peer's count cannot leave out what its own code does not count; all but
+ * clock_gettime and clock_nanosleep (a filter on the counter), which are
+ * the harness's timestamps and pacing (under TCG the vDSO cannot read the
+ * clock, so there every timestamp is a syscall). -1
  * when the kernel will not count (no tracefs, no permission). Counting
  * costs each call about 35 ns here (getppid: 77 -> 111 ns). Take a
  * reading before and after, then bench_syscalls_between() of the two:

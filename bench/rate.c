@@ -5,9 +5,9 @@
  * event loop or in a waitset, and the run reports what that costs:
  * CPU ns per message (getrusage of both processes over the window / the
  * messages), system calls per message (every call each side entered, as
- * the kernel counts them: bench_syscalls_open(), the producer's pacing
- * sleeps left out; where the kernel will not count, as the code counts
- * them where it makes them), and
+ * the kernel counts them: bench_syscalls_open(), clock reads and the
+ * producer's pacing sleeps left out; where the kernel will not count, as
+ * the code counts them where it makes them), and
  * the latency of each message (the producer's timestamp in it, read by the
  * consumer on arrival): p50, p99, p99.9, max. One run per invocation;
  * bench/rate-sweep.sh repeats runs over rates and consumers and keeps the
@@ -666,8 +666,8 @@ static void run(void)
 		exit(1);
 	}
 	/*
-	 * Syscalls: what the kernel saw each side enter, the producer's
-	 * pacing sleeps taken out, when it would count (both sides); else
+	 * Syscalls: what the kernel saw each side enter, clock reads and
+	 * the pacing sleeps left out, when it would count (both sides); else
 	 * what the code counted where it makes them, which is only as
 	 * complete as that code (the library's park made a membarrier
 	 * beside each futex wait that its park_calls did not show).
@@ -675,15 +675,15 @@ static void run(void)
 	prod_sys = p.syscalls;
 	cons_sys = s->cons_syscalls;
 	if (scfd >= 0 && s->cons_counted) {
-		prod_sys = entered > p.pace_calls ? entered - p.pace_calls : 0;
+		prod_sys = entered;
 		cons_sys = s->cons_syscalls_entered;
 	}
-	fprintf(stderr, "rate: syscalls %s; entered (kernel): producer %llu "
-		"less %llu pacing, consumer %llu; counted by the code: producer "
-		"%llu, consumer %llu\n",
+	fprintf(stderr, "rate: syscalls %s; entered (kernel, clock calls "
+		"left out): producer %llu, consumer %llu; counted by the code: "
+		"producer %llu, consumer %llu\n",
 		scfd >= 0 && s->cons_counted ? "as the kernel counted them" :
 		"as the code counted them (the kernel would not count)",
-		(unsigned long long)entered, (unsigned long long)p.pace_calls,
+		(unsigned long long)entered,
 		(unsigned long long)s->cons_syscalls_entered,
 		(unsigned long long)p.syscalls,
 		(unsigned long long)s->cons_syscalls);
