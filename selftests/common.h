@@ -230,6 +230,39 @@ static inline int bt_pool_fd(const char *name)
 	return rc ? rc : (int)op.out_fd;
 }
 
+/*
+ * A pool create of @name: one class of @count buffers of 1 << @shift
+ * bytes, @max_holders holders, mode 0600, everything else 0.
+ */
+static inline void bt_pool_create_init(struct baton_pool_create *k,
+				       const char *name, uint32_t shift,
+				       uint32_t count, uint32_t max_holders)
+{
+	memset(k, 0, sizeof(*k));
+	k->size = sizeof(*k);
+	k->mode = 0600;
+	k->nr_classes = 1;
+	k->max_holders = max_holders;
+	k->classes[0].buf_shift = shift;
+	k->classes[0].count = count;
+	snprintf(k->name, sizeof(k->name), "%s", name);
+}
+
+/* Write @text to /proc/@pid/@file (uid_map, gid_map, setgroups): 0 or -1. */
+static inline int bt_write_proc(pid_t pid, const char *file, const char *text)
+{
+	char path[64];
+	int fd, ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
 /* Best effort, for teardowns: the ring may already be gone. */
 static inline void bt_unlink_quiet(const char *name)
 {

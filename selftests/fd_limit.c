@@ -105,14 +105,7 @@ static int pool_create(int dev, const char *name, int *fd)
 	struct baton_pool_create k;
 	int rc;
 
-	memset(&k, 0, sizeof(k));
-	k.size = sizeof(k);
-	k.mode = 0600;
-	k.nr_classes = 1;
-	k.max_holders = 2;
-	k.classes[0].buf_shift = 12;
-	k.classes[0].count = 4;
-	snprintf(k.name, sizeof(k.name), "%s", name);
+	bt_pool_create_init(&k, name, 12, 4, 2);
 	rc = bt_ioctl(dev, BATON_IOC_POOL_CREATE, &k);
 	if (!rc)
 		*fd = k.out_fd;

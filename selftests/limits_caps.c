@@ -553,20 +553,6 @@ static int userns_child(struct lim_ctx *c)
 	return 0;
 }
 
-static int write_map(pid_t pid, const char *file, const char *map)
-{
-	char path[64];
-	int fd, ok;
-
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ok = write(fd, map, strlen(map)) == (ssize_t)strlen(map);
-	close(fd);
-	return ok ? 0 : -1;
-}
-
 TEST_F(caps, userns_counts_against_its_owner)
 {
 	unsigned long base = objects_in_use();
@@ -593,7 +579,7 @@ TEST_F(caps, userns_counts_against_its_owner)
 		ASSERT_EQ(0, bt_wait_timeout(pid, 1000));
 	}
 	snprintf(map, sizeof(map), "0 %d %d\n", USERNS_BASE, USERNS_UIDS);
-	ASSERT_EQ(0, write_map(pid, "uid_map", map));
+	ASSERT_EQ(0, bt_write_proc(pid, "uid_map", map));
 	ASSERT_EQ(0, bt_sync_post(&self->ctx.go));
 	EXPECT_EQ(0, bt_wait_timeout(pid, 60000));
 	EXPECT_EQ(base + 3, objects_in_use());

@@ -175,21 +175,6 @@ TEST_F_TIMEOUT(per_user_limits, taking_every_watcher_slot_leaves_root_its_own,
 	munmap(sh, sizeof(*sh));
 }
 
-/* Write @map to /proc/PID/@file (uid_map, gid_map, setgroups). */
-static int nw_write_map(pid_t pid, const char *file, const char *map)
-{
-	char path[64];
-	int fd, ok;
-
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ok = write(fd, map, strlen(map)) == (ssize_t)strlen(map);
-	close(fd);
-	return ok ? 0 : -1;
-}
-
 /*
  * Child: in a user namespace of its own, which root (the test) creates,
  * so root owns it, as with system containers (LXC, userns-remap); mapped
@@ -248,9 +233,9 @@ TEST_F_TIMEOUT(per_user_limits,
 	if (pid == 0)
 		_exit(nw_userns_hog(sh, &made, &mapped, &up));
 	ASSERT_EQ(0, bt_sync_wait(&made, NW_WAIT_MS));
-	ASSERT_EQ(0, nw_write_map(pid, "setgroups", "deny"));
-	ASSERT_EQ(0, nw_write_map(pid, "uid_map", "0 65534 1"));
-	ASSERT_EQ(0, nw_write_map(pid, "gid_map", "0 65534 1"));
+	ASSERT_EQ(0, bt_write_proc(pid, "setgroups", "deny"));
+	ASSERT_EQ(0, bt_write_proc(pid, "uid_map", "0 65534 1"));
+	ASSERT_EQ(0, bt_write_proc(pid, "gid_map", "0 65534 1"));
 	ASSERT_EQ(0, bt_sync_post(&mapped));
 	ASSERT_EQ(0, bt_sync_wait(&up, NW_WAIT_MS)) {
 		sh->stop = 1;

@@ -447,14 +447,7 @@ TEST_F_TIMEOUT(pool_stats, scribbled_head_and_tail_clamped_and_counted, 60)
 	uint64_t *head, *tail, h0, t0, qcap;
 	uint8_t *ctl;
 
-	memset(&k, 0, sizeof(k));
-	k.size = sizeof(k);
-	k.mode = 0600;
-	k.nr_classes = 1;
-	k.max_holders = 2;
-	k.classes[0].buf_shift = 12;
-	k.classes[0].count = 16;
-	snprintf(k.name, sizeof(k.name), "%s", self->name);
+	bt_pool_create_init(&k, self->name, 12, 16, 2);
 	ASSERT_EQ(0, bt_ioctl(self->dev, BATON_IOC_POOL_CREATE, &k));
 	hdr = mmap(NULL, 4096, PROT_READ, MAP_SHARED, k.out_fd,
 		   BATON_POOL_HDR_MMAP);
