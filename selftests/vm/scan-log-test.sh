@@ -49,7 +49,7 @@ vmstat="$sep
 $sep"
 
 echo "TAP version 13"
-echo "1..8"
+echo "1..9"
 check "a clean log" "[    1.000000] Run /init as init process" \
 	'^bad 0$' '0=^(first|excused)'
 check "the vmstat need_update race is excused and named" "$vmstat" \
@@ -71,6 +71,10 @@ check "memchr_inv from elsewhere counts" \
 check "reports outside KCSAN still count" "[    5.000000] WARNING: CPU: 0 PID: 1 at x
 [    6.000000] BUG: sleeping function called from invalid context
 $vmstat" '^bad 2$' '^first WARNING: CPU' '^excused vmstat-need-update'
+check "a report inside an excused one still counts" \
+	"${vmstat/\[  129.487121\] value changed: 0x00 -> 0x01/[  129.487121] WARNING: CPU: 0 PID: 7 at lib/refcount.c:28 refcount_warn_saturate+0x1/0x2
+[  129.487121] refcount_t: underflow; use-after-free.}" \
+	'^bad 1$' '^first WARNING: CPU: 0 PID: 7' '^excused vmstat-need-update'
 check "an oops names its RIP and reliable frames" "[   80.000000] Oops: int3: 0000 [#1] PREEMPT_RT SMP NOPTI
 [   80.000001] CPU: 1 UID: 0 PID: 123 Comm: fuzz Tainted: G           OE
 [   80.000002] RIP: 0010:baton_park_wake+0x41/0x90 [baton]

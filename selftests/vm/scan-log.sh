@@ -83,11 +83,14 @@ function add_context(s,	f) {
 		return
 	ctx_frames = ctx_n++ ? ctx_frames " < " f : f
 }
-# End of a KCSAN report: excused, or every report line in it counted.
-function close_block(	name, i, j, first_frames, k, what) {
+# End of a KCSAN report: excused, or every report line in it counted. An
+# excused report: its own title (its first line) is all it excuses; another
+# CPU report printed inside it (a WARN between its lines) still counts.
+function close_block(	name, i, j, first_frames, k, what, from) {
 	if (!inblk)
 		return
 	inblk = 0
+	from = 1
 	name = blk_baton ? "" : known_race(blk_frames)
 	if (name != "") {
 		# The console and the dmesg dump both carry it: list it once.
@@ -96,9 +99,9 @@ function close_block(	name, i, j, first_frames, k, what) {
 			seen[what] = 1
 			excused[++nexc] = what
 		}
-		return
+		from = 2
 	}
-	for (i = 1; i <= blk_n; i++) {
+	for (i = from; i <= blk_n; i++) {
 		if (blk[i] !~ bad_re)
 			continue
 		nbad++
