@@ -204,6 +204,27 @@ static inline int _test_epoch_create(int dev, const char *name, uint32_t maxp,
 	return rc;
 }
 
+/*
+ * BATON_IOC_EPOCH_OPEN of @name: 0 and the answer in *out, or the errno;
+ * with @out NULL the domain fd is closed.
+ */
+static inline int _test_epoch_open(int dev, const char *name,
+				   struct baton_epoch_open *out)
+{
+	struct baton_epoch_open o;
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	o.size = sizeof(o);
+	snprintf(o.name, sizeof(o.name), "%s", name);
+	rc = bt_ioctl(dev, BATON_IOC_EPOCH_OPEN, &o);
+	if (out)
+		*out = o;
+	else if (!rc)
+		close(o.out_fd);
+	return rc;
+}
+
 static inline int _test_epoch_unlink(int dev, const char *name)
 {
 	struct baton_unlink u;

@@ -11,22 +11,6 @@
 
 #include <stddef.h>
 
-static int ep_open(int dev, const char *name, struct baton_epoch_open *out)
-{
-	struct baton_epoch_open o;
-	int rc;
-
-	memset(&o, 0, sizeof(o));
-	o.size = sizeof(o);
-	snprintf(o.name, sizeof(o.name), "%s", name);
-	rc = bt_ioctl(dev, BATON_IOC_EPOCH_OPEN, &o);
-	if (out)
-		*out = o;
-	else if (!rc)
-		close(o.out_fd);
-	return rc;
-}
-
 static int ep_register(int fd, uint32_t *index)
 {
 	struct baton_epoch_register r;
@@ -238,7 +222,7 @@ TEST_F(epoch_abi, flags_reserved_params)
 	EXPECT_EQ(EINVAL, _test_epoch_create(self->dev, "", 4, 8, 0600, NULL));
 	EXPECT_EQ(EINVAL, _test_epoch_create(self->dev, "a/b", 4, 8, 0600, NULL));
 	EXPECT_EQ(EEXIST, _test_epoch_create(self->dev, self->name, 4, 8, 0600, NULL));
-	EXPECT_EQ(ENOENT, ep_open(self->dev, n, NULL));
+	EXPECT_EQ(ENOENT, _test_epoch_open(self->dev, n, NULL));
 	EXPECT_EQ(ENOENT, _test_epoch_unlink(self->dev, n));
 
 	memset(&c, 0, sizeof(c));
@@ -295,7 +279,7 @@ TEST_F(epoch_abi, register_busy_and_table_full)
 	for (i = 0; i < 3; i++) {
 		struct baton_epoch_open o;
 
-		ASSERT_EQ(0, ep_open(self->dev, self->name, &o));
+		ASSERT_EQ(0, _test_epoch_open(self->dev, self->name, &o));
 		fds[i] = o.out_fd;
 		ASSERT_EQ(0, ep_register(fds[i], &idx));
 		EXPECT_EQ((uint32_t)i + 1, idx);
@@ -303,7 +287,7 @@ TEST_F(epoch_abi, register_busy_and_table_full)
 	{
 		struct baton_epoch_open o;
 
-		ASSERT_EQ(0, ep_open(self->dev, self->name, &o));
+		ASSERT_EQ(0, _test_epoch_open(self->dev, self->name, &o));
 		fds[3] = o.out_fd;
 	}
 	EXPECT_EQ(ENOSPC, ep_register(fds[3], NULL));
@@ -390,9 +374,9 @@ TEST_F(epoch_abi, permissions)
 		if (dev < 0 || setresgid(65534, 65534, 65534) ||
 		    setresuid(65534, 65534, 65534))
 			_exit(1);
-		if (ep_open(dev, n, NULL) != EACCES)		/* 0644: r only */
+		if (_test_epoch_open(dev, n, NULL) != EACCES)		/* 0644: r only */
 			_exit(2);
-		if (ep_open(dev, self->name, NULL) != EACCES)	/* 0600 */
+		if (_test_epoch_open(dev, self->name, NULL) != EACCES)	/* 0600 */
 			_exit(3);
 		if (_test_epoch_unlink(dev, n) != EACCES)
 			_exit(4);
@@ -410,7 +394,7 @@ TEST_F(epoch_abi, permissions)
 		if (dev < 0 || setresgid(65534, 65534, 65534) ||
 		    setresuid(65534, 65534, 65534))
 			_exit(1);
-		if (ep_open(dev, n, NULL) != 0)
+		if (_test_epoch_open(dev, n, NULL) != 0)
 			_exit(2);
 		_exit(0);
 	}
@@ -423,11 +407,11 @@ TEST_F(epoch_abi, ring_and_domain_share_a_name)
 {
 	EXPECT_EQ(0, _test_ring_create(self->dev, self->name,
 				       BATON_ROLE_PRODUCER, 4, 64, 0600, NULL));
-	EXPECT_EQ(0, ep_open(self->dev, self->name, NULL));
+	EXPECT_EQ(0, _test_epoch_open(self->dev, self->name, NULL));
 	EXPECT_EQ(0, _test_unlink(self->dev, self->name));
-	EXPECT_EQ(0, ep_open(self->dev, self->name, NULL));
+	EXPECT_EQ(0, _test_epoch_open(self->dev, self->name, NULL));
 	EXPECT_EQ(0, _test_epoch_unlink(self->dev, self->name));
-	EXPECT_EQ(ENOENT, ep_open(self->dev, self->name, NULL));
+	EXPECT_EQ(ENOENT, _test_epoch_open(self->dev, self->name, NULL));
 	/* The fd keeps the unlinked domain alive. */
 	EXPECT_EQ(0, ioctl(self->fd, BATON_EPOCH_IOC_KICK, 0UL) ? errno : 0);
 }

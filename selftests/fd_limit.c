@@ -126,20 +126,6 @@ static int pool_open(int dev, const char *name, int *fd)
 	return rc;
 }
 
-static int epoch_open(int dev, const char *name, int *fd)
-{
-	struct baton_epoch_open k;
-	int rc;
-
-	memset(&k, 0, sizeof(k));
-	k.size = sizeof(k);
-	snprintf(k.name, sizeof(k.name), "%s", name);
-	rc = bt_ioctl(dev, BATON_IOC_EPOCH_OPEN, &k);
-	if (!rc)
-		*fd = k.out_fd;
-	return rc;
-}
-
 TEST_F(fd_limit, ring_create_is_emfile_and_leaves_no_name)
 {
 	totals_now(_metadata, self);
@@ -174,15 +160,13 @@ TEST_F(fd_limit, ring_open_is_emfile_and_leaves_the_role_free)
 
 TEST_F(fd_limit, epoch_create_is_emfile_and_leaves_no_name)
 {
-	int fd = -1;
-
 	totals_now(_metadata, self);
 	fd_none(_metadata, self);
 	EXPECT_EQ(EMFILE, _test_epoch_create(self->dev, self->name, 4, 16,
 					     0600, NULL));
 	fd_room(_metadata, self);
 	totals_unchanged(_metadata, self);
-	EXPECT_EQ(ENOENT, epoch_open(self->dev, self->name, &fd));
+	EXPECT_EQ(ENOENT, _test_epoch_open(self->dev, self->name, NULL));
 	EXPECT_EQ(0, _test_epoch_create(self->dev, self->name, 4, 16, 0600,
 					NULL));
 }
@@ -190,16 +174,14 @@ TEST_F(fd_limit, epoch_create_is_emfile_and_leaves_no_name)
 TEST_F(fd_limit, epoch_open_is_emfile_and_the_domain_opens_after)
 {
 	struct baton_epoch_create c;
-	int fd = -1;
 
 	ASSERT_EQ(0, _test_epoch_create(self->dev, self->name, 4, 16, 0600, &c));
 	totals_now(_metadata, self);
 	fd_none(_metadata, self);
-	EXPECT_EQ(EMFILE, epoch_open(self->dev, self->name, &fd));
+	EXPECT_EQ(EMFILE, _test_epoch_open(self->dev, self->name, NULL));
 	fd_room(_metadata, self);
 	totals_unchanged(_metadata, self);
-	EXPECT_EQ(0, epoch_open(self->dev, self->name, &fd));
-	close(fd);
+	EXPECT_EQ(0, _test_epoch_open(self->dev, self->name, NULL));
 	close(c.out_fd);
 }
 

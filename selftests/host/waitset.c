@@ -350,6 +350,46 @@ TEST_F(ws, consumers_die_while_their_producers_have_room)
 			EXPECT_EQ(1, baton_ring_peer_gone(self->prod[i]));
 }
 
+/*
+ * The other side of the test above: a producer whose consumer has not
+ * attached yet, or is alive, is READY, never GONE, however many death
+ * looks the waits make (a look every 5 ms here: 20 ms sleeps between).
+ */
+TEST(producer_before_its_consumer_attaches_is_ready_not_gone)
+{
+	struct baton_ring_params p = {
+		.kind = BATON_RING_SPSC, .slot_count = 4, .slot_size = 8,
+		.mode = 0600, .backend = BATON_BACKEND_AUTO,
+	};
+	struct baton_waitset_event ev[1];
+	struct baton_waitset *ws;
+	struct baton_ring *prod, *cons;
+	char name[BATON_NAME_MAX];
+	int i;
+
+	force_memfd();
+	ring_name(name, sizeof(name), "pre");
+	ASSERT_EQ(0, baton_ring_create(name, &p, BATON_ROLE_PRODUCER, &prod));
+	ASSERT_EQ(0, baton_waitset_create(&ws));
+	ASSERT_EQ(0, baton_waitset_add_ring(ws, prod, 1000));
+	for (i = 0; i < 10; i++) {
+		ASSERT_EQ(1, baton_waitset_wait(ws, ev, 1, 0));
+		EXPECT_EQ(BATON_WS_READY, ev[0].events);
+		usleep(20000);
+	}
+	ASSERT_EQ(0, baton_ring_open(name, BATON_ROLE_CONSUMER,
+				     BATON_BACKEND_AUTO, &cons));
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(1, baton_waitset_wait(ws, ev, 1, 0));
+		EXPECT_EQ(BATON_WS_READY, ev[0].events);
+		usleep(20000);
+	}
+	baton_waitset_destroy(ws);
+	baton_ring_close(cons);
+	baton_ring_close(prod);
+	baton_ring_unlink(name, BATON_BACKEND_AUTO);
+}
+
 /* An epoch domain beside the rings: ready when the reader leaves. */
 TEST_F(ws, epoch_entry)
 {
