@@ -312,27 +312,39 @@ static void fork_parent(void)
 	pthread_mutex_unlock(&open_lock);
 }
 
+/*
+ * A handle that is good for nothing but close (inherited across fork()),
+ * or for nothing at all (closed): every call on it says EBADF, the
+ * inline ones through the library's checks, and nothing it pointed at
+ * is touched again.
+ */
+static void pool_neutralize(struct baton_pool *p)
+{
+	uint32_t i;
+
+	p->forked = 1;
+	/* The inline paths fall through to the checks that say EBADF. */
+	p->f.nr_classes = 0;
+	p->geo.nr_classes = 0;
+	for (i = 0; i < BATON_POOL_CLASSES_MAX; i++) {
+		p->f.cls[i].mag.n = 0;
+		p->f.cls[i].mag_cap = 0;
+	}
+	p->adopt_n = 0;
+	baton__pool_memfd_unwatch_all(p);
+	/* Not inherited: the addresses may be another mapping's. */
+	p->hdr = NULL;
+	p->ctl = NULL;
+	p->data = NULL;
+}
+
 /* In the child: what is not ours is let go, never touched again. */
 static void fork_child(void)
 {
 	struct baton_pool *p;
-	uint32_t i;
 
 	for (p = open_pools; p; p = p->next_open) {
-		p->forked = 1;
-		/* The inline paths fall through to the checks that say EBADF. */
-		p->f.nr_classes = 0;
-		p->geo.nr_classes = 0;
-		for (i = 0; i < BATON_POOL_CLASSES_MAX; i++) {
-			p->f.cls[i].mag.n = 0;
-			p->f.cls[i].mag_cap = 0;
-		}
-		p->adopt_n = 0;
-		baton__pool_memfd_unwatch_all(p);
-		/* Not inherited: the addresses may be another mapping's. */
-		p->hdr = NULL;
-		p->ctl = NULL;
-		p->data = NULL;
+		pool_neutralize(p);
 		close(p->fd);
 		p->fd = -1;
 	}
@@ -660,7 +672,7 @@ void baton_pool_close(struct baton_pool *p)
 {
 	int cs;
 
-	if (!p)
+	if (!p || p->closed)
 		return;
 	cs = open_lock_take();
 	if (!p->forked) {
@@ -669,11 +681,16 @@ void baton_pool_close(struct baton_pool *p)
 		pool_unmap(p);
 		close(p->fd);
 	}
+	p->fd = -1;
 	open_remove(p);
+	pool_neutralize(p);
+	p->closed = 1;
 	open_lock_give(cs);
 	baton__pool_memfd_forget(p);
 	free(p->adopt);
-	free(p);
+	p->adopt = NULL;
+	/* Poisoned, not freed: a later call or close reads it (ring.c). */
+	baton__quarantine(p);
 }
 
 /* ---- handles ---- */

@@ -73,6 +73,11 @@ struct baton_pool {
 	/* Inherited across fork(): usable for nothing but close (pool.c). */
 	int forked;
 	/*
+	 * Closed: forked too, so every call says EBADF, and kept in the
+	 * quarantine of closed handles (ring.c), so a second close is seen.
+	 */
+	int closed;
+	/*
 	 * Unique in this process (never 0): a ring handle that has bound
 	 * itself to this serial sends without binding again. A new one
 	 * (baton__pool_rebind()) makes every ring bind again.

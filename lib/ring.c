@@ -544,7 +544,7 @@ err_free:
 
 /*
  * The quarantine of closed handles: the last BATON_CLOSED_KEPT of them
- * (rings, epoch handles, waitsets), poisoned by their close and kept
+ * (rings, epoch handles, waitsets, pools), poisoned by their close and kept
  * allocated, so a call on one, or a second close, reads the poison and
  * returns -EBADF instead of reading freed (maybe reused) memory. Older
  * ones are freed here. Closing is the slow path: a mutex is fine.

@@ -25,6 +25,8 @@ FIXTURE(misuse) {
 	struct baton_ring *mp, *mc;	/* MPSC producer, consumer */
 	struct baton_epoch *d;		/* an epoch handle, not registered */
 	struct baton_waitset *ws;
+	struct baton_pool *pool;	/* one class of 4 KiB buffers */
+	uint64_t buf;			/* a buffer the pool handle owns */
 };
 
 static void open_pair(struct __test_metadata *_metadata, const char *name,
@@ -49,6 +51,10 @@ FIXTURE_SETUP(misuse)
 		.max_participants = 2, .queue_len = 8, .mode = 0600,
 		.backend = BATON_BACKEND_AUTO,
 	};
+	struct baton_pool_params pp = {
+		.nr_classes = 1, .mode = 0600,
+		.classes = { { .buf_shift = 12, .count = 8 } },
+	};
 	char n[BATON_NAME_MAX];
 
 	force_memfd();
@@ -60,6 +66,10 @@ FIXTURE_SETUP(misuse)
 	ASSERT_EQ(0, baton_epoch_create(self->name, &ep, &self->d));
 	baton_epoch_unlink(self->name, BATON_BACKEND_AUTO);
 	ASSERT_EQ(0, baton_waitset_create(&self->ws));
+	ring_name(n, sizeof(n), "mis.p");
+	ASSERT_EQ(0, baton_pool_create(n, &pp, &self->pool));
+	baton_pool_unlink(n);
+	ASSERT_EQ(0, baton_pool_alloc(self->pool, 4096, &self->buf));
 }
 
 FIXTURE_TEARDOWN(misuse)
@@ -70,6 +80,7 @@ FIXTURE_TEARDOWN(misuse)
 	baton_ring_close(self->mc);
 	baton_epoch_close(self->d);
 	baton_waitset_destroy(self->ws);
+	baton_pool_close(self->pool);
 }
 
 typedef long (*misuse_fn)(FIXTURE_DATA(misuse) *self);
@@ -268,6 +279,71 @@ static long null_handle(FIXTURE_DATA(misuse) *self)
 {
 	(void)self;
 	return baton_ring_close(NULL);
+}
+
+/*
+ * A pool handle after its close: every call says -EBADF (the inline ones
+ * through the library's), a second close does nothing. Before, the close
+ * freed the handle: a second one aborted in free(), a wait segfaulted.
+ */
+static long pool_double_close(FIXTURE_DATA(misuse) *self)
+{
+	baton_pool_close(self->pool);
+	baton_pool_close(self->pool);
+	return 0;
+}
+
+static long pool_alloc_after_close(FIXTURE_DATA(misuse) *self)
+{
+	uint64_t h;
+
+	baton_pool_close(self->pool);
+	return baton_pool_alloc(self->pool, 4096, &h);
+}
+
+static long pool_alloc_wait_after_close(FIXTURE_DATA(misuse) *self)
+{
+	uint64_t h;
+
+	baton_pool_close(self->pool);
+	return baton_pool_alloc_wait(self->pool, 4096, &h, 0);
+}
+
+static long pool_free_after_close(FIXTURE_DATA(misuse) *self)
+{
+	baton_pool_close(self->pool);
+	return baton_pool_free(self->pool, self->buf);
+}
+
+static long pool_ptr_after_close(FIXTURE_DATA(misuse) *self)
+{
+	baton_pool_close(self->pool);
+	return baton_pool_ptr(self->pool, self->buf) ? 1 : 0;
+}
+
+static long pool_send_after_close(FIXTURE_DATA(misuse) *self)
+{
+	baton_pool_close(self->pool);
+	return baton_pool_send(self->sp, self->pool, self->buf, 8, 0);
+}
+
+static long pool_recv_after_close(FIXTURE_DATA(misuse) *self)
+{
+	uint64_t h, len;
+
+	baton_pool_close(self->pool);
+	return baton_pool_recv(self->sc, self->pool, &h, &len, 0);
+}
+
+TEST_F(misuse, pool_handle_after_close)
+{
+	EXPECT_ERRNO(0, pool_double_close);
+	EXPECT_ERRNO(-EBADF, pool_alloc_after_close);
+	EXPECT_ERRNO(-EBADF, pool_alloc_wait_after_close);
+	EXPECT_ERRNO(-EBADF, pool_free_after_close);
+	EXPECT_ERRNO(0, pool_ptr_after_close);
+	EXPECT_ERRNO(-EBADF, pool_send_after_close);
+	EXPECT_ERRNO(-EBADF, pool_recv_after_close);
 }
 
 TEST_F(misuse, out_of_line)
