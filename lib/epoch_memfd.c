@@ -271,11 +271,11 @@ static uint64_t drain_part(struct baton_epoch *d, uint8_t *r, uint64_t proven)
 	uint64_t *head_p = (uint64_t *)(r + d->off.q_head);
 	struct baton_epoch_entry *ents =
 		(struct baton_epoch_entry *)(r + d->off.q_entries);
-	uint64_t head = __atomic_load_n(head_p, __ATOMIC_RELAXED);
+	uint64_t head0 = __atomic_load_n(head_p, __ATOMIC_RELAXED), head = head0;
 	/* W, matches the retirer's release of tail. */
 	uint64_t tail = __atomic_load_n((uint64_t *)(r + d->off.q_tail),
 					__ATOMIC_ACQUIRE);
-	uint64_t n = 0, g = d->hdr->global;
+	uint64_t n = 0, g = __atomic_load_n(&d->hdr->global, __ATOMIC_RELAXED);
 
 	if (tail - head > d->off.queue_len)
 		return 0;
@@ -288,9 +288,16 @@ static uint64_t drain_part(struct baton_epoch *d, uint8_t *r, uint64_t proven)
 		head++;
 		n++;
 	}
-	if (n)
-		/* X: entry reads done before the slots may be reused. */
-		__atomic_store_n(head_p, head, __ATOMIC_RELEASE);
+	/*
+	 * X: entry reads done before the slots may be reused. From the value
+	 * read only: a cycle beside ours (collect()) may have drained these
+	 * entries and moved the head further; it counts them, and a plain
+	 * store would move the head back.
+	 */
+	if (n && !__atomic_compare_exchange_n(head_p, &head0, head, 0,
+					      __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED))
+		n = 0;
 	return n;
 }
 
@@ -302,15 +309,40 @@ static void wake_waiters(struct baton_epoch_hdr *h)
 }
 
 /*
+ * frontier = max(frontier, @f), the frontier it leaves. A locked RMW, a
+ * full barrier: the store half of collect()'s store then load.
+ */
+static uint64_t frontier_raise(struct baton_epoch_hdr *h, uint64_t f)
+{
+	uint64_t cur = __atomic_load_n(&h->frontier, __ATOMIC_RELAXED);
+
+	while (cur < f &&
+	       !__atomic_compare_exchange_n(&h->frontier, &cur, f, 1,
+					    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+		;
+	return cur < f ? f : cur;
+}
+
+/*
  * One collection cycle under the collector's lock: drain, publish, the
  * barrier, the scan. A cycle that moved the frontier wakes the waiters
  * (synchronizers, waitsets): one that polled while this cycle held the
  * lock answered from the old frontier and may be asleep already, with
  * the reader's kick spent on us. Store then load on both sides: the
- * frontier store and the sync_waiters load are seq_cst (on x86 the store
- * is an xchg, a full barrier), the waiter's increment is a locked RMW
- * followed by its membarrier before it looks; a slow path either way. @wait: wait for the lock, or -EBUSY if another
- * open file description holds it.
+ * frontier's compare-and-swap and the sync_waiters load are seq_cst (a
+ * locked RMW), the waiter's increment is a locked RMW followed by its
+ * membarrier before it looks; a slow path either way. @wait: wait for
+ * the lock, or -EBUSY if another open file description holds it.
+ *
+ * The lock keeps other open file descriptions out, not threads that
+ * share our handle (nor a parent and the child that inherited it): OFD
+ * locks of one description never conflict. So a cycle is safe beside
+ * another: it publishes global + 1 only over the value it read (else it
+ * starts again: the other cycle got there first), and the frontier and
+ * the queue heads only move forward, each by a compare-and-swap from the
+ * value read. A cycle's proof needs only its own epoch: a reader that
+ * entered after its barrier announces that epoch or a later one, and one
+ * that entered before it is in its scan.
  */
 static int collect(struct baton_epoch *d, int wait, uint64_t *frontier,
 		   uint64_t *completed, int *holder)
@@ -323,14 +355,17 @@ static int collect(struct baton_epoch *d, int wait, uint64_t *frontier,
 	ret = lock_byte(d->fd, BATON_EPOCH_LOCK_BASE - 1, wait, F_WRLCK);
 	if (ret)
 		return ret;
-	proven = h->frontier;
-	g = h->global + 1;
-	min = g;
-	/* 1. Drain what the previous cycle proved. */
+again:
+	proven = __atomic_load_n(&h->frontier, __ATOMIC_ACQUIRE);
+	g = __atomic_load_n(&h->global, __ATOMIC_RELAXED);
+	/* 1. Drain what a cycle before proved. */
 	for (i = 0; i < d->max_participants; i++)
 		n += drain_part(d, part_region(d, i), proven);
 	/* 2. Publish, then P and Q: membarrier on every CPU. */
-	__atomic_store_n(&h->global, g, __ATOMIC_RELAXED);
+	if (!__atomic_compare_exchange_n(&h->global, &g, g + 1, 0,
+					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		goto again;
+	min = ++g;
 	ret = baton__memfd_barrier();
 	if (ret)
 		goto out;
@@ -346,9 +381,13 @@ static int collect(struct baton_epoch *d, int wait, uint64_t *frontier,
 		if ((int)i != d->index && !slot_held(d->fd, (int)i))
 			continue;	/* its owner is gone */
 		e = ann >> 1;
-		/* Epoch 0 is as impossible as one above g: min - 1 wraps. */
-		if (!e || e > g) {
-			h->bad_words++;
+		/*
+		 * Epoch 0 is as impossible as one above the global (read
+		 * after the word: a cycle beside ours may have published
+		 * past g, and a reader entered under it): min - 1 wraps.
+		 */
+		if (!e || e > __atomic_load_n(&h->global, __ATOMIC_RELAXED)) {
+			__atomic_fetch_add(&h->bad_words, 1, __ATOMIC_RELAXED);
 			e = proven + 1;
 		}
 		if (e < min) {
@@ -356,10 +395,9 @@ static int collect(struct baton_epoch *d, int wait, uint64_t *frontier,
 			who = (int)i;
 		}
 	}
-	f = min - 1 > proven ? min - 1 : proven;
-	__atomic_store_n(&h->frontier, f, __ATOMIC_SEQ_CST);
-	h->collections++;
-	h->completed += n;
+	f = frontier_raise(h, min - 1 > proven ? min - 1 : proven);
+	__atomic_fetch_add(&h->collections, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&h->completed, n, __ATOMIC_RELAXED);
 	if (f > proven && __atomic_load_n(&h->sync_waiters, __ATOMIC_SEQ_CST))
 		wake_waiters(h);
 	if (frontier)

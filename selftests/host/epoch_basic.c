@@ -366,6 +366,67 @@ TEST(aliasing_memfd)
 	baton_epoch_unlink(name, BATON_BACKEND_MEMFD);
 }
 
+/*
+ * Threads that share one handle collect at the same time: the collector's
+ * lock is an OFD lock, and requests from one open file description never
+ * conflict, so it does not keep them apart (nor a parent and the child
+ * that inherited its handle). Each cycle must then be safe beside
+ * another: before, a cycle that had read the global epoch stored it + 1
+ * after another thread's cycles had moved it further, and the global went
+ * back; a reader that had entered under the higher epoch then counted as
+ * entered after a retirement it predates. Global and frontier only grow.
+ */
+struct shared_collect {
+	struct baton_epoch *d;
+	int stop;
+};
+
+static void *shared_collector(void *p)
+{
+	struct shared_collect *a = p;
+
+	while (!__atomic_load_n(&a->stop, __ATOMIC_RELAXED))
+		baton_epoch_collect(a->d, NULL, NULL);
+	return NULL;
+}
+
+TEST(collectors_sharing_a_handle_never_move_epochs_back)
+{
+	char name[BATON_NAME_MAX];
+	struct baton_epoch_params p = { 8, 16, 0600, BATON_BACKEND_MEMFD };
+	struct shared_collect a = { 0 };
+	uint64_t g, f, last_g = 0, last_f = 0, g_back = 0, f_back = 0;
+	uint64_t looks = 0, until;
+	pthread_t t[4];
+	int i;
+
+	ring_name(name, sizeof(name), "shc");
+	ASSERT_EQ(0, baton_epoch_create(name, &p, &a.d));
+	baton_epoch_unlink(name, BATON_BACKEND_MEMFD);
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, shared_collector, &a));
+	until = now_ns() + (UNDER_TSAN ? 500 : 1000) * 1000000ULL;
+	while (now_ns() < until) {
+		g = __atomic_load_n(a.d->global, __ATOMIC_ACQUIRE);
+		f = __atomic_load_n(&a.d->hdr->frontier, __ATOMIC_ACQUIRE);
+		g_back += g < last_g;
+		f_back += f < last_f;
+		last_g = g;
+		last_f = f;
+		looks++;
+	}
+	__atomic_store_n(&a.stop, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	TH_LOG("%llu looks, global %llu: it moved back %llu times, the frontier %llu",
+	       (unsigned long long)looks, (unsigned long long)last_g,
+	       (unsigned long long)g_back, (unsigned long long)f_back);
+	EXPECT_EQ(0U, g_back);
+	EXPECT_EQ(0U, f_back);
+	EXPECT_LT(100U, last_g);
+	baton_epoch_close(a.d);
+}
+
 /* A participant that dies inside a read section stops holding anything. */
 TEST(dead_reader_memfd)
 {
