@@ -552,13 +552,22 @@ static int holder_live(const struct baton_pool *p, uint32_t k)
 	return held_by_other(p->fd, LOCK_HOLDER(k));
 }
 
+/* Holder @k is in @dead (bit k), a repair's set; NULL: none is. */
+static int in_dead(const uint64_t *dead, uint32_t k)
+{
+	return dead && dead[k / 64] >> (k % 64) & 1;
+}
+
 /*
  * May a live holder hold ticket @c of class @cls for @op? (kmod:
  * baton_pool_live_may_hold(); Y5: the caller loaded the tail or head
- * with acquire before.)
+ * with acquire before.) The holders a repair is finishing (@dead) are
+ * not live, ours included when we repair the index we just took: its
+ * claim is the dead holder's (the module drops a dead holder from its
+ * table before it resolves the claim).
  */
 static int live_may_hold(const struct baton_pool *p, uint32_t op, uint32_t cls,
-			 uint64_t c)
+			 uint64_t c, const uint64_t *dead)
 {
 	uint32_t i;
 
@@ -567,7 +576,8 @@ static int live_may_hold(const struct baton_pool *p, uint32_t op, uint32_t cls,
 		uint64_t t, floor;
 		uint32_t n;
 
-		if (__atomic_load_n(&cl->op, __ATOMIC_ACQUIRE) != op ||
+		if (in_dead(dead, i) ||
+		    __atomic_load_n(&cl->op, __ATOMIC_ACQUIRE) != op ||
 		    __atomic_load_n(&cl->cls, __ATOMIC_RELAXED) != cls ||
 		    !holder_live(p, i))
 			continue;
@@ -683,7 +693,7 @@ static void fill(struct baton_pool *p, uint32_t cls, uint64_t t, uint64_t v,
  * still be a live holder's.
  */
 static int resolve_pop(struct baton_pool *p, uint32_t cls, uint64_t floor,
-		       uint32_t n)
+		       uint32_t n, const uint64_t *dead)
 {
 	struct baton_pool_cls *c = &p->f.cls[cls];
 	uint64_t head = __atomic_load_n(c->head, __ATOMIC_ACQUIRE);
@@ -697,7 +707,7 @@ static int resolve_pop(struct baton_pool *p, uint32_t cls, uint64_t floor,
 
 		if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != floor + i + 1)
 			continue;
-		if (live_may_hold(p, BATON_POOL_CLAIM_POP, cls, floor + i))
+		if (live_may_hold(p, BATON_POOL_CLAIM_POP, cls, floor + i, dead))
 			pending = 1;
 		else
 			release_entry(p, cls, floor + i);
@@ -706,11 +716,12 @@ static int resolve_pop(struct baton_pool *p, uint32_t cls, uint64_t floor,
 }
 
 /*
- * Finish what dead holder @k's claim says it was doing. 1 if a refill's
- * entries may still be a live taker's after a while: the claim stays,
- * and the next repair tries again.
+ * Finish what dead holder @k's claim says it was doing (@dead: every
+ * holder this repair finishes). 1 if a refill's entries may still be a
+ * live taker's after a while: the claim stays, and the next repair tries
+ * again.
  */
-static int finish_claim(struct baton_pool *p, uint32_t k)
+static int finish_claim(struct baton_pool *p, uint32_t k, const uint64_t *dead)
 {
 	struct baton_pool_claim *cl = claim_of(p, k);
 	uint32_t op = __atomic_load_n(&cl->op, __ATOMIC_ACQUIRE);
@@ -731,7 +742,7 @@ static int finish_claim(struct baton_pool *p, uint32_t k)
 		if (op == BATON_POOL_CLAIM_PUSH)
 			return 0;
 		for (tries = 0; tries < SETTLE_TRIES; tries++) {
-			if (!resolve_pop(p, cls, floor, n))
+			if (!resolve_pop(p, cls, floor, n, dead))
 				return 0;
 			sched_yield();
 		}
@@ -898,7 +909,7 @@ static void unpark(struct baton_pool *p, uint32_t k)
  * while it is repaired, so nobody takes it meanwhile. Returns how many
  * buffers became ours or COLD: worth another look at the queue.
  */
-static uint64_t repair_dead(struct baton_pool *p, int self)
+static uint64_t repair_dead(struct baton_pool *p, int self, int *self_unsettled)
 {
 	uint64_t dead[BATON_POOL_HOLDERS_MAX / 64] = { 0 }, n, cold = 0;
 	uint32_t k, found = 0, unsettled[BATON_POOL_HOLDERS_MAX / 32] = { 0 };
@@ -911,6 +922,8 @@ static uint64_t repair_dead(struct baton_pool *p, int self)
 		dead[k / 64] |= 1ULL << (k % 64);
 		found++;
 	}
+	if (self_unsettled)
+		*self_unsettled = 0;
 	if (!found)
 		return 0;
 	for (k = 0; k < p->geo.max_holders; k++)
@@ -924,11 +937,14 @@ static uint64_t repair_dead(struct baton_pool *p, int self)
 	 */
 	n = self ? reclaim_walk(p, dead, &cold) : 0;
 	for (k = 0; k < p->geo.max_holders; k++)
-		if (dead[k / 64] >> (k % 64) & 1 && finish_claim(p, k))
+		if (dead[k / 64] >> (k % 64) & 1 && finish_claim(p, k, dead))
 			unsettled[k / 32] |= 1U << (k % 32);
 	if (!self)
 		n = reclaim_walk(p, dead, &cold);
 	count(&p->hdr->reclaimed, n);
+	if (self_unsettled && self)
+		*self_unsettled = unsettled[p->f.holder / 32] >>
+				  (p->f.holder % 32) & 1;
 	for (k = 0; k < p->geo.max_holders; k++) {
 		if (!(dead[k / 64] >> (k % 64) & 1))
 			continue;
@@ -967,7 +983,7 @@ int baton__pool_memfd_repair(struct baton_pool *p)
 	p->repaired_ms = now;
 	if (repair_lock(p, &cs))
 		return 0;
-	n = repair_dead(p, 0);
+	n = repair_dead(p, 0, NULL);
 	repair_unlock(p, cs);
 	return n > 0x7fffffff ? 0x7fffffff : (int)n;
 }
@@ -1179,12 +1195,39 @@ static void attach_begin(struct baton_pool *p)
 		count(&p->hdr->holders, 1);
 }
 
-/* Under the repair lock: whatever a dead holder of our index left, first. */
-static void attach_repaired(struct baton_pool *p, int cs)
+/* Holder @k's claim says it was doing something (finish_claim()'s test). */
+static int claim_open(const struct baton_pool *p, uint32_t k)
 {
-	repair_dead(p, 1);
-	attach_begin(p);
+	struct baton_pool_claim *cl = claim_of(p, k);
+
+	return __atomic_load_n(&cl->op, __ATOMIC_ACQUIRE) &&
+	       (__atomic_load_n(&cl->ticket, __ATOMIC_ACQUIRE) != BATON_POOL_NO_TICKET ||
+		__atomic_load_n(&cl->floor, __ATOMIC_RELAXED) != BATON_POOL_NO_TICKET);
+}
+
+/*
+ * Under the repair lock: whatever a dead holder of our index left, first.
+ * attach_begin() resets our index's claim, so a dead holder's claim that
+ * a repair cannot settle yet (a refill's entries that a live taker,
+ * stopped, may hold) must not be on it: when our index's dead holder was
+ * in the middle of one, we take a clean index and repair the old one as
+ * another's, which keeps an unsettled claim for a later repair. With no
+ * clean index, we repair it as ours; should its claim stay unsettled, the
+ * open answers EMFILE and leaves the index to a later repair, as when
+ * every index is held.
+ */
+static int attach_repaired(struct baton_pool *p, int cs)
+{
+	int unsettled = 0;
+
+	if (claim_open(p, p->f.holder) && !take_clean_index(p))
+		repair_dead(p, 0, NULL);
+	else
+		repair_dead(p, 1, &unsettled);
+	if (!unsettled)
+		attach_begin(p);
 	repair_unlock(p, cs);
+	return unsettled ? -EMFILE : 0;
 }
 
 /*
@@ -1200,16 +1243,12 @@ int baton__pool_memfd_attach(struct baton_pool *p)
 {
 	int cs, ret;
 
-	if (!repair_lock(p, &cs)) {
-		attach_repaired(p, cs);
-		return 0;
-	}
+	if (!repair_lock(p, &cs))
+		return attach_repaired(p, cs);
 	if (index_dirty(p, p->f.holder)) {
 		ret = repair_lock_bounded(p, &cs);
-		if (!ret) {
-			attach_repaired(p, cs);
-			return 0;
-		}
+		if (!ret)
+			return attach_repaired(p, cs);
 		if (ret != -EBUSY)
 			return ret;
 		ret = take_clean_index(p);
@@ -1304,11 +1343,11 @@ int baton__pool_memfd_unstick(struct baton_pool *p, uint32_t cls, uint64_t c)
 	 * entry filled with the buffer its claim names. A hole in its place
 	 * would leave a FREE buffer on no queue, lost for good.
 	 */
-	repair_dead(p, 0);
+	repair_dead(p, 0, NULL);
 	/* Y1, Y3: the entry's value is read only after its seq. */
 	seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
 	if (seq == c && c < __atomic_load_n(k->tail, __ATOMIC_ACQUIRE)) {
-		if (live_may_hold(p, BATON_POOL_CLAIM_PUSH, cls, c)) {
+		if (live_may_hold(p, BATON_POOL_CLAIM_PUSH, cls, c, NULL)) {
 			ret = -EAGAIN;
 		} else {
 			fill(p, cls, c, BATON_POOL_NO_INDEX, 0);
@@ -1317,7 +1356,7 @@ int baton__pool_memfd_unstick(struct baton_pool *p, uint32_t cls, uint64_t c)
 	} else if (c >= k->qcap && seq == c - k->qcap + 1) {
 		prev = c - k->qcap;
 		if (prev >= __atomic_load_n(k->head, __ATOMIC_ACQUIRE) ||
-		    live_may_hold(p, BATON_POOL_CLAIM_POP, cls, prev))
+		    live_may_hold(p, BATON_POOL_CLAIM_POP, cls, prev, NULL))
 			ret = -EAGAIN;
 		else
 			release_entry(p, cls, prev);
@@ -1712,7 +1751,7 @@ void baton__pool_memfd_maintain(struct baton_pool *p, uint64_t now)
 	if (now >= w->next_ms) {
 		__atomic_store_n(&w->next_ms, now + (period < 5 ? 5 : period),
 				 __ATOMIC_RELAXED);
-		repair_dead(p, 0);
+		repair_dead(p, 0, NULL);
 		if (p->geo.decay_ms)
 			decay(p, now);
 	}

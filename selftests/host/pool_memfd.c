@@ -1111,6 +1111,97 @@ static void die_before_publishing(const char *pname, volatile uint32_t *ready)
 }
 
 /*
+ * What a refill does, through the pool file, up to the step a refiller
+ * may die after: its claim (POP, a floor, 16 entries to come) and the
+ * compare-and-swap that moves the head past all 16 entries, then stop
+ * before recording its ticket. Posts @ready, then sleeps until killed.
+ */
+static void die_before_its_ticket(const char *pname, volatile uint32_t *ready)
+{
+	struct baton_pool_class_layout *l;
+	struct baton_pool_claim *cl;
+	struct baton_pool_info info;
+	struct baton_pool_hdr h;
+	struct baton_pool *pool;
+	uint64_t *head;
+	char path[128];
+	uint8_t *ctl;
+	uint32_t i;
+	int fd;
+
+	pool_file(path, sizeof(path), pname);
+	if (baton_pool_open(pname, &pool) || baton_pool_info(pool, &info))
+		_exit(80);
+	fd = open(path, O_RDWR);
+	if (fd < 0 || pread(fd, &h, sizeof(h), 0) != sizeof(h))
+		_exit(81);
+	ctl = mmap(NULL, h.ctl_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		   (off_t)h.ctl_mmap);
+	if (ctl == MAP_FAILED)
+		_exit(82);
+	l = &h.classes[0];
+	cl = (struct baton_pool_claim *)(ctl + h.claim_off +
+					 info.holder * 4096ULL);
+	head = (uint64_t *)(ctl + l->ctl_off + BATON_POOL_Q_HEAD);
+	cl->cls = 0;
+	cl->n = 16;
+	for (i = 0; i < 16; i++)
+		cl->entry[i] = BATON_POOL_NO_INDEX;
+	__atomic_store_n(&cl->op, BATON_POOL_CLAIM_POP, __ATOMIC_RELEASE);
+	__atomic_store_n(&cl->floor, __atomic_load_n(head, __ATOMIC_ACQUIRE),
+			 __ATOMIC_RELEASE);
+	__atomic_fetch_add(head, 16, __ATOMIC_ACQ_REL);
+	__atomic_store_n(ready, 1, __ATOMIC_RELEASE);
+	pause();
+	_exit(83);
+}
+
+/*
+ * A refiller killed between the compare-and-swap that took all 16
+ * entries and its ticket; then an open takes its index (the lowest free
+ * one) and repairs it as its own. That repair used to count the dead
+ * refiller's own claim as a live holder's (the index is the opener's
+ * now), never settle it, and let the opener reset the claim: 16 entries
+ * past the head that nobody would release, every buffer lost.
+ */
+TEST(an_open_onto_a_dead_refillers_index_loses_nothing)
+{
+	struct baton_pool_params p = pc_params(16, 0);
+	struct baton_pool *pool, *second;
+	volatile uint32_t *sh;
+	uint64_t hs[20];
+	char pname[64];
+	int dups;
+	pid_t pid;
+
+	if (UNDER_TSAN)
+		SKIP(return, "fork and kill: not under TSan");
+	force_memfd();
+	sh = shared_words();
+	ASSERT_NE(MAP_FAILED, sh);
+	ring_name(pname, sizeof(pname), "refd");
+	ASSERT_EQ(0, baton_pool_create(pname, &p, &pool));
+	pid = fork();
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		die_before_its_ticket(pname, &sh[0]);
+	}
+	ASSERT_LT(0, pid);
+	while (!__atomic_load_n(&sh[0], __ATOMIC_ACQUIRE))
+		usleep(100);
+	kill(pid, SIGKILL);
+	EXPECT_EQ(128 + SIGKILL, wait_child(pid));
+	ASSERT_EQ(0, baton_pool_open(pname, &second));
+	/* What its repair released went through its magazine: back now. */
+	baton_pool_close(second);
+	EXPECT_EQ(16, pc_alloc_all(pool, hs, 20, &dups));
+	EXPECT_EQ(0, dups);
+	baton_pool_close(pool);
+	baton_pool_unlink(pname);
+	munmap((void *)sh, 4096);
+}
+
+/*
  * Create pool @pname (16 buffers) and fork a freer that stops before
  * publishing (die_before_publishing(), killed with this process if it
  * outlives it); return once it stands there. Its pid, or -1.
