@@ -459,6 +459,8 @@ static void baton_pool_requeue(struct baton_pool *pool,
 
 	if (v == BATON_POOL_NO_INDEX || index >= c->lay.count || !gen)
 		return;
+	/* @v is a holder's word: no speculative load past the array. */
+	index = array_index_nospec(index, c->lay.count);
 	d = &c->desc[index];
 	s = BATON_POOL_STATE(gen, BATON_POOL_FREE, 0);
 	if (cmpxchg(&d->state, s,
@@ -497,9 +499,14 @@ static void baton_pool_fill(struct baton_pool *pool, struct baton_pool_cls *c,
 	if (smp_load_acquire(&e->seq) != t)
 		return;
 	if (index < c->lay.count && gen) {
-		struct baton_pool_desc *d = &c->desc[index];
+		struct baton_pool_desc *d;
 		u64 free = BATON_POOL_STATE(gen, BATON_POOL_FREE, 0);
-		u64 s = READ_ONCE(d->state);
+		u64 s;
+
+		/* @v is a holder's word: no speculative load past the array. */
+		index = array_index_nospec(index, c->lay.count);
+		d = &c->desc[index];
+		s = READ_ONCE(d->state);
 
 		/*
 		 * Take it first (KERNEL keeps everyone else off), then aux,
