@@ -515,16 +515,91 @@ static uint32_t kmod_open_flags(void)
 	       BATON_POOL_F_TAKES_COLD : 0;
 }
 
+/* One class of a create: its size and count, and what keep asks of it. */
+static int pool_class_check(const struct baton__what *w,
+			    const struct baton_pool_create *k, uint32_t i)
+{
+	const struct baton_pool_class *c = &k->classes[i];
+
+	if (c->buf_shift < BATON_POOL_SHIFT_MIN ||
+	    c->buf_shift > BATON_POOL_SHIFT_MAX)
+		return baton__reject(w, -EINVAL,
+				     "classes[%u].buf_shift %u: must be %d to %d (4 KiB to 4 MiB buffers)",
+				     i, c->buf_shift, BATON_POOL_SHIFT_MIN,
+				     BATON_POOL_SHIFT_MAX);
+	if (i && c->buf_shift <= k->classes[i - 1].buf_shift)
+		return baton__reject(w, -EINVAL,
+				     "classes[%u].buf_shift %u: must be larger than classes[%u]'s (%u): sizes strictly increase",
+				     i, c->buf_shift, i - 1,
+				     k->classes[i - 1].buf_shift);
+	if (!c->count || c->count > BATON_POOL_COUNT_MAX)
+		return baton__reject(w, -EINVAL,
+				     "classes[%u].count %u: must be 1 to %d",
+				     i, c->count, BATON_POOL_COUNT_MAX);
+	if (k->keep > c->count)
+		return baton__reject(w, -EINVAL,
+				     "keep %u: must be at most each class's count (classes[%u].count is %u)",
+				     k->keep, i, c->count);
+	return 0;
+}
+
+/*
+ * The rules of struct baton_pool_params, each refusal named (the
+ * backends check them again: kmod/pool.c, pool_memfd.c create_check()).
+ */
+static int pool_params_check(const struct baton__what *w,
+			     const struct baton_pool_create *k)
+{
+	uint32_t i;
+	int ret;
+
+	if (!k->nr_classes || k->nr_classes > BATON_POOL_CLASSES_MAX)
+		return baton__reject(w, -EINVAL,
+				     "nr_classes %u: must be 1 to %d",
+				     k->nr_classes, BATON_POOL_CLASSES_MAX);
+	for (i = 0; i < k->nr_classes; i++) {
+		ret = pool_class_check(w, k, i);
+		if (ret)
+			return ret;
+	}
+	if (k->decay_ms && (k->decay_ms < BATON_POOL_DECAY_MIN_MS ||
+			    k->decay_ms > BATON_POOL_DECAY_MAX_MS))
+		return baton__reject(w, -EINVAL,
+				     "decay_ms %u: must be 0 (never) or %d to %d",
+				     k->decay_ms, BATON_POOL_DECAY_MIN_MS,
+				     BATON_POOL_DECAY_MAX_MS);
+	if (k->max_holders > BATON_POOL_HOLDERS_MAX)
+		return baton__reject(w, -EINVAL,
+				     "max_holders %u: must be 0 (64) or 1 to %d",
+				     k->max_holders, BATON_POOL_HOLDERS_MAX);
+	if (k->mode & ~0777U)
+		return baton__reject(w, -EINVAL,
+				     "mode 0%o: must be permission bits only, within 0777 (no setuid, setgid or sticky bit)",
+				     k->mode);
+	return 0;
+}
+
 static int pool_create(const char *name,
 		       const struct baton_pool_params *params, int idle,
 		       struct baton_pool **out)
 {
 	struct baton_pool_create k;
+	struct baton__what w;
 	uint32_t i;
 	int ret, be, cs;
 
-	if (!params || !out || params->nr_classes > BATON_POOL_CLASSES_MAX)
-		return -EINVAL;
+	baton__what(&w, "baton_pool_create", name);
+	ret = baton__name_check(&w, name);
+	if (ret)
+		return ret;
+	if (!params)
+		return baton__reject(&w, -EINVAL, "params: NULL");
+	if (!out)
+		return baton__reject(&w, -EINVAL, "out: NULL");
+	if (params->nr_classes > BATON_POOL_CLASSES_MAX)
+		return baton__reject(&w, -EINVAL, "nr_classes %u: must be 1 to %d",
+				     params->nr_classes,
+				     BATON_POOL_CLASSES_MAX);
 	memset(&k, 0, sizeof(k));
 	k.size = sizeof(k);
 	k.mode = params->mode ? params->mode : 0600;
@@ -536,10 +611,15 @@ static int pool_create(const char *name,
 		k.classes[i].buf_shift = params->classes[i].buf_shift;
 		k.classes[i].count = params->classes[i].count;
 	}
+	ret = pool_params_check(&w, &k);
+	if (ret)
+		return ret;
 	ret = baton__copy_name(k.name, name);
 	if (ret)
 		return ret;
-	be = pool_backend();
+	be = baton__backend_check(&w, BATON_BACKEND_AUTO);
+	if (be < 0)
+		return be;
 	cs = open_lock_take();
 	if (be == BATON_BACKEND_MEMFD)
 		ret = baton__pool_memfd_create(&k);
@@ -561,22 +641,29 @@ static int pool_create(const char *name,
 			baton_pool_unlink(k.name);
 	}
 	open_lock_give(cs);
-	return ret == -ENODEV ? -EOPNOTSUPP : ret;
+	return baton__fail(&w, ret == -ENODEV ? -EOPNOTSUPP : ret);
 }
 
 static int pool_open(const char *name, int idle, struct baton_pool **out)
 {
 	struct baton_pool_open k;
+	struct baton__what w;
 	int ret, be, cs;
 
+	baton__what(&w, "baton_pool_open", name);
+	ret = baton__name_check(&w, name);
+	if (ret)
+		return ret;
 	if (!out)
-		return -EINVAL;
+		return baton__reject(&w, -EINVAL, "out: NULL");
 	memset(&k, 0, sizeof(k));
 	k.size = sizeof(k);
 	ret = baton__copy_name(k.name, name);
 	if (ret)
 		return ret;
-	be = pool_backend();
+	be = baton__backend_check(&w, BATON_BACKEND_AUTO);
+	if (be < 0)
+		return be;
 	cs = open_lock_take();
 	if (be == BATON_BACKEND_MEMFD)
 		ret = baton__pool_memfd_open(k.name, &k.out_fd, &k.out_holder);
@@ -589,7 +676,7 @@ static int pool_open(const char *name, int idle, struct baton_pool **out)
 	if (!ret)
 		ret = pool_attach(k.out_fd, k.out_holder, be, idle, out);
 	open_lock_give(cs);
-	return ret == -ENODEV ? -EOPNOTSUPP : ret;
+	return baton__fail(&w, ret == -ENODEV ? -EOPNOTSUPP : ret);
 }
 
 /*

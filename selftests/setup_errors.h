@@ -71,6 +71,18 @@ static const struct setup_case setup_cases[] = {
 	{ "open_or_create: slot_size 12", -EINVAL, { "baton_ring_open_or_create(", "slot_size 12:" } },
 	{ "open_or_create: other geometry", -EEXIST, { "baton_ring_open_or_create(", "slot_size 128: the existing ring of that name has slot_size 64" } },
 	{ "epoch open_or_create: other queue_len", -EEXIST, { "baton_epoch_open_or_create(", "the existing domain of that name has" } },
+	{ "pool create: name with '/'", -EINVAL, { "baton_pool_create(\"a/b\")", "name: byte 1 is '/'" } },
+	{ "pool create: params NULL", -EINVAL, { "baton_pool_create(", "params: NULL" } },
+	{ "pool create: nr_classes 0", -EINVAL, { "nr_classes 0:", "1 to 8" } },
+	{ "pool create: buf_shift 11", -EINVAL, { "classes[0].buf_shift 11:", "12 to 22" } },
+	{ "pool create: sizes not increasing", -EINVAL, { "classes[1].buf_shift 12:", "strictly increase" } },
+	{ "pool create: count 0", -EINVAL, { "classes[0].count 0:", "1 to 65536" } },
+	{ "pool create: keep past count", -EINVAL, { "keep 9:", "at most each class's count" } },
+	{ "pool create: decay_ms 5", -EINVAL, { "decay_ms 5:", "0 (never) or 10 to 600000" } },
+	{ "pool create: max_holders 1025", -EINVAL, { "max_holders 1025:", "1 to 1024" } },
+	{ "pool create: mode 02600", -EINVAL, { "baton_pool_create(", "mode 02600:" } },
+	{ "pool open: name empty", -EINVAL, { "baton_pool_open(\"\")", "name: empty" } },
+	{ "pool open: out NULL", -EINVAL, { "baton_pool_open(", "out: NULL" } },
 };
 
 #define SETUP_CASES	(sizeof(setup_cases) / sizeof(setup_cases[0]))
@@ -120,6 +132,24 @@ static int setup_create(const char *name, struct baton_ring_params p)
 	return ret;
 }
 
+static const struct baton_pool_params setup_good_pool = {
+	.nr_classes = 1,
+	.mode = 0600,
+	.classes = { { .buf_shift = 12, .count = 8 } },
+};
+
+static int setup_pool_create(const char *name, struct baton_pool_params p)
+{
+	struct baton_pool *pool = NULL;
+	int ret = baton_pool_create(name, &p, &pool);
+
+	if (!ret) {
+		baton_pool_close(pool);
+		baton_pool_unlink(name);
+	}
+	return ret;
+}
+
 static int setup_epoch_create(const char *name, struct baton_epoch_params p)
 {
 	struct baton_epoch *d = NULL;
@@ -138,6 +168,8 @@ static int run_setup_case(size_t i, const char *tag)
 {
 	struct baton_ring_params p = setup_good;
 	struct baton_epoch_params e = setup_good_epoch;
+	struct baton_pool_params pp = setup_good_pool;
+	struct baton_pool *pool = NULL;
 	char name[BATON_NAME_MAX], longname[BATON_NAME_MAX + 1];
 	struct baton_ring *r = NULL, *r2 = NULL;
 	struct baton_epoch *d = NULL, *d2 = NULL;
@@ -241,6 +273,21 @@ static int run_setup_case(size_t i, const char *tag)
 		baton_epoch_close(d);
 		baton_epoch_unlink(name, BATON_BACKEND_AUTO);
 		return ret;
+	case 41: return baton_pool_create("a/b", &pp, &pool);
+	case 42: return baton_pool_create(name, NULL, &pool);
+	case 43: pp.nr_classes = 0; return setup_pool_create(name, pp);
+	case 44: pp.classes[0].buf_shift = 11; return setup_pool_create(name, pp);
+	case 45:
+		pp.nr_classes = 2;
+		pp.classes[1] = pp.classes[0];
+		return setup_pool_create(name, pp);
+	case 46: pp.classes[0].count = 0; return setup_pool_create(name, pp);
+	case 47: pp.keep = 9; return setup_pool_create(name, pp);
+	case 48: pp.decay_ms = 5; return setup_pool_create(name, pp);
+	case 49: pp.max_holders = 1025; return setup_pool_create(name, pp);
+	case 50: pp.mode = 02600; return setup_pool_create(name, pp);
+	case 51: return baton_pool_open("", &pool);
+	case 52: return baton_pool_open(name, NULL);
 	}
 	return -ENOSYS;
 }

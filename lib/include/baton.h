@@ -191,8 +191,8 @@ struct baton_ring_stats {
 
 /**
  * baton_ring_create() - create a named ring and take one role of it
- * @name: 1..BATON_NAME_MAX - 1 bytes, no '/'; unique per backend (and, on
- *        kmod, per IPC namespace)
+ * @name: 1..BATON_NAME_MAX - 1 bytes of [A-Za-z0-9._-]; unique per backend
+ *        (and, on kmod, per IPC namespace)
  * @p: kind, geometry, mode and backend (struct baton_ring_params)
  * @role: BATON_ROLE_PRODUCER or BATON_ROLE_CONSUMER, held by the new handle
  * @out: the new handle, for baton_ring_close()
@@ -206,7 +206,10 @@ struct baton_ring_stats {
  * Return: 0, or -EINVAL (a bad name, geometry, kind, role or mode), -EEXIST
  * (the name is taken), -EDQUOT (a per-user cap, kmod), -ENOSPC (no room in
  * /dev/shm, memfd), -ENODEV (the backend asked for is missing; memfd: also
- * without membarrier(2), Documentation/memfd-backend.rst), -ENOMEM.
+ * without membarrier(2), Documentation/memfd-backend.rst), -EACCES (kmod:
+ * no access to /dev/baton, mode 0660 group baton once installed; the
+ * library does not fall back to memfd then), -EPROTONOSUPPORT (kmod: the
+ * module speaks another ABI), -ENOMEM.
  */
 int baton_ring_create(const char *name, const struct baton_ring_params *p,
 		      int role, struct baton_ring **out);
@@ -219,22 +222,25 @@ int baton_ring_create(const char *name, const struct baton_ring_params *p,
  *           baton_backend_resolve())
  * @out: the new handle
  *
- * Return: 0, or -ENOENT (no such ring), -EACCES (the mode forbids it),
- * -EBUSY (the role is taken: SPSC, or max_producers reached), -EINVAL,
- * -ENODEV, -EPROTO (the shared header is inconsistent), -ENOMEM.
+ * Return: 0, or -ENOENT (no such ring), -EACCES (the mode forbids it; kmod:
+ * or /dev/baton does), -EBUSY (the role is taken: SPSC, or max_producers
+ * reached), -EINVAL, -ENODEV, -EPROTONOSUPPORT (kmod: the module speaks
+ * another ABI), -EPROTO (the shared header is inconsistent), -ENOMEM.
  */
 int baton_ring_open(const char *name, int role, int backend,
 		    struct baton_ring **out);
 
 /**
- * baton_ring_close() - unmap and close a handle; NULL is a no-op
- * @r: the handle; poisoned, then freed (see BATON_CLOSED_KEPT)
+ * baton_ring_close() - unmap and close a handle
+ * @r: the handle; poisoned, then freed (see BATON_CLOSED_KEPT); NULL does
+ *     nothing and returns -EINVAL
  *
  * The role is released (and the peer told, on kmod) once the fd and every
  * mapping are gone; a process that dies closes its handles the same way.
  *
- * Return: 0, or -EBADF for a handle already closed (best effort: the last
- * BATON_CLOSED_KEPT closed handles stay poisoned, older ones are freed).
+ * Return: 0, -EINVAL for NULL, or -EBADF for a handle already closed (best
+ * effort: the last BATON_CLOSED_KEPT closed handles stay poisoned, older
+ * ones are freed).
  */
 int baton_ring_close(struct baton_ring *r);
 
@@ -371,8 +377,8 @@ int baton_ring_open_or_create(const char *name,
  * @name: the ring's name
  * @role: BATON_ROLE_PRODUCER or BATON_ROLE_CONSUMER
  * @backend: enum baton_backend
- * @timeout_ns: how long to wait for the name; 0: do not wait;
- *              negative: no limit
+ * @timeout_ns: how long to wait for the name; 0: do not wait (a missing
+ *              name is then -ETIMEDOUT, not -ENOENT); negative: no limit
  * @out: the new handle
  *
  * For a consumer that may start before its producer. kmod: the module
@@ -1813,7 +1819,7 @@ int baton_waitset_add_ring(struct baton_waitset *ws, struct baton_ring *r,
  * @ws: the set
  * @d: the domain
  * @epoch: ready once nothing retired at @epoch or before can be held
- *         (baton_epoch_poll() says 1)
+ *         (baton_epoch_poll() returns 0)
  * @cookie: as for baton_waitset_add_ring()
  *
  * Return: as baton_waitset_add_ring(); -EINVAL for a future @epoch.
@@ -1997,8 +2003,11 @@ struct baton_pool_info {
  * in that window: that one goes instead).
  *
  * Return: 0, or -EEXIST (the name is taken), -EINVAL (geometry, name, or
- * $BATON_BACKEND), -E2BIG (more than 256 GiB of buffers), -EDQUOT
- * (kmod), -ENOSPC (memfd: no room in /dev/shm), -ENOMEM.
+ * $BATON_BACKEND; each refusal is logged, naming the field and the rule,
+ * as for rings), -E2BIG (more than 256 GiB of buffers), -EDQUOT (kmod),
+ * -ENOSPC (memfd: no room in /dev/shm), -EOPNOTSUPP (kmod: no /dev/baton,
+ * or a module without pools), -EACCES (kmod: no access to /dev/baton),
+ * -ENOMEM.
  */
 int baton_pool_create(const char *name, const struct baton_pool_params *params,
 		      struct baton_pool **pool)
@@ -2012,8 +2021,10 @@ int baton_pool_create(const char *name, const struct baton_pool_params *params,
  * Return: 0, or -ENOENT, -EACCES (read and write permission are both
  * needed), -EMFILE (every holder index taken; memfd: or left by a dead
  * holder that nobody could repair within 10 ms, the repair lock held by a
- * stopped or slow holder), -EPROTO (memfd: the file is not a pool of this
- * ABI); memfd: an errno of fcntl(2) (ENOLCK).
+ * stopped or slow holder, or with a claim a repair cannot settle yet),
+ * -EPROTO (memfd: the file is not a pool of this ABI), -EOPNOTSUPP (kmod:
+ * no /dev/baton, or a module without pools), -EINVAL (the name);
+ * memfd: an errno of fcntl(2) (ENOLCK).
  */
 int baton_pool_open(const char *name, struct baton_pool **pool)
 	BATON__POOL_IDLE_SYM("__baton_pool_open_idle");

@@ -181,15 +181,16 @@ int baton_epoch_open_timeout(const char *name, int backend,
 			     int64_t timeout_ns, struct baton_epoch **out);
 
 /**
- * baton_epoch_close() - unmap and close a handle; NULL is a no-op
- * @d: the handle; poisoned, then freed (see BATON_CLOSED_KEPT)
+ * baton_epoch_close() - unmap and close a handle
+ * @d: the handle; poisoned, then freed (see BATON_CLOSED_KEPT); NULL does
+ *     nothing and returns -EINVAL
  *
  * A participant's registration ends with it (process death does the
  * same); what it retired and was not yet proven is taken over by the
  * collector.
  *
- * Return: 0, or -EBADF for a handle already closed (best effort, as for
- * baton_ring_close()).
+ * Return: 0, -EINVAL for NULL, or -EBADF for a handle already closed (best
+ * effort, as for baton_ring_close()).
  */
 int baton_epoch_close(struct baton_epoch *d);
 
