@@ -1392,7 +1392,8 @@ int baton__pool_memfd_sleep(uint32_t *wakes, uint32_t seen, uint64_t until)
 /* ---- decay (kmod: baton_pool_decay_*()) ---- */
 
 struct cand {
-	uint64_t aux;
+	uint64_t aux;			/* as read: decay_one() checks it again */
+	uint64_t age;			/* the order: aux, or now if ahead */
 	uint32_t index;
 };
 
@@ -1400,7 +1401,7 @@ static int cand_cmp(const void *a, const void *b)
 {
 	const struct cand *x = a, *y = b;
 
-	return x->aux < y->aux ? -1 : x->aux > y->aux;
+	return x->age < y->age ? -1 : x->age > y->age;
 }
 
 /*
@@ -1447,9 +1448,14 @@ static uint32_t decay_pick(struct baton_pool *p, uint32_t cls, uint64_t tick,
 		if (BATON_POOL_S_KIND(s) != BATON_POOL_FREE)
 			continue;
 		free++;
-		if (aux > now)
-			continue;
+		/*
+		 * A free time ahead of ours orders as freed now, the newest
+		 * (kmod: baton_pool_decay_pick()): a holder in a time
+		 * namespace ahead, or a scribble, never keeps a buffer from
+		 * decaying. What goes is the reserve's to say, not its age.
+		 */
 		cand[n].aux = aux;
+		cand[n].age = aux < now ? aux : now;
 		cand[n++].index = j;
 	}
 	reserve = reserve_of(p, cls, tick, free);

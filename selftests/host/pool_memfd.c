@@ -1537,6 +1537,76 @@ TEST(decay_from_the_slow_paths_keeps_live_and_kept_buffers)
 	baton_pool_unlink(name);
 }
 
+/*
+ * Move the free time of every FREE buffer of class 0 of pool @pname an
+ * hour ahead, as a holder in a time namespace ahead of ours (or a
+ * scribble) leaves it. 0, or -1.
+ */
+static int free_times_ahead(const char *pname)
+{
+	struct baton_pool_class_layout *l;
+	struct baton_pool_desc *d;
+	struct baton_pool_hdr h;
+	char path[128];
+	uint8_t *ctl;
+	uint32_t j;
+	int fd;
+
+	pool_file(path, sizeof(path), pname);
+	fd = open(path, O_RDWR);
+	if (fd < 0 || pread(fd, &h, sizeof(h), 0) != sizeof(h))
+		return -1;
+	ctl = mmap(NULL, h.ctl_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		   (off_t)h.ctl_mmap);
+	close(fd);
+	if (ctl == MAP_FAILED)
+		return -1;
+	l = &h.classes[0];
+	d = (struct baton_pool_desc *)(ctl + l->ctl_off + BATON_POOL_Q_ENTRIES +
+				       (uint64_t)l->qcap * 16);
+	for (j = 0; j < l->count; j++)
+		if (BATON_POOL_S_KIND(__atomic_load_n(&d[j].state,
+						      __ATOMIC_ACQUIRE)) ==
+		    BATON_POOL_FREE)
+			__atomic_fetch_add(&d[j].aux, 3600 * 1000, __ATOMIC_RELAXED);
+	munmap(ctl, h.ctl_size);
+	return 0;
+}
+
+/*
+ * Free times an hour ahead of the decaying holder's clock: sorted as
+ * freed now, they decay as any (the module's rule). The memfd decay used
+ * to skip them, so a holder in a time namespace ahead of the others
+ * kept every buffer it freed resident for good.
+ */
+TEST(free_times_ahead_of_the_clock_still_decay)
+{
+	struct baton_pool_params p = pc_params(64, 20);
+	struct baton_pool_info info;
+	struct baton_pool *pool;
+	uint64_t tick;
+	int dups, rounds = 0;
+	char name[64];
+
+	force_memfd();
+	p.keep = 8;
+	ring_name(name, sizeof(name), "ahead");
+	ASSERT_EQ(0, baton_pool_create(name, &p, &pool));
+	ASSERT_EQ(64, pc_burst(name, &dups));
+	ASSERT_EQ(0, free_times_ahead(name));
+	do {
+		ASSERT_EQ(0, baton_pool_alloc(pool, 65536, &tick));
+		ASSERT_EQ(0, baton_pool_free(pool, tick));
+		usleep(2000);
+		ASSERT_EQ(0, baton_pool_info(pool, &info));
+	} while (info.decayed < 56 && ++rounds < 500);
+	TH_LOG("%d rounds of 2 ms, %llu decayed", rounds,
+	       (unsigned long long)info.decayed);
+	EXPECT_EQ(56U, info.decayed);
+	baton_pool_close(pool);
+	baton_pool_unlink(name);
+}
+
 /* Decay under steady traffic, from the slow paths (pool_cases.h). */
 TEST(decay_under_steady_traffic_keeps_only_the_working_set)
 {
