@@ -178,6 +178,12 @@ static int kmod_open(const char *name, struct baton_epoch *d)
 	return 0;
 }
 
+/*
+ * REGISTER, then map our region. A mapping that fails (the address space
+ * full) leaves the handle registered with the module, which has no
+ * unregister: the index is kept, and the next register maps it instead
+ * of asking again (EBUSY: this file is registered already).
+ */
 static int kmod_register(struct baton_epoch *d)
 {
 	struct baton_epoch_register r;
@@ -185,12 +191,17 @@ static int kmod_register(struct baton_epoch *d)
 
 	memset(&r, 0, sizeof(r));
 	r.size = sizeof(r);
-	if (ioctl(d->fd, BATON_EPOCH_IOC_REGISTER, &r))
+	if (d->unmapped_index >= 0)
+		r.out_index = (uint32_t)d->unmapped_index;
+	else if (ioctl(d->fd, BATON_EPOCH_IOC_REGISTER, &r))
 		return -errno;
 	p = mmap(NULL, d->off.self_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		 d->fd, (off_t)d->off.self_mmap);
-	if (p == MAP_FAILED)
-		return -errno;	/* the registration ends with the fd */
+	if (p == MAP_FAILED) {
+		d->unmapped_index = (int32_t)r.out_index;
+		return -errno;
+	}
+	d->unmapped_index = -1;
 	d->map[1].addr = p;
 	d->map[1].len = d->off.self_size;
 	baton__epoch_bind(d, p, (int)r.out_index);
@@ -206,6 +217,7 @@ static struct baton_epoch *new_handle(void)
 	if (d) {
 		d->fd = -1;
 		d->index = -1;
+		d->unmapped_index = -1;
 	}
 	return d;
 }

@@ -89,6 +89,86 @@ TEST_F(epoch_sync, quiescent_destroy_is_one_cycle)
 	EXPECT_EQ(0, baton_epoch_destroy_sync(self->d, 3, 4, EP_SEC, NULL));
 }
 
+/* The process's mapped address space in bytes (VmSize), 0 if unknown. */
+static uint64_t ep_vm_bytes(void)
+{
+	char line[128];
+	long kib = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmSize: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib > 0 ? (uint64_t)kib * 1024 : 0;
+}
+
+/*
+ * The child of register_after_a_failed_mapping: its exit status says
+ * which step went wrong (0: none).
+ */
+static int ep_register_past_a_full_address_space(const char *name)
+{
+	struct baton_epoch_params p;
+	struct baton_epoch *d;
+	struct rlimit old, rl;
+	int first, second;
+
+	ep_params(&p, 2, 8);
+	if (baton_epoch_create(name, &p, &d))
+		return 10;
+	baton_epoch_unlink(name, BATON_BACKEND_KMOD);
+	baton_set_print(NULL);
+	if (getrlimit(RLIMIT_AS, &old))
+		return 11;
+	/* No room for one more mapping: REGISTER works, the mmap fails. */
+	rl.rlim_cur = ep_vm_bytes();
+	rl.rlim_max = old.rlim_max;
+	if (!rl.rlim_cur || setrlimit(RLIMIT_AS, &rl))
+		return 12;
+	first = baton_epoch_register(d);
+	if (setrlimit(RLIMIT_AS, &old))
+		return 13;
+	if (first != -ENOMEM)
+		return 14;
+	second = baton_epoch_register(d);
+	if (second)
+		return second == -EBUSY ? 15 : 16;
+	if (baton_epoch_index(d) != 0)
+		return 17;
+	baton_epoch_enter(d);
+	baton_epoch_exit(d);
+	return baton_epoch_close(d) ? 18 : 0;
+}
+
+/*
+ * A handle whose REGISTER worked and whose mapping of its own region
+ * failed (the address space full) is registered with the module, which
+ * has no unregister. The library keeps the index and its next register
+ * maps it: before, that register answered EBUSY ("already registered")
+ * and the handle could never take part, while holding a slot.
+ */
+TEST(register_after_a_failed_mapping_maps_the_same_index)
+{
+	char name[BATON_NAME_MAX];
+	int status;
+	pid_t pid;
+
+	BT_REQUIRE_DEV();
+	bt_make_name(name, sizeof(name), "esmap");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(ep_register_past_a_full_address_space(name));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("step %d failed (14: the first register was not ENOMEM, 15: the second was EBUSY)",
+		       WEXITSTATUS(status));
+}
+
 /* The destroyer parks; the reader's exit sees sync_waiters and kicks. */
 TEST_F(epoch_sync, reader_exit_kicks_parked_destroyer)
 {

@@ -65,6 +65,13 @@ struct baton_epoch {
 		size_t len;
 	} map[2];			/* kmod: hdr, self; memfd: the file */
 	char name[BATON_NAME_MAX];
+	/*
+	 * Since 2.10.3 (the library allocates handles, so the struct may
+	 * grow at its end): kmod, the index REGISTER gave a handle whose
+	 * region could not be mapped then (the module has no unregister:
+	 * the next register maps it); -1 if none.
+	 */
+	int32_t unmapped_index;
 };
 
 /**

@@ -17,7 +17,7 @@
 
 #define BATON_VERSION_MAJOR	2
 #define BATON_VERSION_MINOR	10
-#define BATON_VERSION_PATCH	2
+#define BATON_VERSION_PATCH	3
 
 /* A version as one comparable number: 2.0.0 is 0x020000. */
 #define BATON_MAKE_VERSION(major, minor, patch) \
