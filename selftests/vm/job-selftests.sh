@@ -53,6 +53,18 @@ kill_strays() {
 }
 cd /selftests || { echo "not ok - /selftests missing"; exit 1; }
 failed=0
+
+# run-vm.sh boots with hung_task_panic=1: a program stuck in D state, which
+# its timeout cannot kill, must end the run at the kernel's report rather
+# than hold it until the whole run's timeout. Every kernel of the matrix
+# has the detector (the built ones: kernel-612.config).
+hung=$(cat /proc/sys/kernel/hung_task_panic 2>/dev/null)
+if [ "$hung" = 1 ]; then
+	echo "ok - vm: a task hung in D state panics the kernel"
+else
+	echo "not ok - vm: hung_task_panic is '${hung:-absent}', not 1: a hang would hold the job until its timeout"
+	failed=1
+fi
 ran=0
 for t in /selftests/*; do
 	[ -f "$t" ] && [ -x "$t" ] || continue
