@@ -15,9 +15,10 @@
  * process death too: a collector that finds the byte unlocked treats the
  * announcement as gone (it still drains the slot's queue, and a new
  * registrant skips slots with pending entries, so nothing is lost).
- * One collector at a time per open file description: an OFD write lock on
- * BATON_EPOCH_LOCK_BASE - 1 (cycles on one description may overlap, and
- * are safe beside each other: collect()).
+ * The collector's lock, an OFD write lock on BATON_EPOCH_LOCK_BASE - 1,
+ * keeps the cycles of different open file descriptions apart, not those
+ * of one (threads sharing a handle, a parent and its child): cycles may
+ * overlap, and each is safe beside the others (collect()).
  * Every handle, registered or not, holds an OFD read lock on
  * BATON_EPOCH_LOCK_BASE - 2 (HANDLE_LOCK) from create or open until it
  * closes: what tells batonctl that a domain nobody holds is stale.

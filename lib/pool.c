@@ -312,6 +312,9 @@ static void fork_parent(void)
 	pthread_mutex_unlock(&open_lock);
 }
 
+/* The reap word of a handle with none: never a reap. */
+static const uint64_t no_reap;
+
 /*
  * A handle that is good for nothing but close (inherited across fork()),
  * or for nothing at all (closed): every call on it says EBADF, the
@@ -333,6 +336,7 @@ static void pool_neutralize(struct baton_pool *p)
 	p->adopt_n = 0;
 	baton__pool_memfd_unwatch_all(p);
 	/* Not inherited: the addresses may be another mapping's. */
+	p->f.reap = &no_reap;
 	p->hdr = NULL;
 	p->ctl = NULL;
 	p->data = NULL;
@@ -407,10 +411,12 @@ static void open_remove(struct baton_pool *p)
 {
 	if (p->prev_open)
 		p->prev_open->next_open = p->next_open;
-	else
+	else if (open_pools == p)
 		open_pools = p->next_open;
 	if (p->next_open)
 		p->next_open->prev_open = p->prev_open;
+	p->prev_open = NULL;
+	p->next_open = NULL;
 }
 
 /* Serials of the pool handles this process opened (bind_ring()). */
@@ -420,7 +426,6 @@ static uint64_t pool_serials;
 static uint64_t module_features(void);
 
 /* The reap word of a handle whose magazines no decay reaches. */
-static const uint64_t no_reap;
 
 /*
  * @idle: the caller's inline forms store OWNED on allocation (2.7's
@@ -467,8 +472,15 @@ static int pool_attach(int fd, uint32_t holder, int backend, int idle,
 	if (backend == BATON_BACKEND_MEMFD) {
 		ret = baton__pool_memfd_attach(p);
 		if (ret) {
+			/*
+			 * What a repair on the way adopted stays OWNED by our
+			 * index, which a later repair takes back: only the
+			 * list goes.
+			 */
 			pool_unmap(p);
 			close(p->fd);
+			baton__pool_memfd_forget(p);
+			free(p->adopt);
 			free(p);
 			return ret;
 		}
@@ -762,6 +774,11 @@ void baton_pool_close(struct baton_pool *p)
 	if (!p || p->closed)
 		return;
 	cs = open_lock_take();
+	/* Two threads closing one handle: the second does nothing. */
+	if (p->closed) {
+		open_lock_give(cs);
+		return;
+	}
 	if (!p->forked) {
 		if (p->backend == BATON_BACKEND_MEMFD)
 			baton__pool_memfd_detach(p);
@@ -1638,7 +1655,9 @@ int __baton_pool_alloc_during_reap(struct baton_pool *p, uint64_t *handle)
 
 	if (!p || !handle)
 		return -EINVAL;
-	stuck = reap_wait(p, !p->forked);
+	if (p->forked)
+		return -EBADF;	/* inherited or closed: no reap word left */
+	stuck = reap_wait(p, 1);
 	if (!stuck)
 		return 0;
 	h = *handle;

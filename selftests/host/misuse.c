@@ -335,6 +335,17 @@ static long pool_recv_after_close(FIXTURE_DATA(misuse) *self)
 	return baton_pool_recv(self->sc, self->pool, &h, &len, 0);
 }
 
+/* The library's side of the inline allocation, called as it would be. */
+static long pool_reap_paths_after_close(FIXTURE_DATA(misuse) *self)
+{
+	uint64_t h = self->buf;
+
+	baton_pool_close(self->pool);
+	if (__baton_pool_alloc_reaped(self->pool))
+		return 1;
+	return __baton_pool_alloc_during_reap(self->pool, &h);
+}
+
 TEST_F(misuse, pool_handle_after_close)
 {
 	EXPECT_ERRNO(0, pool_double_close);
@@ -344,6 +355,7 @@ TEST_F(misuse, pool_handle_after_close)
 	EXPECT_ERRNO(0, pool_ptr_after_close);
 	EXPECT_ERRNO(-EBADF, pool_send_after_close);
 	EXPECT_ERRNO(-EBADF, pool_recv_after_close);
+	EXPECT_ERRNO(-EBADF, pool_reap_paths_after_close);
 }
 
 TEST_F(misuse, out_of_line)
