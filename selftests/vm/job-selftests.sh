@@ -65,6 +65,18 @@ else
 	echo "not ok - vm: hung_task_panic is '${hung:-absent}', not 1: a hang would hold the job until its timeout"
 	failed=1
 fi
+# softlockup_panic=1 likewise, where the kernel has the detector (the
+# Debian kernels; the built ones leave it out: under KASAN or KCSAN and
+# TCG a 20 s threshold would report slowness, not lockups).
+if [ -e /proc/sys/kernel/softlockup_panic ]; then
+	soft=$(cat /proc/sys/kernel/softlockup_panic 2>/dev/null)
+	if [ "$soft" = 1 ]; then
+		echo "ok - vm: a CPU stuck in the kernel panics it"
+	else
+		echo "not ok - vm: softlockup_panic is '$soft', not 1"
+		failed=1
+	fi
+fi
 ran=0
 for t in /selftests/*; do
 	[ -f "$t" ] && [ -x "$t" ] || continue
