@@ -26,7 +26,7 @@
 #                    bench/results/; `make bench-build` only builds bench/
 #   make perf-gate   callgrind instructions/op of the fast paths against
 #                    bench/perf-gate.baseline, fails beyond +-2%; perf-gate-selftest
-#                    shows a 3% drift in three 1% commits failing it
+#                    shows a 2.7% drift in three 0.9% commits failing it
 #   make install     install-lib, install-module, install-dkms
 #   make install-lib the library, headers, baton.pc, batonctl, man pages:
 #                    no kernel headers, no module build

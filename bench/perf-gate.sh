@@ -19,8 +19,8 @@
 #   bench/perf-gate.sh             the gate (make perf-gate)
 #   bench/perf-gate.sh --update    rewrite bench/perf-gate.baseline from the
 #                                  tree's figures
-#   bench/perf-gate.sh --selftest  proves the gate fails on a 3% drift made
-#                                  in three commits of 1% each (see below)
+#   bench/perf-gate.sh --selftest  proves the gate fails on a 2.7% drift
+#                                  made in three commits of 0.9% each (below)
 #
 # The procedure (also in Documentation/building.rst, "The perf gate"):
 #   - A change that makes a path cheaper: run --update and commit the new
@@ -42,11 +42,16 @@
 #
 # The self-test measures every path with the drift injection of
 # bench/gate.h at 0 (the reference, written to a scratch baseline), then
-# at 1%, 2% and 3% of that reference (fractions of an instruction per call,
-# from nops once every 1000 calls): three commits of 1% each. Each step
-# compared with the one before it is within the limit, so a gate that
-# compared HEAD~1 with HEAD would pass all three; against the baseline the
-# first two pass and the third must fail, on every path. It also checks
+# at 0.9%, 1.8% and 2.7% of that reference (fractions of an instruction
+# per call, from nops once every 1000 calls): three commits of 0.9% each.
+# Each step compared with the one before it is within the limit, so a gate
+# that compared HEAD~1 with HEAD would pass all three; against the baseline
+# the first two pass and the third must fail, on every path. Not 1% steps:
+# the second would land on the 2% limit itself, where a path's own noise
+# decides (the pool's slow paths run on a millisecond clock, a few
+# hundredths of a percent under callgrind; CI once saw pool_alloc_idle's
+# second step at +2.02%). At 0.9% the verdicts have 0.2 and 0.7 points of
+# margin. It also checks
 # that the tree passes against its own figures and that a baseline 5% too
 # high is reported as slack.
 #
@@ -256,7 +261,7 @@ main_selftest() {
 	mkdir -p "$dir"
 	# Multiples of 1000, so that every drift step lands exactly.
 	GATE_N=${GATE_SELFTEST_N:-20000}
-	log "perf gate self-test: a 3% drift in three commits of 1% each, $GATE_N calls per path"
+	log "perf gate self-test: a 2.7% drift in three commits of 0.9% each, $GATE_N calls per path"
 	if ! build_lib; then
 		echo "not ok - perf-gate-selftest: lib/ does not build (see $out/lib-build.log)"
 		return 1
@@ -288,9 +293,10 @@ main_selftest() {
 			prev=$b0 verdict=""
 			local -a line=("$p" "$b0")
 			for step in 1 2 3; do
-				# step% of the reference per call: step * b0 / 100 per
-				# call, step * b0 * 10 per 1000 calls (rounded down).
-				nops=$(awk -v b="$b0" -v s="$step" 'BEGIN { printf "%d", s * b * 10 }')
+				# 0.9 * step% of the reference per call: 0.009 * step *
+				# b0 per call, 9 * step * b0 per 1000 calls (rounded
+				# down).
+				nops=$(awk -v b="$b0" -v s="$step" 'BEGIN { printf "%d", s * b * 9 }')
 				f=$(drift_figure "$dir" "$src" "$p" "$nops") || f=ERR
 				if [[ $f == ERR ]]; then
 					echo "not ok - perf-gate-selftest: $p: commit $step did not build or run"
@@ -309,7 +315,7 @@ main_selftest() {
 			done
 			if [[ $verdict == ppf ]]; then
 				d=$(awk -v b="$b0" -v h="$prev" 'BEGIN { printf "%+.2f", (h - b) * 100 / b }')
-				echo "ok - perf-gate-selftest: $p: commits of +1% each pass the gate twice, then the third fails it ($b0 -> $prev instructions/op, $d% over the baseline)"
+				echo "ok - perf-gate-selftest: $p: commits of +0.9% each pass the gate twice, then the third fails it ($b0 -> $prev instructions/op, $d% over the baseline)"
 			else
 				echo "not ok - perf-gate-selftest: $p: pass/fail per commit was $verdict, want ppf"
 				sed 's/^/#   /' "$dir/$p.step"*.tap
