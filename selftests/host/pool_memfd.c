@@ -27,6 +27,31 @@ static void pool_file(char *buf, size_t len, const char *name)
 	snprintf(buf, len, "/dev/shm/baton-pool.%s", name);
 }
 
+/*
+ * Map pool @pname's control region read-write, as any holder can, with
+ * its header in *@h: the region, or NULL. The children that act a step
+ * of the protocol by hand, and the scribblers, go through it.
+ */
+static uint8_t *map_ctl(const char *pname, struct baton_pool_hdr *h)
+{
+	char path[128];
+	uint8_t *ctl;
+	int fd;
+
+	pool_file(path, sizeof(path), pname);
+	fd = open(path, O_RDWR);
+	if (fd < 0)
+		return NULL;
+	if (pread(fd, h, sizeof(*h), 0) != sizeof(*h)) {
+		close(fd);
+		return NULL;
+	}
+	ctl = mmap(NULL, h->ctl_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		   (off_t)h->ctl_mmap);
+	close(fd);
+	return ctl == MAP_FAILED ? NULL : ctl;
+}
+
 /* A page of words shared with forked children, or MAP_FAILED. */
 static volatile uint32_t *shared_words(void)
 {
@@ -1072,20 +1097,13 @@ static void die_before_publishing(const char *pname, volatile uint32_t *ready)
 	struct baton_pool_hdr h;
 	struct baton_pool *pool;
 	uint64_t hd, t, s, *tail;
-	char path[128];
 	uint8_t *ctl;
-	int fd;
 
-	pool_file(path, sizeof(path), pname);
 	if (baton_pool_open(pname, &pool) || baton_pool_alloc(pool, 4096, &hd))
 		_exit(80);
-	fd = open(path, O_RDWR);
-	if (fd < 0 || pread(fd, &h, sizeof(h), 0) != sizeof(h))
+	ctl = map_ctl(pname, &h);
+	if (!ctl)
 		_exit(81);
-	ctl = mmap(NULL, h.ctl_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		   (off_t)h.ctl_mmap);
-	if (ctl == MAP_FAILED)
-		_exit(82);
 	l = &h.classes[0];
 	d = (struct baton_pool_desc *)(ctl + l->ctl_off + BATON_POOL_Q_ENTRIES +
 				       (uint64_t)l->qcap * 16) +
@@ -1124,21 +1142,14 @@ static void die_before_its_ticket(const char *pname, volatile uint32_t *ready)
 	struct baton_pool_hdr h;
 	struct baton_pool *pool;
 	uint64_t *head;
-	char path[128];
 	uint8_t *ctl;
 	uint32_t i;
-	int fd;
 
-	pool_file(path, sizeof(path), pname);
 	if (baton_pool_open(pname, &pool) || baton_pool_info(pool, &info))
 		_exit(80);
-	fd = open(path, O_RDWR);
-	if (fd < 0 || pread(fd, &h, sizeof(h), 0) != sizeof(h))
+	ctl = map_ctl(pname, &h);
+	if (!ctl)
 		_exit(81);
-	ctl = mmap(NULL, h.ctl_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		   (off_t)h.ctl_mmap);
-	if (ctl == MAP_FAILED)
-		_exit(82);
 	l = &h.classes[0];
 	cl = (struct baton_pool_claim *)(ctl + h.claim_off +
 					 info.holder * 4096ULL);
@@ -1320,20 +1331,13 @@ static void die_decaying_a_popped_buffer(const char *pname,
 	struct baton_pool_hdr h;
 	struct baton_pool *pool;
 	uint64_t hd, v, s, *head;
-	char path[128];
 	uint8_t *ctl;
-	int fd;
 
-	pool_file(path, sizeof(path), pname);
 	if (baton_pool_open(pname, &pool) || baton_pool_info(pool, &info))
 		_exit(80);
-	fd = open(path, O_RDWR);
-	if (fd < 0 || pread(fd, &h, sizeof(h), 0) != sizeof(h))
+	ctl = map_ctl(pname, &h);
+	if (!ctl)
 		_exit(81);
-	ctl = mmap(NULL, h.ctl_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		   (off_t)h.ctl_mmap);
-	if (ctl == MAP_FAILED)
-		_exit(82);
 	l = &h.classes[0];
 	head = (uint64_t *)(ctl + l->ctl_off + BATON_POOL_Q_HEAD);
 	hd = __atomic_load_n(head, __ATOMIC_ACQUIRE);
@@ -1547,19 +1551,11 @@ static int free_times_ahead(const char *pname)
 	struct baton_pool_class_layout *l;
 	struct baton_pool_desc *d;
 	struct baton_pool_hdr h;
-	char path[128];
 	uint8_t *ctl;
 	uint32_t j;
-	int fd;
 
-	pool_file(path, sizeof(path), pname);
-	fd = open(path, O_RDWR);
-	if (fd < 0 || pread(fd, &h, sizeof(h), 0) != sizeof(h))
-		return -1;
-	ctl = mmap(NULL, h.ctl_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		   (off_t)h.ctl_mmap);
-	close(fd);
-	if (ctl == MAP_FAILED)
+	ctl = map_ctl(pname, &h);
+	if (!ctl)
 		return -1;
 	l = &h.classes[0];
 	d = (struct baton_pool_desc *)(ctl + l->ctl_off + BATON_POOL_Q_ENTRIES +

@@ -54,28 +54,26 @@ kill_strays() {
 cd /selftests || { echo "not ok - /selftests missing"; exit 1; }
 failed=0
 
-# run-vm.sh boots with hung_task_panic=1: a program stuck in D state, which
-# its timeout cannot kill, must end the run at the kernel's report rather
-# than hold it until the whole run's timeout. Every kernel of the matrix
-# has the detector (the built ones: kernel-612.config).
-hung=$(cat /proc/sys/kernel/hung_task_panic 2>/dev/null)
-if [ "$hung" = 1 ]; then
-	echo "ok - vm: a task hung in D state panics the kernel"
-else
-	echo "not ok - vm: hung_task_panic is '${hung:-absent}', not 1: a hang would hold the job until its timeout"
-	failed=1
-fi
-# softlockup_panic=1 likewise, where the kernel has the detector (the
-# Debian kernels; the built ones leave it out: under KASAN or KCSAN and
+# run-vm.sh boots with hung_task_panic=1 and softlockup_panic=1: a program
+# stuck in D state, which its timeout cannot kill, or a CPU stuck in the
+# kernel must end the run at the kernel's report rather than hold it until
+# the whole run's timeout. Every kernel of the matrix has the hung-task
+# detector (the built ones: kernel-612.config); the Debian ones also the
+# soft-lockup one (the built ones leave it out: under KASAN or KCSAN and
 # TCG a 20 s threshold would report slowness, not lockups).
-if [ -e /proc/sys/kernel/softlockup_panic ]; then
-	soft=$(cat /proc/sys/kernel/softlockup_panic 2>/dev/null)
-	if [ "$soft" = 1 ]; then
-		echo "ok - vm: a CPU stuck in the kernel panics it"
+# require_panic KNOB WHAT: /proc/sys/kernel/KNOB must be 1.
+require_panic() {
+	v=$(cat "/proc/sys/kernel/$1" 2>/dev/null)
+	if [ "$v" = 1 ]; then
+		echo "ok - vm: $2"
 	else
-		echo "not ok - vm: softlockup_panic is '$soft', not 1"
+		echo "not ok - vm: $1 is '${v:-absent}', not 1: that hang would hold the job until its timeout"
 		failed=1
 	fi
+}
+require_panic hung_task_panic "a task hung in D state panics the kernel"
+if [ -e /proc/sys/kernel/softlockup_panic ]; then
+	require_panic softlockup_panic "a CPU stuck in the kernel panics it"
 fi
 ran=0
 for t in /selftests/*; do
