@@ -50,12 +50,8 @@ static int ep_create(int dev, const char *name, uint32_t maxp)
 static int ep_open(int dev, const char *name, uint32_t *maxp)
 {
 	struct baton_epoch_open o;
-	int rc;
+	int rc = _test_epoch_open(dev, name, &o);
 
-	memset(&o, 0, sizeof(o));
-	o.size = sizeof(o);
-	snprintf(o.name, sizeof(o.name), "%s", name);
-	rc = bt_ioctl(dev, BATON_IOC_EPOCH_OPEN, &o);
 	if (!rc) {
 		*maxp = o.out_max_participants;
 		close(o.out_fd);
